@@ -1,0 +1,31 @@
+"""Build the compiled hot path (kschedcore._kernels) with Cython.
+
+Optimised, but without fast-math and without FP contraction: scores must match Go's
+IEEE float64 arithmetic bit for bit.
+"""
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension(
+        "kschedcore._kernels",
+        ["src/kschedcore/_kernels.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off"],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+)

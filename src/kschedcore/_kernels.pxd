@@ -1,0 +1,102 @@
+# Compiled hot path: one pass per pod over the node table (filter, score, normalise, select).
+from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
+
+# Filter plugin ids, in the default profile's Filter order (0 = none).
+cpdef enum:
+    F_NONE = 0
+    F_NODE_UNSCHEDULABLE = 1
+    F_NODE_NAME = 2
+    F_TAINT_TOLERATION = 3
+    F_NODE_AFFINITY = 4
+    F_NODE_PORTS = 5
+    F_NODE_RESOURCES_FIT = 6
+    N_FILTERS = 7
+
+# Score plugin ids (index into the score buffers).
+cpdef enum:
+    S_TAINT_TOLERATION = 0
+    S_NODE_AFFINITY = 1
+    S_NODE_RESOURCES_FIT = 2
+    S_BALANCED_ALLOCATION = 3
+    S_IMAGE_LOCALITY = 4
+    N_SCORES = 5
+
+# Status codes written per node.
+cpdef enum:
+    C_NOT_EXAMINED = 0
+    C_SUCCESS = 1
+    C_UNSCHEDULABLE = 2
+    C_UNRESOLVABLE = 3
+
+# NodeResourcesFit scoring strategies.
+cpdef enum:
+    LEAST_ALLOCATED = 0
+    MOST_ALLOCATED = 1
+    REQUESTED_TO_CAPACITY_RATIO = 2
+
+# Node-affinity requirement operators.
+cpdef enum:
+    OP_IN = 0
+    OP_NOT_IN = 1
+    OP_EXISTS = 2
+    OP_DOES_NOT_EXIST = 3
+    OP_GT = 4
+    OP_LT = 5
+
+# bit of a NodeResourcesFit status detail meaning "Too many pods"
+cpdef enum:
+    TOO_MANY_PODS_BIT = 63
+
+
+cdef class CompiledPod:
+    """A pod in integer form, compiled once against the node table's interners."""
+    cdef public int64_t cpu, memory, ephemeral
+    cdef public bint has_scalar_entry, tolerates_unschedulable
+    cdef public int64_t[::1] scalar_cols, scalar_vals
+    cdef public int64_t[::1] fit_score_req       # aligned with the kernel's strategy resources
+    cdef public int64_t[::1] balanced_req        # aligned with the kernel's balanced resources
+    cdef public bint skip_balanced, skip_node_affinity_score
+    cdef public uint8_t[::1] tolerated           # by taint id: NoSchedule/NoExecute filter
+    cdef public uint8_t[::1] prefer_intolerable  # by taint id: PreferNoSchedule taints counted by Score
+    # node affinity: requirements, terms (ranges of requirements), groups of terms
+    cdef public int32_t[::1] req_key, req_op, req_vals_start, req_vals_end, req_vals
+    cdef public int64_t[::1] req_num
+    cdef public int32_t[::1] term_start, term_end
+    cdef public int32_t selector_term             # nodeSelector as one AND term, -1 if none
+    cdef public int32_t required_start, required_end  # OR over these terms; -1: no required affinity
+    cdef public int32_t[::1] preferred_terms
+    cdef public int64_t[::1] preferred_weights
+    cdef public bint has_node_affinity_filter
+    cdef public int64_t[::1] host_ports
+    cdef public int32_t[::1] images
+    cdef public int64_t n_containers
+    cdef public int64_t taint_version
+
+
+cdef class NodeKernel:
+    # node table columns (rebound when the table reallocates)
+    cdef int64_t[:, ::1] alloc, requested, nonzero
+    cdef int64_t[::1] pod_count, allowed_pods, order_key
+    cdef uint8_t[::1] unschedulable
+    cdef int32_t[:, ::1] labels, taints, images, image_nn
+    cdef int32_t[::1] n_taints, n_ports, n_images
+    cdef int64_t[:, ::1] ports
+    cdef int8_t[::1] taint_effect
+    cdef int64_t[::1] image_size, value_int
+    cdef uint8_t[::1] value_is_int
+    cdef int64_t n_resources
+    # per-cycle outputs
+    cdef public int8_t[::1] st_code, st_plugin
+    cdef public int64_t[::1] st_detail
+    cdef public int32_t[::1] feasible
+    cdef public int64_t[:, ::1] raw_scores, scores
+    cdef public int64_t[::1] totals
+    cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
+    cdef public uint8_t[::1] score_ran
+    # configuration
+    cdef public int64_t[::1] weights
+    cdef public uint8_t[::1] filter_enabled, score_enabled
+    cdef public int strategy
+    cdef public int32_t[::1] strategy_cols, balanced_cols
+    cdef public int64_t[::1] strategy_weights, shape_util, shape_score
+    cdef public uint64_t rng_state

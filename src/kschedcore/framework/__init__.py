@@ -1,0 +1,1 @@
+"""The scheduling framework's vocabulary: status codes, plugin names, profiles."""

@@ -1,0 +1,87 @@
+"""Typed access to the fields of a raw Kubernetes object, with errors that name the field."""
+from ..errors import ObjectError
+from .quantity import parse_quantity
+
+
+class FieldReader:
+    """Reads one object; every error names the object (``pod ns/name``) and the field path."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: str):
+        self.obj = obj
+
+    def fail(self, path: str, message: str):
+        raise ObjectError(self.obj, path, message)
+
+    def _get(self, d, key, path, types, type_name, default):
+        value = d.get(key, default) if d is not None else default
+        if value is None:
+            return default
+        # bool is an int subclass; a YAML `true` is never a valid number here.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            self.fail(path, f"expected {type_name}, got {type(value).__name__} {value!r}")
+        return value
+
+    def mapping(self, d, key, path, default=None):
+        v = self._get(d, key, path, (dict,), "an object", default)
+        return {} if v is None else v
+
+    def seq(self, d, key, path):
+        v = self._get(d, key, path, (list,), "a list", None)
+        return [] if v is None else v
+
+    def string(self, d, key, path, default=""):
+        return self._get(d, key, path, (str,), "a string", default)
+
+    def integer(self, d, key, path, default=0):
+        return self._get(d, key, path, (int,), "an integer", default)
+
+    def boolean(self, d, key, path, default=False):
+        return self._get(d, key, path, (bool,), "a boolean", default)
+
+    def item(self, value, path):
+        """An element of a list of objects."""
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {type(value).__name__} {value!r}")
+        return value
+
+    def string_map(self, d, key, path):
+        m = self.mapping(d, key, path)
+        for k, v in m.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                self.fail(f"{path}[{k!r}]", f"expected a string value, got {type(v).__name__} {v!r}")
+        return m
+
+    def string_list(self, d, key, path):
+        items = self.seq(d, key, path)
+        for i, v in enumerate(items):
+            if not isinstance(v, str):
+                self.fail(f"{path}[{i}]", f"expected a string, got {type(v).__name__} {v!r}")
+        return items
+
+    def quantities(self, d, key, path, allow_negative=False):
+        """A ResourceList: name -> exact Quantity."""
+        out = {}
+        for name, text in self.mapping(d, key, path).items():
+            q = parse_quantity(text, self.obj, f"{path}.{name}")
+            if not allow_negative and q.sign() < 0:
+                self.fail(f"{path}.{name}", f'must be non-negative, got "{text}"')
+            out[name] = q
+        return out
+
+
+def metadata_name(reader_kind: str, raw, index_hint: str = ""):
+    """Returns (namespace, name) of a raw object, or raises naming the object by position."""
+    if not isinstance(raw, dict):
+        raise ObjectError(f"{reader_kind} {index_hint}".strip(), "", f"expected an object, got {type(raw).__name__}")
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
+        raise ObjectError(f"{reader_kind} {index_hint}".strip(), "metadata", "missing or not an object")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ObjectError(f"{reader_kind} {index_hint}".strip(), "metadata.name", "missing or empty")
+    ns = meta.get("namespace")
+    if ns is not None and not isinstance(ns, str):
+        raise ObjectError(f"{reader_kind} {name}", "metadata.namespace", "expected a string")
+    return ns or "", name

@@ -1,0 +1,66 @@
+"""Node: the scheduling-relevant view of a v1 Node, validated once when read."""
+from dataclasses import dataclass, field
+
+from . import resources as res
+from .fields import FieldReader, metadata_name
+from .pod import TAINT_EFFECTS, to_ints
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    name: str
+    uid: str
+    labels: dict
+    unschedulable: bool
+    taints: tuple
+    #: resource name -> integer allocatable (cpu in millicores); `pods` separately.
+    allocatable: dict
+    allowed_pods: int
+    #: ((names...), sizeBytes) per status.images entry
+    images: tuple
+    raw: dict = field(repr=False)
+
+
+def parse_node(raw, index_hint: str = "") -> Node:
+    _, name = metadata_name("node", raw, index_hint)
+    r = FieldReader(f"node {name}")
+    meta = raw["metadata"]
+    spec = r.mapping(raw, "spec", "spec")
+    status = r.mapping(raw, "status", "status")
+    taints = []
+    for i, t in enumerate(r.seq(spec, "taints", "spec.taints")):
+        path = f"spec.taints[{i}]"
+        t = r.item(t, path)
+        key = r.string(t, "key", path + ".key")
+        if not key:
+            r.fail(path + ".key", "must not be empty")
+        effect = r.string(t, "effect", path + ".effect")
+        if effect not in TAINT_EFFECTS[1:]:
+            r.fail(path + ".effect", f'unsupported effect "{effect}"')
+        taints.append(Taint(key, r.string(t, "value", path + ".value"), effect))
+    alloc_q = r.quantities(status, "allocatable", "status.allocatable")
+    if not alloc_q:  # the API server defaults allocatable to capacity
+        alloc_q = r.quantities(status, "capacity", "status.capacity")
+    allocatable = to_ints({k: q.fraction for k, q in alloc_q.items()})
+    pods_q = alloc_q.get(res.PODS)
+    images = []
+    for i, img in enumerate(r.seq(status, "images", "status.images")):
+        path = f"status.images[{i}]"
+        img = r.item(img, path)
+        size = r.integer(img, "sizeBytes", path + ".sizeBytes")
+        images.append((tuple(r.string_list(img, "names", path + ".names")), size))
+    return Node(
+        name=name, uid=r.string(meta, "uid", "metadata.uid") or name,
+        labels=r.string_map(meta, "labels", "metadata.labels"),
+        unschedulable=r.boolean(spec, "unschedulable", "spec.unschedulable"),
+        taints=tuple(taints), allocatable=allocatable,
+        allowed_pods=pods_q.value() if pods_q is not None else 0,
+        images=tuple(images), raw=raw,
+    )

@@ -1,0 +1,342 @@
+"""Pod: the scheduling-relevant view of a v1 Pod, validated once when read."""
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from . import resources as res
+from .fields import FieldReader, metadata_name
+
+TOLERATION_OPERATORS = ("", "Equal", "Exists")
+TAINT_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str      # "Equal" (also for empty) or "Exists"
+    value: str
+    effect: str        # "" means every effect
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """v1.Toleration.ToleratesTaint (semantics §3.1)."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("", "Equal") and self.value == value
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str
+    values: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorTerm:
+    """One nodeSelectorTerm: its expressions and fields are ANDed."""
+    expressions: tuple = ()
+    fields: tuple = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.expressions and not self.fields
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    weight: int
+    term: SelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(slots=True, eq=False)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    labels: dict
+    node_name: str
+    scheduler_name: str
+    priority: int
+    #: resource name -> integer amount (cpu in millicores), pod-level honoured, overhead added.
+    requests: dict
+    #: (cpu, memory) non-zero requests as NodeInfo.NonZeroRequested counts them (pod-level honoured).
+    non_zero: tuple
+    #: (cpu, memory) non-zero requests of the incoming pod for NodeResourcesFit scoring:
+    #: kube-scheduler v1.34 ignores pod-level requests there (semantics §1.4 quirk).
+    fit_score_non_zero: tuple
+    tolerations: tuple
+    node_selector: dict | None
+    required_terms: tuple | None      # None: no required node affinity
+    preferred_terms: tuple | None     # None: no preferred node affinity
+    host_ports: tuple
+    images: tuple                     # normalized image names of init + app containers
+    raw: dict = field(repr=False)
+    #: (scheduler token, CompiledPod) set by the scheduler that compiled it
+    compiled: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def normalize_image(name: str) -> str:
+    """ImageLocality's normalizedImageName: append ':latest' when no tag is given."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def _add(total: dict, reqs: dict):
+    for k, v in reqs.items():
+        total[k] = total.get(k, 0) + v
+
+
+def _max_into(total: dict, reqs: dict):
+    for k, v in reqs.items():
+        if k not in total or v > total[k]:
+            total[k] = v
+
+
+def aggregate_requests(containers, init_containers, pod_level, overhead, non_missing=None):
+    """component-helpers PodRequests (semantics §1.1), on exact Fractions.
+
+    containers / init_containers: lists of (requests dict, is_sidecar) with Fraction values.
+    non_missing: defaults added to a container lacking that key (the non-zero rule, §1.4).
+    """
+    def with_defaults(reqs):
+        if not non_missing:
+            return reqs
+        out = dict(reqs)
+        for k, v in non_missing.items():
+            if k not in reqs:
+                out[k] = out.get(k, 0) + v
+        return out
+
+    total = {}
+    for reqs in containers:
+        _add(total, with_defaults(reqs))
+    sidecars, init_max = {}, {}
+    for reqs, is_sidecar in init_containers:
+        reqs = with_defaults(reqs)
+        if is_sidecar:
+            _add(total, reqs)
+            _add(sidecars, reqs)
+            candidate = sidecars
+        else:
+            candidate = dict(reqs)
+            _add(candidate, sidecars)
+        _max_into(init_max, candidate)
+    _max_into(total, init_max)
+    for k, v in pod_level.items():
+        total[k] = v
+    _add(total, overhead)
+    return total
+
+
+def _fractions(quantities: dict) -> dict:
+    return {k: q.fraction for k, q in quantities.items()}
+
+
+def _to_int(name: str, amount: Fraction) -> int:
+    """Quantity.MilliValue() for cpu, Value() otherwise: both round up."""
+    scaled = amount * 1000 if name == res.CPU else amount
+    return -((-scaled.numerator) // scaled.denominator)
+
+
+def to_ints(requests: dict) -> dict:
+    return {k: _to_int(k, v) for k, v in requests.items() if res.counts(k)}
+
+
+class _PodReader(FieldReader):
+    def toleration(self, t, path):
+        op = self.string(t, "operator", path + ".operator")
+        if op not in TOLERATION_OPERATORS:
+            self.fail(path + ".operator", f'unsupported operator "{op}"')
+        effect = self.string(t, "effect", path + ".effect")
+        if effect not in TAINT_EFFECTS:
+            self.fail(path + ".effect", f'unsupported effect "{effect}"')
+        key = self.string(t, "key", path + ".key")
+        value = self.string(t, "value", path + ".value")
+        if op == "Exists" and value:
+            self.fail(path + ".value", "must be empty when operator is Exists")
+        if not key and op != "Exists":
+            self.fail(path + ".operator", "must be Exists when key is empty")
+        return Toleration(key, op or "Equal", value, effect)
+
+    def requirement(self, r, path, is_field):
+        key = self.string(r, "key", path + ".key")
+        op = self.string(r, "operator", path + ".operator")
+        values = tuple(self.string_list(r, "values", path + ".values"))
+        if not key:
+            self.fail(path + ".key", "must not be empty")
+        if op not in SELECTOR_OPERATORS:
+            self.fail(path + ".operator", f'unknown operator "{op}"')
+        if op in ("In", "NotIn") and not values:
+            self.fail(path + ".values", f"must be non-empty for operator {op}")
+        if op in ("Exists", "DoesNotExist") and values:
+            self.fail(path + ".values", f"must be empty for operator {op}")
+        if op in ("Gt", "Lt"):
+            if len(values) != 1:
+                self.fail(path + ".values", f"must have exactly one value for operator {op}")
+            try:
+                int(values[0], 10)
+            except ValueError:
+                self.fail(path + ".values[0]", f'must be an integer for operator {op}, got "{values[0]}"')
+        if is_field:
+            if key != "metadata.name":
+                self.fail(path + ".key", f'unsupported field "{key}" (only metadata.name)')
+            if op not in ("In", "NotIn") or len(values) != 1:
+                self.fail(path + ".operator", "matchFields metadata.name takes In or NotIn with one value")
+        return Requirement(key, op, values)
+
+    def term(self, t, path):
+        t = self.item(t, path)
+        exprs = tuple(self.requirement(self.item(r, f"{path}.matchExpressions[{i}]"),
+                                       f"{path}.matchExpressions[{i}]", False)
+                      for i, r in enumerate(self.seq(t, "matchExpressions", path + ".matchExpressions")))
+        flds = tuple(self.requirement(self.item(r, f"{path}.matchFields[{i}]"),
+                                      f"{path}.matchFields[{i}]", True)
+                     for i, r in enumerate(self.seq(t, "matchFields", path + ".matchFields")))
+        return SelectorTerm(exprs, flds)
+
+    def node_affinity(self, spec):
+        path = "spec.affinity.nodeAffinity"
+        na = self.mapping(self.mapping(spec, "affinity", "spec.affinity"), "nodeAffinity", path)
+        required = None
+        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if req is not None:
+            rpath = path + ".requiredDuringSchedulingIgnoredDuringExecution"
+            req = self.item(req, rpath)
+            terms = self.seq(req, "nodeSelectorTerms", rpath + ".nodeSelectorTerms")
+            required = tuple(self.term(t, f"{rpath}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+        preferred = []
+        ppath = path + ".preferredDuringSchedulingIgnoredDuringExecution"
+        for i, p in enumerate(self.seq(na, "preferredDuringSchedulingIgnoredDuringExecution", ppath)):
+            p = self.item(p, f"{ppath}[{i}]")
+            weight = self.integer(p, "weight", f"{ppath}[{i}].weight")
+            if not 0 <= weight <= 100:
+                self.fail(f"{ppath}[{i}].weight", f"must be in the range 1-100, got {weight}")
+            preferred.append(PreferredTerm(weight, self.term(p.get("preference") or {}, f"{ppath}[{i}].preference")))
+        # nil vs empty matters: an empty preferred list still makes NodeAffinity score (all 0)
+        is_set = na.get("preferredDuringSchedulingIgnoredDuringExecution") is not None
+        return required, (tuple(preferred) if is_set else None)
+
+    def container_ports(self, c, path):
+        out = []
+        for i, p in enumerate(self.seq(c, "ports", path + ".ports")):
+            ppath = f"{path}.ports[{i}]"
+            p = self.item(p, ppath)
+            port = self.integer(p, "hostPort", ppath + ".hostPort")
+            self.integer(p, "containerPort", ppath + ".containerPort")
+            proto = self.string(p, "protocol", ppath + ".protocol") or "TCP"
+            if proto not in PROTOCOLS:
+                self.fail(ppath + ".protocol", f'unsupported protocol "{proto}"')
+            if not 0 <= port <= 65535:
+                self.fail(ppath + ".hostPort", f"must be between 0 and 65535, got {port}")
+            if port > 0:
+                out.append(HostPort(self.string(p, "hostIP", ppath + ".hostIP") or "0.0.0.0", proto, port))
+        return out
+
+
+def parse_pod(raw, index_hint: str = "") -> Pod:
+    """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
+    ns, name = metadata_name("pod", raw, index_hint)
+    ns = ns or "default"
+    r = _PodReader(f"pod {ns}/{name}")
+    meta = raw["metadata"]
+    spec = r.mapping(raw, "spec", "spec")
+    status = r.mapping(raw, "status", "status")
+    labels = r.string_map(meta, "labels", "metadata.labels")
+
+    statuses = {}
+    if True:  # InPlacePodVerticalScaling (beta, on): status resources count for app containers and sidecars
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for i, cs in enumerate(r.seq(status, key, f"status.{key}")):
+                cs = r.item(cs, f"status.{key}[{i}]")
+                statuses[r.string(cs, "name", f"status.{key}[{i}].name")] = (cs, f"status.{key}[{i}]")
+    resize_infeasible = any(isinstance(c, dict) and c.get("type") == "PodResizePending"
+                            and c.get("reason") == "Infeasible" for c in r.seq(status, "conditions", "status.conditions"))
+
+    def container_requests(c, path, use_status):
+        reqs = _fractions(r.quantities(r.mapping(c, "resources", path + ".resources"), "requests",
+                                       path + ".resources.requests"))
+        cname = r.string(c, "name", path + ".name")
+        if use_status and cname in statuses:
+            cs, spath = statuses[cname]
+            if cs.get("resources") is not None:
+                st = _fractions(r.quantities(r.mapping(cs, "resources", spath + ".resources"), "requests",
+                                             spath + ".resources.requests"))
+                alloc = _fractions(r.quantities(cs, "allocatedResources", spath + ".allocatedResources"))
+                merged = {} if resize_infeasible else dict(reqs)
+                _max_into(merged, st)
+                _max_into(merged, alloc)
+                reqs = merged
+        return reqs
+
+    containers, inits, host_ports, images = [], [], [], []
+    app = r.seq(spec, "containers", "spec.containers")
+    if not app:
+        r.fail("spec.containers", "must have at least one container")
+    for i, c in enumerate(r.seq(spec, "initContainers", "spec.initContainers")):
+        path = f"spec.initContainers[{i}]"
+        c = r.item(c, path)
+        sidecar = r.string(c, "restartPolicy", path + ".restartPolicy") == "Always"
+        inits.append((container_requests(c, path, sidecar), sidecar))
+        if sidecar:
+            host_ports += r.container_ports(c, path)
+        images.append(normalize_image(r.string(c, "image", path + ".image")))
+    for i, c in enumerate(app):
+        path = f"spec.containers[{i}]"
+        c = r.item(c, path)
+        containers.append(container_requests(c, path, True))
+        host_ports += r.container_ports(c, path)
+        images.append(normalize_image(r.string(c, "image", path + ".image")))
+
+    pod_level_raw = r.quantities(r.mapping(spec, "resources", "spec.resources"), "requests", "spec.resources.requests")
+    pod_level = {k: v for k, v in _fractions(pod_level_raw).items() if res.is_pod_level_supported(k)}
+    pod_level_set = bool(pod_level_raw) and bool(pod_level)
+    overhead = _fractions(r.quantities(spec, "overhead", "spec.overhead"))
+
+    requests = aggregate_requests(containers, inits, pod_level, overhead)
+    # NodeInfo.NonZeroRequested (semantics §1.4): defaults for containers lacking cpu/memory;
+    # with pod-level requests only for a resource absent from the whole pod.
+    defaults = {res.CPU: Fraction(res.DEFAULT_MILLI_CPU_REQUEST, 1000), res.MEMORY: Fraction(res.DEFAULT_MEMORY_REQUEST)}
+    if pod_level_set:
+        missing = {k: v for k, v in defaults.items() if k not in requests}
+        nz = aggregate_requests(containers, inits, pod_level, overhead, missing) if missing else requests
+    else:
+        nz = aggregate_requests(containers, inits, pod_level, overhead, defaults)
+    fit_nz = aggregate_requests(containers, inits, {}, overhead, defaults)
+
+    selector = spec.get("nodeSelector")
+    if selector is not None:
+        selector = r.string_map(spec, "nodeSelector", "spec.nodeSelector")
+    required, preferred = r.node_affinity(spec)
+    priority = r.integer(spec, "priority", "spec.priority")
+    tolerations = tuple(r.toleration(r.item(t, f"spec.tolerations[{i}]"), f"spec.tolerations[{i}]")
+                        for i, t in enumerate(r.seq(spec, "tolerations", "spec.tolerations")))
+    return Pod(
+        namespace=ns, name=name, uid=r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}",
+        labels=labels,
+        node_name=r.string(spec, "nodeName", "spec.nodeName"),
+        scheduler_name=r.string(spec, "schedulerName", "spec.schedulerName") or "default-scheduler",
+        priority=priority,
+        requests=to_ints(requests),
+        non_zero=(_to_int(res.CPU, nz.get(res.CPU, Fraction(0))), _to_int(res.MEMORY, nz.get(res.MEMORY, Fraction(0)))),
+        fit_score_non_zero=(_to_int(res.CPU, fit_nz.get(res.CPU, Fraction(0))),
+                            _to_int(res.MEMORY, fit_nz.get(res.MEMORY, Fraction(0)))),
+        tolerations=tolerations, node_selector=selector, required_terms=required,
+        preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images), raw=raw,
+    )

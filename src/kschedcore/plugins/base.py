@@ -1,0 +1,38 @@
+"""The plugin interface for node-local plugins whose per-node work is a compiled kernel.
+
+A plugin does three things in Python, once per pod (not per node): ``compile`` its part of
+the pod into the :class:`~kschedcore._kernels.CompiledPod`, say whether its PreFilter /
+PreScore skip, and turn a node's status detail back into kube-scheduler's reason strings.
+The kernel does the per-node work.
+"""
+import numpy as np
+
+EMPTY_I32 = np.zeros(0, np.int32)
+EMPTY_I64 = np.zeros(0, np.int64)
+EMPTY_U8 = np.zeros(0, np.uint8)
+
+
+class Plugin:
+    #: kube-scheduler's plugin name
+    name = ""
+    #: kernel filter id (0: no Filter) and score id (-1: no Score)
+    filter_id = 0
+    score_id = -1
+    default_weight = 0
+
+    def __init__(self, args=None):
+        self.args = args or {}
+
+    def compile(self, pod, cp, table):
+        """Writes this plugin's part of the compiled pod."""
+
+    def prefilter_skips(self, pod) -> bool:
+        """True when PreFilter returns Skip (its Filter does not run); no PreFilter: False."""
+        return False
+
+    def prescore_skips(self, pod) -> bool:
+        return False
+
+    def reasons(self, detail: int, table) -> list:
+        """Reason strings of a node this plugin rejected, from the kernel's status detail."""
+        return []

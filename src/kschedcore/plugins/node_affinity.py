@@ -1,0 +1,105 @@
+"""NodeAffinity (plugins/nodeaffinity): nodeSelector + required terms (filter), preferred (score)."""
+import numpy as np
+
+from .._kernels import (F_NODE_AFFINITY, OP_DOES_NOT_EXIST, OP_EXISTS, OP_GT, OP_IN, OP_LT,
+                        OP_NOT_IN, S_NODE_AFFINITY)
+from ..state.node_table import NAME_KEY
+from .base import EMPTY_I32, EMPTY_I64, Plugin
+
+REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+REASON_CONFLICT = "pod affinity terms conflict"
+OPS = {"In": OP_IN, "NotIn": OP_NOT_IN, "Exists": OP_EXISTS, "DoesNotExist": OP_DOES_NOT_EXIST,
+       "Gt": OP_GT, "Lt": OP_LT}
+
+
+class _TermBuilder:
+    """Flattens selector terms into the kernel's requirement / term arrays."""
+
+    def __init__(self, table):
+        self.table = table
+        self.key, self.op, self.vstart, self.vend, self.vals, self.num = [], [], [], [], [], []
+        self.tstart, self.tend = [], []
+
+    def requirement(self, key, op, values):
+        self.key.append(self.table.label_key_col(key))
+        self.op.append(OPS[op])
+        self.vstart.append(len(self.vals))
+        if op in ("In", "NotIn"):
+            self.vals.extend(self.table.label_value_id(v) for v in values)
+        self.vend.append(len(self.vals))
+        self.num.append(int(values[0]) if op in ("Gt", "Lt") else 0)
+
+    def term(self, requirements) -> int:
+        self.tstart.append(len(self.key))
+        for key, op, values in requirements:
+            self.requirement(key, op, values)
+        self.tend.append(len(self.key))
+        return len(self.tstart) - 1
+
+    def selector_term(self, term) -> int:
+        reqs = [(r.key, r.operator, r.values) for r in term.expressions]
+        reqs += [(NAME_KEY, r.operator, r.values) for r in term.fields]
+        return self.term(reqs)
+
+    def write(self, cp):
+        i32 = lambda xs: np.asarray(xs, np.int32) if xs else EMPTY_I32
+        cp.req_key, cp.req_op = i32(self.key), i32(self.op)
+        cp.req_vals_start, cp.req_vals_end, cp.req_vals = i32(self.vstart), i32(self.vend), i32(self.vals)
+        cp.req_num = np.asarray(self.num, np.int64) if self.num else EMPTY_I64
+        cp.term_start, cp.term_end = i32(self.tstart), i32(self.tend)
+
+
+class NodeAffinity(Plugin):
+    name = "NodeAffinity"
+    filter_id = F_NODE_AFFINITY
+    score_id = S_NODE_AFFINITY
+    default_weight = 2
+
+    def compile(self, pod, cp, table):
+        b = _TermBuilder(table)
+        cp.selector_term = -1
+        if pod.node_selector:
+            cp.selector_term = b.term([(k, "In", (v,)) for k, v in pod.node_selector.items()])
+        cp.required_start = cp.required_end = -1
+        if pod.required_terms is not None:
+            # a term with neither expressions nor fields is dropped: it matches nothing
+            usable = [t for t in pod.required_terms if not t.empty]
+            cp.required_start = len(b.tstart)
+            for t in usable:
+                b.selector_term(t)
+            cp.required_end = len(b.tstart)
+        cp.has_node_affinity_filter = cp.selector_term >= 0 or cp.required_start >= 0
+        preferred = [p for p in (pod.preferred_terms or ()) if p.weight and not p.term.empty]
+        cp.preferred_terms = np.asarray([b.selector_term(p.term) for p in preferred], np.int32) \
+            if preferred else EMPTY_I32
+        cp.preferred_weights = np.asarray([p.weight for p in preferred], np.int64) \
+            if preferred else EMPTY_I64
+        cp.skip_node_affinity_score = self.prescore_skips(pod)
+        b.write(cp)
+
+    def prefilter_skips(self, pod):
+        return pod.required_terms is None and pod.node_selector is None
+
+    def prefilter_node_names(self, pod):
+        """PreFilterResult: node names when every required term pins metadata.name with In.
+
+        Returns None (all nodes) or a set (possibly empty: `pod affinity terms conflict`).
+        """
+        if not pod.required_terms:
+            return None
+        names = set()
+        for term in pod.required_terms:
+            term_names = None
+            for r in term.fields:
+                if r.key == NAME_KEY and r.operator == "In":
+                    term_names = set(r.values) if term_names is None else term_names & set(r.values)
+            if term_names is None:
+                return None
+            names |= term_names
+        return names
+
+    def prescore_skips(self, pod):
+        return pod.preferred_terms is None
+
+    def reasons(self, detail, table):
+        return [REASON_POD]

@@ -1,0 +1,32 @@
+"""NodeResourcesBalancedAllocation (plugins/noderesources/balanced_allocation.go)."""
+import numpy as np
+
+from ..._kernels import S_BALANCED_ALLOCATION
+from ...errors import ValidationError
+from ..base import Plugin
+from .fit import DEFAULT_RESOURCES, resource_cols
+
+
+class NodeResourcesBalancedAllocation(Plugin):
+    name = "NodeResourcesBalancedAllocation"
+    score_id = S_BALANCED_ALLOCATION
+    default_weight = 1
+
+    def __init__(self, args=None):
+        super().__init__(args)
+        self.resources = list(self.args.get("resources") or DEFAULT_RESOURCES)
+        for i, r in enumerate(self.resources):
+            if r.get("weight", 1) != 1:
+                raise ValidationError("NodeResourcesBalancedAllocationArgs", f"resources[{i}].weight",
+                                      f"must be 1, got {r.get('weight')}")
+
+    def configure(self, kernel, table):
+        kernel.balanced_cols = resource_cols(table, self.resources)
+
+    def compile(self, pod, cp, table):
+        req = [pod.requests.get(r["name"], 0) for r in self.resources]
+        cp.balanced_req = np.asarray(req, np.int64)
+        cp.skip_balanced = self.prescore_skips(pod)
+
+    def prescore_skips(self, pod):
+        return all(pod.requests.get(r["name"], 0) == 0 for r in self.resources)

@@ -1,0 +1,20 @@
+"""Plain-Python reference implementation of kube-scheduler v1.34.1's node-local default
+plugins (semantics document: /work/shared/docs/kube-scheduler-semantics.md).
+
+Slow and obvious on purpose: the compiled kernels are tested against it.
+
+Modules, by topic:
+
+* ``goarith``  -- Go integer division, float truncation, math.Round, strconv.ParseInt (§0)
+* ``names``    -- label/qualified-name validation, resource-name classification (§1.2)
+* ``exactqty`` -- exact (Fraction) quantities on top of kschedcore.objects.quantity (§0)
+* ``requests`` -- pod requests, non-zero requests, allocatable (§1)
+* ``affinity`` -- node selectors, node affinity terms (§3.4)
+* ``state``    -- NodeInfo, host ports, node-tree order, image summaries (§3.5, §7)
+* ``plugins``  -- NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+  NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality (§3, §4)
+* ``cycle``    -- PreFilter/Filter/PreScore/Score/selectHost, FitError, explain records (§2, §5)
+"""
+from .cycle import ReferenceScheduler, explain_workload
+
+__all__ = ["ReferenceScheduler", "explain_workload"]

@@ -1,0 +1,119 @@
+"""Reading Kubernetes objects from YAML / JSON files.
+
+Accepted shapes: a single object, multi-document YAML, ``kind: List`` (or any ``*List``), and
+the parity workload document ``{"nodes": [...], "pods": [...], "pending": [...], ...}``.
+``.gz`` files are decompressed. From plain manifests, pods with ``spec.nodeName`` are bound
+and the others pending, in file order.
+"""
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..errors import WorkloadError
+
+#: workload-document keys holding objects that later plugins read, by their kind
+EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
+              "replicationControllers": "ReplicationController", "namespaces": "Namespace"}
+
+
+@dataclass
+class Workload:
+    nodes: list = field(default_factory=list)
+    pods: list = field(default_factory=list)        # bound (spec.nodeName set)
+    pending: list = field(default_factory=list)     # to schedule, in order
+    objects: dict = field(default_factory=dict)     # kind -> [raw object]; Service, ReplicaSet, ...
+
+    def extend(self, other: "Workload"):
+        self.nodes += other.nodes
+        self.pods += other.pods
+        self.pending += other.pending
+        for kind, objs in other.objects.items():
+            self.objects.setdefault(kind, []).extend(objs)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise WorkloadError(str(path), "", e.strerror or str(e)) from None
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            raise WorkloadError(str(path), "", f"not a gzip file: {e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise WorkloadError(str(path), "", f"not UTF-8 text: {e}") from None
+
+
+def _documents(path: Path, text: str) -> list:
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            doc = json.loads(text)
+            return doc if isinstance(doc, list) else [doc]
+        except json.JSONDecodeError:
+            pass  # JSON is YAML too; let the YAML parser report the position
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise WorkloadError(str(path), "", f"{where}invalid YAML/JSON: {getattr(e, 'problem', e)}") from None
+
+
+def workload_from_documents(docs, source: str = "<input>") -> Workload:
+    """Sorts raw documents into a Workload."""
+    w = Workload()
+    for i, doc in enumerate(docs):
+        _add_document(w, doc, f"{source}: document {i + 1}")
+    return w
+
+
+def _add_document(w: Workload, doc, where: str):
+    if not isinstance(doc, dict):
+        raise WorkloadError(where, "", f"expected an object, got {type(doc).__name__}")
+    kind = doc.get("kind")
+    if kind is None and any(k in doc for k in ("nodes", "pods", "pending")):
+        _add_workload_document(w, doc, where)
+    elif isinstance(kind, str) and kind.endswith("List"):
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise WorkloadError(where, "items", "expected a list")
+        for j, item in enumerate(items):
+            _add_document(w, item, f"{where}: items[{j}]")
+    elif kind == "Node":
+        w.nodes.append(doc)
+    elif kind == "Pod":
+        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        (w.pods if spec.get("nodeName") else w.pending).append(doc)
+    elif isinstance(kind, str) and kind:
+        w.objects.setdefault(kind, []).append(doc)
+    else:
+        raise WorkloadError(where, "kind", "missing: not a Kubernetes object or a workload document")
+
+
+def _add_workload_document(w: Workload, doc: dict, where: str):
+    for key in ("nodes", "pods", "pending", *EXTRA_KEYS):
+        items = doc.get(key) or []
+        if not isinstance(items, list):
+            raise WorkloadError(where, key, "expected a list")
+    w.nodes += doc.get("nodes") or []
+    w.pods += doc.get("pods") or []
+    w.pending += doc.get("pending") or []
+    for key, kind in EXTRA_KEYS.items():
+        if doc.get(key):
+            w.objects.setdefault(kind, []).extend(doc[key])
+
+
+def load_workload(*paths) -> Workload:
+    """Reads one or more files into one Workload, in the order given."""
+    w = Workload()
+    for p in paths:
+        path = Path(p)
+        w.extend(workload_from_documents(_documents(path, _read_text(path)), str(path)))
+    return w
