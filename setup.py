@@ -3,9 +3,13 @@
 Optimised, but without fast-math and without FP contraction: scores must match Go's
 IEEE float64 arithmetic bit for bit.
 """
+import os
+
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+
+DEBUG = os.environ.get("KSCHEDCORE_DEBUG") == "1"
 
 extensions = [
     Extension(
@@ -22,10 +26,11 @@ setup(
         extensions,
         language_level=3,
         compiler_directives={
-            "boundscheck": False,
+            # KSCHEDCORE_DEBUG=1 builds with bounds and initialisation checks, for debugging
+            "boundscheck": DEBUG,
             "wraparound": False,
             "cdivision": True,
-            "initializedcheck": False,
+            "initializedcheck": DEBUG,
         },
     )
 )

@@ -93,6 +93,7 @@ cdef class NodeKernel:
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public uint8_t[::1] score_ran
+    cdef Py_ssize_t totals_cap
     # configuration
     cdef public int64_t[::1] weights
     cdef public uint8_t[::1] filter_enabled, score_enabled

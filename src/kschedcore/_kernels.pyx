@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The per-pod pass over the node table, compiled.
 
 One call of :meth:`NodeKernel.run` is one scheduling cycle's Filter + Score + NormalizeScore
@@ -273,7 +272,8 @@ cdef class NodeKernel:
         self.value_is_int = table.value_is_int
         self.n_resources = table.alloc.shape[1]
         cap = table.alloc.shape[0]
-        if self.st_code is None or self.st_code.shape[0] != cap:
+        if self.totals_cap != cap:
+            self.totals_cap = cap
             self.st_code = np.zeros(cap, np.int8)
             self.st_plugin = np.zeros(cap, np.int8)
             self.st_detail = np.zeros(cap, np.int64)
@@ -284,8 +284,7 @@ cdef class NodeKernel:
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
-        if self.score_ran is None:
-            self.score_ran = np.zeros(N_SCORES, np.uint8)
+        self.score_ran = np.zeros(N_SCORES, np.uint8)
 
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)

@@ -113,7 +113,10 @@ class Scheduler:
                 raise UnsupportedError(f"{kind} {_name_of(workload.objects[kind][0])}", "",
                                        "default topology spreading from Services and controllers "
                                        "is not implemented yet")
-        return cls(workload.nodes, [*workload.pods, *workload.pending], **options)
+        sched = cls(workload.nodes, workload.pods, **options)
+        for pod in workload.pending:
+            sched.queue(pod)
+        return sched
 
     # ---- nodes -------------------------------------------------------------------------------
     def add_node(self, node) -> None:
@@ -155,6 +158,13 @@ class Scheduler:
             self._place(pod, pod.node_name)
         else:
             self.pending.append(pod)
+        return pod
+
+    def queue(self, pod) -> Pod:
+        """Appends a pod to `pending`, even one that names its node already (pre-bound: it
+        joins that node when its turn comes, without a scheduling cycle)."""
+        pod = self.parse_pod(pod)
+        self.pending.append(pod)
         return pod
 
     def remove_pod(self, key: str) -> None:
@@ -303,8 +313,12 @@ class Scheduler:
         results = []
         pending, self.pending = self.pending, []
         for pod in pending:
-            result = self._run_cycle(pod)[0]
-            if result.node is not None:
+            if pod.node_name:   # pre-bound: kube-scheduler never schedules it
+                self._place(pod, pod.node_name)
+                result = ScheduleResult(pod.key, pod.node_name, 0, 0)
+            else:
+                result = self._run_cycle(pod)[0]
+            if result.node is not None and not pod.node_name:
                 self._place(pod, result.node)
             else:
                 self.pending.append(pod)

@@ -41,6 +41,7 @@ class SelectorTerm:
     """One nodeSelectorTerm: its expressions and fields are ANDed."""
     expressions: tuple = ()
     fields: tuple = ()
+    parses: bool = True     # False: kube-scheduler fails to parse it, so it matches nothing
 
     @property
     def empty(self) -> bool:
@@ -89,6 +90,11 @@ class Pod:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+def _is_go_int(text: str) -> bool:
+    body = text[1:] if text[:1] in "+-" else text
+    return bool(body) and body.isascii() and body.isdigit() and -(2**63) <= int(text) < 2**63
 
 
 def normalize_image(name: str) -> str:
@@ -176,40 +182,34 @@ class _PodReader(FieldReader):
         return Toleration(key, op or "Equal", value, effect)
 
     def requirement(self, r, path, is_field):
+        """Returns (Requirement, parses) -- kube-scheduler ignores a term whose requirements do
+        not parse (it then matches nothing), so value-count errors are not fatal here."""
         key = self.string(r, "key", path + ".key")
         op = self.string(r, "operator", path + ".operator")
         values = tuple(self.string_list(r, "values", path + ".values"))
-        if not key:
-            self.fail(path + ".key", "must not be empty")
-        if op not in SELECTOR_OPERATORS:
+        if op not in SELECTOR_OPERATORS or (is_field and op not in ("In", "NotIn")):
             self.fail(path + ".operator", f'unknown operator "{op}"')
-        if op in ("In", "NotIn") and not values:
-            self.fail(path + ".values", f"must be non-empty for operator {op}")
-        if op in ("Exists", "DoesNotExist") and values:
-            self.fail(path + ".values", f"must be empty for operator {op}")
-        if op in ("Gt", "Lt"):
-            if len(values) != 1:
-                self.fail(path + ".values", f"must have exactly one value for operator {op}")
-            try:
-                int(values[0], 10)
-            except ValueError:
-                self.fail(path + ".values[0]", f'must be an integer for operator {op}, got "{values[0]}"')
+        parses = bool(key)
+        if op in ("In", "NotIn"):
+            parses = parses and bool(values) and (not is_field or len(values) == 1)
+        elif op in ("Exists", "DoesNotExist"):
+            parses = parses and not values
+        else:
+            parses = parses and len(values) == 1 and _is_go_int(values[0])
         if is_field:
-            if key != "metadata.name":
-                self.fail(path + ".key", f'unsupported field "{key}" (only metadata.name)')
-            if op not in ("In", "NotIn") or len(values) != 1:
-                self.fail(path + ".operator", "matchFields metadata.name takes In or NotIn with one value")
-        return Requirement(key, op, values)
+            parses = parses and key == "metadata.name"
+        return Requirement(key, op, values), parses
 
     def term(self, t, path):
         t = self.item(t, path)
-        exprs = tuple(self.requirement(self.item(r, f"{path}.matchExpressions[{i}]"),
-                                       f"{path}.matchExpressions[{i}]", False)
-                      for i, r in enumerate(self.seq(t, "matchExpressions", path + ".matchExpressions")))
-        flds = tuple(self.requirement(self.item(r, f"{path}.matchFields[{i}]"),
-                                      f"{path}.matchFields[{i}]", True)
-                     for i, r in enumerate(self.seq(t, "matchFields", path + ".matchFields")))
-        return SelectorTerm(exprs, flds)
+        parsed = [self.requirement(self.item(r, f"{path}.matchExpressions[{i}]"),
+                                   f"{path}.matchExpressions[{i}]", False)
+                  for i, r in enumerate(self.seq(t, "matchExpressions", path + ".matchExpressions"))]
+        n_exprs = len(parsed)
+        parsed += [self.requirement(self.item(r, f"{path}.matchFields[{i}]"), f"{path}.matchFields[{i}]", True)
+                   for i, r in enumerate(self.seq(t, "matchFields", path + ".matchFields"))]
+        reqs = tuple(r for r, _ in parsed)
+        return SelectorTerm(reqs[:n_exprs], reqs[n_exprs:], all(ok for _, ok in parsed))
 
     def node_affinity(self, spec):
         path = "spec.affinity.nodeAffinity"

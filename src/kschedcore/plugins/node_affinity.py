@@ -37,6 +37,8 @@ class _TermBuilder:
         return len(self.tstart) - 1
 
     def selector_term(self, term) -> int:
+        if not term.parses:
+            return self.term([(NAME_KEY, "In", ())])   # In over no values: matches nothing
         reqs = [(r.key, r.operator, r.values) for r in term.expressions]
         reqs += [(NAME_KEY, r.operator, r.values) for r in term.fields]
         return self.term(reqs)
