@@ -162,3 +162,110 @@ def test_go_arithmetic():
     assert go_round(2.5) == 3.0 and go_round(-2.5) == -3.0 and go_round(0.49999999999999994) == 0.0
     assert go_parse_int64("+12") == 12 and go_parse_int64("-3") == -3
     assert go_parse_int64("1_0") is None and go_parse_int64(" 1") is None and go_parse_int64("9223372036854775808") is None
+
+
+# --- small hand-checked cases for paths the parity workloads do not reach --------------------
+
+def _node(name, cpu="4", memory="8Gi", zone=None):
+    labels = {"kubernetes.io/hostname": name}
+    if zone:
+        labels["topology.kubernetes.io/zone"] = zone
+    return {"metadata": {"name": name, "labels": labels}, "spec": {},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}
+
+
+def _pod(name, containers, init_containers=(), **spec):
+    return {"metadata": {"name": name, "namespace": "default", "uid": "uid-" + name},
+            "spec": {"containers": list(containers), "initContainers": list(init_containers), **spec}}
+
+
+def _c(name, restart_policy=None, **requests):
+    c = {"name": name, "image": "img", "resources": {"requests": dict(requests)}}
+    if restart_policy:
+        c["restartPolicy"] = restart_policy
+    return c
+
+
+def test_requests_sidecars_init_overhead():
+    from kschedcore.reference.requests import fit_filter_request, pod_resource_on_node
+    pod = _pod("p", [_c("app", cpu="300m")],
+               [_c("init1", cpu="500m"), _c("side1", "Always", cpu="200m"), _c("init2", cpu="1"),
+                _c("side2", "Always", cpu="100m")],
+               overhead={"cpu": "50m"})
+    # base = 300 + 200 + 100 = 600; init candidates 500, 200, 1000 + 200, 300 -> 1200; + 50.
+    assert fit_filter_request(pod).milli_cpu == 1250
+    pr = pod_resource_on_node(pod)
+    assert pr.non0_cpu == 1250
+    # Every container lacks memory: +200Mi each; base = 3 x 200Mi, init candidates <= 2 x 200Mi.
+    assert pr.non0_mem == 3 * 200 * 1024 * 1024
+    assert pr.resource.memory == 0
+
+
+def test_pod_level_requests_and_fit_scoring_quirk():
+    from kschedcore.reference.plugins import balanced_pod_requests, fit_pod_requests, parse_fit_args
+    from kschedcore.reference.requests import fit_filter_request, pod_resource_on_node
+    pod = _pod("p", [_c("app", memory="1Gi")], resources={"requests": {"cpu": "2"}})
+    req = fit_filter_request(pod)
+    assert (req.milli_cpu, req.memory) == (2000, 1 << 30)
+    # §1.4 quirk: NodeResourcesFit scoring ignores pod-level requests (default 100m instead).
+    assert fit_pod_requests(pod, parse_fit_args(None)) == [100, 1 << 30]
+    assert balanced_pod_requests(pod) == [2000, 1 << 30]
+    pr = pod_resource_on_node(pod)
+    assert (pr.non0_cpu, pr.non0_mem) == (2000, 1 << 30)
+
+
+@pytest.mark.parametrize("strategy,expected", [
+    (None, 75),
+    ({"type": "MostAllocated"}, 25),
+    ({"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]}, 25),
+    ({"type": "RequestedToCapacityRatio",
+      "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}, 25),
+])
+def test_scoring_strategies(strategy, expected):
+    nodes = [_node("n1"), _node("n2")]
+    pod = _pod("p", [_c("app", cpu="1", memory="2Gi")])
+    (rec,) = explain_workload(nodes, [], [pod], scoring_strategy=strategy)
+    assert rec["scores"]["n1"]["raw:NodeResourcesFit"] == expected
+
+
+def test_scoring_strategy_rounding():
+    # cpu 25% -> f = 75, memory 50% -> f = 50; (75 + 50) / 2 = 62.5 rounds half away to 63;
+    # MostAllocated with cpu weight 3: (3 x 25 + 50) / 4 = 31.25 truncates to 31.
+    nodes = [_node("n1"), _node("n2")]
+    pod = _pod("p", [_c("app", cpu="1", memory="4Gi")])
+    rtcr = {"type": "RequestedToCapacityRatio",
+            "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}}
+    (rec,) = explain_workload(nodes, [], [pod], scoring_strategy=rtcr)
+    assert rec["scores"]["n1"]["raw:NodeResourcesFit"] == 63
+    most = {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]}
+    (rec,) = explain_workload(nodes, [], [pod], scoring_strategy=most)
+    assert rec["scores"]["n1"]["raw:NodeResourcesFit"] == 31
+
+
+def test_percentage_and_rotation():
+    nodes = [_node(f"n{i:03d}", cpu="64", memory="256Gi") for i in range(150)]
+    pods = [_pod(f"p{i}", [_c("app", cpu="10m", memory="1Mi")]) for i in range(2)]
+    first, second = explain_workload(nodes, [], pods, percentage_of_nodes_to_score=50)
+    # n = 150 >= 100: k = max(150 * 50 / 100, 100) = 100; the scan then resumes at index 100.
+    assert first["numFeasible"] == 100 and set(first["scores"]) == {f"n{i:03d}" for i in range(100)}
+    assert set(second["scores"]) == {f"n{i:03d}" for i in list(range(100, 150)) + list(range(50))}
+
+
+def test_tie_break_random_picks_a_best_node():
+    nodes = [_node(f"n{i}") for i in range(5)]
+    pod = _pod("p", [_c("app", cpu="1")])
+    (rec,) = explain_workload(nodes, [], [pod], tie_break="random", seed=7)
+    best = max(s["total"] for s in rec["scores"].values())
+    assert rec["scores"][rec["node"]]["total"] == best
+
+
+def test_status_resources_for_bound_pods():
+    from kschedcore.reference.requests import fit_filter_request, pod_resource_on_node
+    pod = _pod("p", [_c("app", cpu="1")], nodeName="n1")
+    pod["status"] = {"containerStatuses": [{"name": "app", "resources": {"requests": {"cpu": "2"}},
+                                            "allocatedResources": {"cpu": "1500m"}}]}
+    assert pod_resource_on_node(pod).resource.milli_cpu == 2000   # max(spec, status, allocated)
+    assert fit_filter_request(pod).milli_cpu == 1000             # the incoming pod: spec only
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    pod["status"]["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+    assert pod_resource_on_node(pod).resource.milli_cpu == 2000   # spec left out when Infeasible

@@ -8,7 +8,7 @@ the Filter, "for backwards compatibility").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .goarith import go_parse_int64
 from .names import is_qualified_name, is_valid_label_value

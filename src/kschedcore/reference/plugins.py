@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import affinity
 from .goarith import go_div, go_float_to_int, go_round
 from .names import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource_name, is_scalar_resource_name
-from .requests import Resource, fit_filter_request, scorer_pod_request
+from .requests import Resource, scorer_pod_request
 from .state import Cluster, NodeInfo, host_ports, ports_conflict
 
 SUCCESS = "Success"
@@ -326,8 +326,8 @@ def fit_scorer(args: FitArgs, requested: list[int], allocatable: list[int]) -> i
     for i in range(len(requested)):
         if allocatable[i] == 0:
             continue
-        if allocatable[i] == 0 or requested[i] > allocatable[i]:
-            s = broken_linear(shape, 100)
+        if requested[i] > allocatable[i]:
+            s = broken_linear(shape, 100)   # maxUtilization
         else:
             s = broken_linear(shape, go_div(requested[i] * 100, allocatable[i]))
         if s > 0:

@@ -1,0 +1,91 @@
+"""A synthetic cluster: the embedded default workload of `kschedcore simulate`.
+
+Deterministic for a seed. Nodes come in a few instance types over three zones, some tainted
+or labelled for dedicated pools; pods come in a few shapes (web, batch, cache, GPU jobs,
+pool-pinned, host-port daemons, best-effort), so every node-local plugin has work to do.
+"""
+import random
+
+from .files import Workload
+
+INSTANCE_TYPES = (  # name, cpu, memory GiB, weight
+    ("m5.large", "2", 8, 3), ("m5.xlarge", "4", 16, 4), ("m5.2xlarge", "8", 32, 3),
+    ("c5.4xlarge", "16", 32, 1), ("r5.2xlarge", "8", 64, 1))
+ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+def _node(i, rng):
+    name, cpu, mem, _ = rng.choices(INSTANCE_TYPES, weights=[t[3] for t in INSTANCE_TYPES])[0]
+    labels = {"kubernetes.io/hostname": f"node-{i:05d}", "kubernetes.io/os": "linux",
+              "topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": ZONES[i % 3],
+              "node.kubernetes.io/instance-type": name, "pool": rng.choice(("general", "general", "batch"))}
+    spec, alloc = {}, {"cpu": cpu, "memory": f"{mem}Gi", "ephemeral-storage": "100Gi", "pods": "110"}
+    roll = rng.random()
+    if roll < 0.05:
+        labels["accelerator"] = "nvidia-t4"
+        alloc["nvidia.com/gpu"] = "4"
+        spec["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    elif roll < 0.08:
+        spec["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+    elif roll < 0.12:
+        spec["taints"] = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+    if rng.random() < 0.01:
+        spec["unschedulable"] = True
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": labels},
+            "spec": spec, "status": {"capacity": dict(alloc), "allocatable": alloc,
+                                      "images": [{"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 750000},
+                                                 {"names": ["nginx:1.27"], "sizeBytes": 70000000}]}}
+
+
+def _container(image, cpu, mem, ports=()):
+    c = {"name": "app", "image": image, "resources": {"requests": {"cpu": cpu, "memory": mem}}}
+    if ports:
+        c["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"} for p in ports]
+    return c
+
+
+def _pod(i, rng):
+    kind = rng.choices(("web", "batch", "cache", "gpu", "pinned", "daemon", "besteffort"),
+                       weights=(40, 25, 10, 3, 10, 2, 10))[0]
+    spec = {"schedulerName": "default-scheduler"}
+    if kind == "web":
+        spec["containers"] = [_container("nginx:1.27", rng.choice(("100m", "250m", "500m")),
+                                         rng.choice(("128Mi", "256Mi", "512Mi")))]
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 50, "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}]}}]}}
+    elif kind == "batch":
+        spec["containers"] = [_container("busybox", rng.choice(("1", "2")), rng.choice(("1Gi", "2Gi", "4Gi")))]
+        spec["nodeSelector"] = {"pool": "batch"}
+        spec["tolerations"] = [{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}]
+    elif kind == "cache":
+        spec["containers"] = [_container("redis:7", "500m", rng.choice(("2Gi", "4Gi", "8Gi")))]
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                                                         "operator": "In", "values": ["r5.2xlarge", "m5.2xlarge"]}]}]}}}
+    elif kind == "gpu":
+        c = _container("cuda:12", "2", "8Gi")
+        c["resources"]["requests"]["nvidia.com/gpu"] = "1"
+        c["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+        spec["containers"] = [c]
+        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    elif kind == "pinned":
+        spec["containers"] = [_container("app:v2", "250m", "512Mi")]
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                                         "values": [rng.choice(ZONES)]}]}]}}}
+    elif kind == "daemon":
+        spec["containers"] = [_container("exporter:1", "50m", "64Mi", ports=(9100,))]
+        spec["tolerations"] = [{"operator": "Exists"}]
+    else:
+        spec["containers"] = [{"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {}}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{kind}-{i:06d}", "namespace": "default", "labels": {"app": kind}},
+            "spec": spec}
+
+
+def generate(nodes: int = 5000, pods: int = 30000, seed: int = 1) -> Workload:
+    """A synthetic Workload: `nodes` nodes and `pods` pending pods of mixed shapes."""
+    rng = random.Random(seed)
+    return Workload(nodes=[_node(i, rng) for i in range(nodes)], pods=[],
+                    pending=[_pod(i, rng) for i in range(pods)])
