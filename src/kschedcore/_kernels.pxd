@@ -48,6 +48,71 @@ cpdef enum:
     TOO_MANY_PODS_BIT = 63
 
 
+# Raw views of the node table's columns, taken once per bind (rows are the first index).
+cdef struct Table:
+    Py_ssize_t n_res, n_keys, taint_w, port_w, image_w
+    int64_t* alloc
+    int64_t* requested
+    int64_t* nonzero
+    int64_t* pod_count
+    int64_t* allowed_pods
+    int64_t* order_key
+    uint8_t* unschedulable
+    int32_t* labels
+    int32_t* taints
+    int32_t* n_taints
+    int8_t* taint_effect
+    int64_t* ports
+    int32_t* n_ports
+    int32_t* images
+    int32_t* image_nn
+    int32_t* n_images
+    int64_t* image_size
+    int64_t* value_int
+    uint8_t* value_is_int
+
+
+# Raw views of a CompiledPod, taken at the start of each cycle.
+cdef struct PodView:
+    int64_t cpu, memory, ephemeral, n_containers
+    bint has_scalar_entry, tolerates_unschedulable, has_node_affinity_filter
+    bint skip_balanced, skip_node_affinity_score
+    Py_ssize_t n_scalars, n_host_ports, n_images, n_preferred
+    int32_t selector_term, required_start, required_end
+    int64_t* scalar_cols
+    int64_t* scalar_vals
+    int64_t* fit_score_req
+    int64_t* balanced_req
+    uint8_t* tolerated
+    uint8_t* prefer_intolerable
+    int32_t* req_key
+    int32_t* req_op
+    int32_t* req_vals_start
+    int32_t* req_vals_end
+    int32_t* req_vals
+    int64_t* req_num
+    int32_t* term_start
+    int32_t* term_end
+    int32_t* preferred_terms
+    int64_t* preferred_weights
+    int64_t* host_ports
+    int32_t* images
+
+
+# The profile's settings, taken at the start of each cycle.
+cdef struct Config:
+    int strategy
+    Py_ssize_t n_strategy, n_balanced, n_shape
+    int32_t* strategy_cols
+    int64_t* strategy_weights
+    int64_t* shape_util
+    int64_t* shape_score
+    int32_t* balanced_cols
+    int64_t* weights
+    uint8_t* filter_enabled
+    uint8_t* score_enabled
+
+
 cdef class CompiledPod:
     """A pod in integer form, compiled once against the node table's interners."""
     cdef public int64_t cpu, memory, ephemeral
@@ -71,20 +136,15 @@ cdef class CompiledPod:
     cdef public int32_t[::1] images
     cdef public int64_t n_containers
     cdef public int64_t taint_version
+    # Python-side facts of the pod's cycle (PreFilter results, placement usage)
+    cdef public object prefilter_node_names
+    cdef public object usage
 
 
 cdef class NodeKernel:
-    # node table columns (rebound when the table reallocates)
-    cdef int64_t[:, ::1] alloc, requested, nonzero
-    cdef int64_t[::1] pod_count, allowed_pods, order_key
-    cdef uint8_t[::1] unschedulable
-    cdef int32_t[:, ::1] labels, taints, images, image_nn
-    cdef int32_t[::1] n_taints, n_ports, n_images
-    cdef int64_t[:, ::1] ports
-    cdef int8_t[::1] taint_effect
-    cdef int64_t[::1] image_size, value_int
-    cdef uint8_t[::1] value_is_int
-    cdef int64_t n_resources
+    cdef Table t
+    # the arrays behind `t` (kept alive here)
+    cdef object _arrays
     # per-cycle outputs
     cdef public int8_t[::1] st_code, st_plugin
     cdef public int64_t[::1] st_detail
@@ -93,7 +153,7 @@ cdef class NodeKernel:
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public uint8_t[::1] score_ran
-    cdef Py_ssize_t totals_cap
+    cdef Py_ssize_t cap
     # configuration
     cdef public int64_t[::1] weights
     cdef public uint8_t[::1] filter_enabled, score_enabled
@@ -101,3 +161,10 @@ cdef class NodeKernel:
     cdef public int32_t[::1] strategy_cols, balanced_cols
     cdef public int64_t[::1] strategy_weights, shape_util, shape_score
     cdef public uint64_t rng_state
+
+    cdef void _load_config(self, Config* c) noexcept
+    cdef (Py_ssize_t, Py_ssize_t) _filter(self, PodView* p, Config* c, const int32_t* scan, Py_ssize_t n,
+                                          Py_ssize_t pos, Py_ssize_t num_to_find,
+                                          Py_ssize_t node_name_row) noexcept nogil
+    cdef Py_ssize_t _score(self, PodView* p, Config* c, Py_ssize_t nf, int64_t n_all_nodes,
+                           bint tie_first) noexcept nogil

@@ -2,15 +2,18 @@
 
 One call of :meth:`NodeKernel.run` is one scheduling cycle's Filter + Score + NormalizeScore
 + selectHost for the node-local default plugins (semantics §3.1-3.6, §4.1-4.5, §5.2, §5.4).
-Arithmetic follows Go: int64 with truncating division (``cdivision``), float64 steps in the
-order kube-scheduler writes them, no fast-math and no FP contraction (see setup.py).
+Arithmetic follows Go: int64 with truncating division, float64 steps in the order
+kube-scheduler writes them, no fast-math and no FP contraction (see setup.py).
+
+The loops read raw pointers (the Table / PodView / Config structs of the .pxd) taken once per
+cycle, so the C compiler keeps them in registers; no Python object is touched per node.
 """
 from libc.math cimport fabs, sqrt, round as c_round
 from libc.stdint cimport INT64_MIN
 
 import numpy as np
 
-# status.images: ImageLocality thresholds (plugins/imagelocality/image_locality.go)
+# ImageLocality thresholds (plugins/imagelocality/image_locality.go)
 cdef int64_t MIN_IMAGE_THRESHOLD = 23 * 1024 * 1024
 cdef int64_t MAX_CONTAINER_IMAGE_THRESHOLD = 1000 * 1024 * 1024
 cdef int64_t MAX_NODE_SCORE = 100
@@ -24,15 +27,91 @@ cdef enum:
 # Host ports are packed as (ip id << 18) | (protocol << 16) | port; ip id 0 is 0.0.0.0.
 cdef int64_t PORT_MASK = (1 << 18) - 1
 
+_EMPTY_I64 = np.zeros(0, np.int64)
+_EMPTY_I32 = np.zeros(0, np.int32)
+_EMPTY_U8 = np.zeros(0, np.uint8)
+
+
+# ---- raw pointers of memoryviews (NULL for empty ones) ----------------------------------------
+cdef inline int64_t* _i64(int64_t[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+cdef inline int32_t* _i32(int32_t[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+cdef inline uint8_t* _u8(uint8_t[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+cdef inline int8_t* _i8(int8_t[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
 
 
 cdef class CompiledPod:
-    pass
+    def __cinit__(self):
+        # every plugin fills its part; a disabled plugin leaves these empty defaults
+        self.scalar_cols = self.scalar_vals = self.fit_score_req = self.balanced_req = _EMPTY_I64
+        self.req_num = self.preferred_weights = self.host_ports = _EMPTY_I64
+        self.tolerated = self.prefer_intolerable = _EMPTY_U8
+        self.req_key = self.req_op = self.req_vals_start = self.req_vals_end = self.req_vals = _EMPTY_I32
+        self.term_start = self.term_end = self.preferred_terms = self.images = _EMPTY_I32
+        self.selector_term = self.required_start = self.required_end = -1
+        self.n_containers = 1
 
 
-cdef inline bint _requirement_matches(NodeKernel k, CompiledPod p, Py_ssize_t row,
-                                      Py_ssize_t r) noexcept nogil:
-    cdef int32_t v = k.labels[row, p.req_key[r]]
+cdef void _load_pod(CompiledPod cp, PodView* p) noexcept:
+    p.cpu, p.memory, p.ephemeral = cp.cpu, cp.memory, cp.ephemeral
+    p.n_containers = cp.n_containers if cp.n_containers > 0 else 1
+    p.has_scalar_entry = cp.has_scalar_entry
+    p.tolerates_unschedulable = cp.tolerates_unschedulable
+    p.has_node_affinity_filter = cp.has_node_affinity_filter
+    p.skip_balanced = cp.skip_balanced
+    p.skip_node_affinity_score = cp.skip_node_affinity_score
+    p.n_scalars = cp.scalar_cols.shape[0]
+    p.n_host_ports = cp.host_ports.shape[0]
+    p.n_images = cp.images.shape[0]
+    p.n_preferred = cp.preferred_terms.shape[0]
+    p.selector_term, p.required_start, p.required_end = cp.selector_term, cp.required_start, cp.required_end
+    p.scalar_cols, p.scalar_vals = _i64(cp.scalar_cols), _i64(cp.scalar_vals)
+    p.fit_score_req, p.balanced_req = _i64(cp.fit_score_req), _i64(cp.balanced_req)
+    p.tolerated, p.prefer_intolerable = _u8(cp.tolerated), _u8(cp.prefer_intolerable)
+    p.req_key, p.req_op = _i32(cp.req_key), _i32(cp.req_op)
+    p.req_vals_start, p.req_vals_end, p.req_vals = _i32(cp.req_vals_start), _i32(cp.req_vals_end), _i32(cp.req_vals)
+    p.req_num = _i64(cp.req_num)
+    p.term_start, p.term_end = _i32(cp.term_start), _i32(cp.term_end)
+    p.preferred_terms, p.preferred_weights = _i32(cp.preferred_terms), _i64(cp.preferred_weights)
+    p.host_ports, p.images = _i64(cp.host_ports), _i32(cp.images)
+
+
+# ---- arithmetic ---------------------------------------------------------------------------------
+cdef inline int64_t _div_small(int64_t a, int64_t b) noexcept nogil:
+    """a / b (Go: truncating) for 0 <= a and 0 < b with a small quotient (<= ~100).
+
+    A 64-bit integer division costs tens of cycles; a float64 division plus one correction
+    step is exact here: the float quotient is within 1 of the true one, and the integer
+    checks below fix it up.
+    """
+    if a < 0 or b <= 0:
+        return a / b
+    cdef int64_t q = <int64_t>(<double>a / <double>b)
+    if q * b > a:
+        q -= 1
+    elif (q + 1) * b <= a:
+        q += 1
+    return q
+
+
+cdef inline uint64_t _next_random(uint64_t* state) noexcept nogil:
+    """splitmix64: small, fast, reproducible from a seed."""
+    state[0] += <uint64_t>0x9E3779B97F4A7C15
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+# ---- NodeAffinity --------------------------------------------------------------------------------
+cdef inline bint _requirement_matches(Table* t, PodView* p, Py_ssize_t row, Py_ssize_t r) noexcept nogil:
+    cdef int32_t v = t.labels[row * t.n_keys + p.req_key[r]]
     cdef int op = p.req_op[r]
     cdef Py_ssize_t j
     cdef bint found = False
@@ -48,41 +127,52 @@ cdef inline bint _requirement_matches(NodeKernel k, CompiledPod p, Py_ssize_t ro
                     break
         return found if op == OP_IN else not found
     # Gt / Lt: the node's value must parse as an int64 (semantics §3.4)
-    if v < 0 or not k.value_is_int[v]:
+    if v < 0 or not t.value_is_int[v]:
         return False
     if op == OP_GT:
-        return k.value_int[v] > p.req_num[r]
-    return k.value_int[v] < p.req_num[r]
+        return t.value_int[v] > p.req_num[r]
+    return t.value_int[v] < p.req_num[r]
 
 
-cdef inline bint _term_matches(NodeKernel k, CompiledPod p, Py_ssize_t row, Py_ssize_t t) noexcept nogil:
+cdef inline bint _term_matches(Table* t, PodView* p, Py_ssize_t row, Py_ssize_t term) noexcept nogil:
     cdef Py_ssize_t r
-    for r in range(p.term_start[t], p.term_end[t]):
-        if not _requirement_matches(k, p, row, r):
+    for r in range(p.term_start[term], p.term_end[term]):
+        if not _requirement_matches(t, p, row, r):
             return False
     return True
 
 
-cdef inline bint _node_affinity_matches(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
-    cdef Py_ssize_t t
-    if p.selector_term >= 0 and not _term_matches(k, p, row, p.selector_term):
+cdef inline bint _node_affinity_matches(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t term
+    if p.selector_term >= 0 and not _term_matches(t, p, row, p.selector_term):
         return False
     if p.required_start < 0:
         return True
-    for t in range(p.required_start, p.required_end):
-        if _term_matches(k, p, row, t):
+    for term in range(p.required_start, p.required_end):
+        if _term_matches(t, p, row, term):
             return True
     return False
 
 
-cdef inline bint _ports_conflict(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
+cdef inline int64_t _node_affinity_score(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t total = 0
+    for i in range(p.n_preferred):
+        if _term_matches(t, p, row, p.preferred_terms[i]):
+            total += p.preferred_weights[i]
+    return total
+
+
+# ---- NodePorts, TaintToleration -----------------------------------------------------------------
+cdef inline bint _ports_conflict(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t a, b
     cdef int64_t w, u, wip, uip
-    for a in range(p.host_ports.shape[0]):
+    cdef int64_t* used = t.ports + row * t.port_w
+    for a in range(p.n_host_ports):
         w = p.host_ports[a]
         wip = w >> 18
-        for b in range(k.n_ports[row]):
-            u = k.ports[row, b]
+        for b in range(t.n_ports[row]):
+            u = used[b]
             if (u & PORT_MASK) == (w & PORT_MASK):
                 uip = u >> 18
                 if wip == 0 or uip == 0 or uip == wip:
@@ -90,95 +180,122 @@ cdef inline bint _ports_conflict(NodeKernel k, CompiledPod p, Py_ssize_t row) no
     return False
 
 
-cdef inline int _fit_filter(NodeKernel k, CompiledPod p, Py_ssize_t row, int64_t* detail) noexcept nogil:
-    """NodeResourcesFit Filter: returns the status code, reasons as a bitmask of resource columns."""
+cdef inline int64_t _untolerated_taint(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+    """The first NoSchedule/NoExecute taint not tolerated, or -1."""
+    cdef Py_ssize_t b
+    cdef int32_t tid
+    cdef int32_t* taints = t.taints + row * t.taint_w
+    for b in range(t.n_taints[row]):
+        tid = taints[b]
+        if t.taint_effect[tid] != EFFECT_PREFER_NO_SCHEDULE and not p.tolerated[tid]:
+            return tid
+    return -1
+
+
+cdef inline int64_t _taint_score(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t b
+    cdef int32_t tid
+    cdef int64_t count = 0
+    cdef int32_t* taints = t.taints + row * t.taint_w
+    for b in range(t.n_taints[row]):
+        tid = taints[b]
+        if t.taint_effect[tid] == EFFECT_PREFER_NO_SCHEDULE and p.prefer_intolerable[tid]:
+            count += 1
+    return count
+
+
+# ---- NodeResourcesFit ---------------------------------------------------------------------------
+cdef inline int _fit_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """NodeResourcesFit Filter: the status code; reasons as a bitmask of resource columns."""
     cdef uint64_t bits = 0
     cdef bint unresolvable = False
     cdef Py_ssize_t s
     cdef int64_t c, v
-    if k.pod_count[row] + 1 > k.allowed_pods[row]:
+    cdef int64_t* alloc = t.alloc + row * t.n_res
+    cdef int64_t* req = t.requested + row * t.n_res
+    if t.pod_count[row] + 1 > t.allowed_pods[row]:
         bits |= (<uint64_t>1) << TOO_MANY_PODS_BIT
     if p.cpu != 0 or p.memory != 0 or p.ephemeral != 0 or p.has_scalar_entry:
-        if p.cpu > 0 and p.cpu > k.alloc[row, 0] - k.requested[row, 0]:
+        if p.cpu > 0 and p.cpu > alloc[0] - req[0]:
             bits |= 1
-            unresolvable = unresolvable or p.cpu > k.alloc[row, 0]
-        if p.memory > 0 and p.memory > k.alloc[row, 1] - k.requested[row, 1]:
+            unresolvable = unresolvable or p.cpu > alloc[0]
+        if p.memory > 0 and p.memory > alloc[1] - req[1]:
             bits |= 2
-            unresolvable = unresolvable or p.memory > k.alloc[row, 1]
-        if p.ephemeral > 0 and p.ephemeral > k.alloc[row, 2] - k.requested[row, 2]:
+            unresolvable = unresolvable or p.memory > alloc[1]
+        if p.ephemeral > 0 and p.ephemeral > alloc[2] - req[2]:
             bits |= 4
-            unresolvable = unresolvable or p.ephemeral > k.alloc[row, 2]
-        for s in range(p.scalar_cols.shape[0]):
+            unresolvable = unresolvable or p.ephemeral > alloc[2]
+        for s in range(p.n_scalars):
             c = p.scalar_cols[s]
             v = p.scalar_vals[s]
-            if v > k.alloc[row, c] - k.requested[row, c]:
+            if v > alloc[c] - req[c]:
                 bits |= (<uint64_t>1) << c
-                unresolvable = unresolvable or v > k.alloc[row, c]
+                unresolvable = unresolvable or v > alloc[c]
     if bits == 0:
         return C_SUCCESS
     detail[0] = <int64_t>bits
     return C_UNRESOLVABLE if unresolvable else C_UNSCHEDULABLE
 
 
-cdef inline int64_t _broken_linear(NodeKernel k, int64_t x) noexcept nogil:
+cdef inline int64_t _broken_linear(Config* c, int64_t x) noexcept nogil:
     """helper.BuildBrokenLinearFunction over the RequestedToCapacityRatio shape."""
-    cdef Py_ssize_t i, n = k.shape_util.shape[0]
-    for i in range(n):
-        if x <= k.shape_util[i]:
+    cdef Py_ssize_t i
+    for i in range(c.n_shape):
+        if x <= c.shape_util[i]:
             if i == 0:
-                return k.shape_score[0]
-            return k.shape_score[i - 1] + (k.shape_score[i] - k.shape_score[i - 1]) * \
-                (x - k.shape_util[i - 1]) / (k.shape_util[i] - k.shape_util[i - 1])
-    return k.shape_score[n - 1]
+                return c.shape_score[0]
+            return c.shape_score[i - 1] + (c.shape_score[i] - c.shape_score[i - 1]) * \
+                (x - c.shape_util[i - 1]) / (c.shape_util[i] - c.shape_util[i - 1])
+    return c.shape_score[c.n_shape - 1]
 
 
-cdef inline void _alloc_req(NodeKernel k, Py_ssize_t row, int64_t col, int64_t pod_req, bint non_zero,
+cdef inline void _alloc_req(Table* t, Py_ssize_t row, int64_t col, int64_t pod_req, bint non_zero,
                             int64_t* alloc, int64_t* req) noexcept nogil:
     """resourceAllocationScorer.calculateResourceAllocatableRequest; alloc 0 means 'left out'."""
     alloc[0] = 0
     req[0] = 0
     if col < 0 or (col >= 3 and pod_req == 0):
         return
-    alloc[0] = k.alloc[row, col]
+    alloc[0] = t.alloc[row * t.n_res + col]
     if col < 2 and non_zero:
-        req[0] = k.nonzero[row, col] + pod_req
+        req[0] = t.nonzero[row * 2 + col] + pod_req
     else:
-        req[0] = k.requested[row, col] + pod_req
+        req[0] = t.requested[row * t.n_res + col] + pod_req
 
 
-cdef inline int64_t _fit_score(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
+cdef inline int64_t _fit_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t i
     cdef int64_t alloc, req, w, s, total = 0, wsum = 0
-    for i in range(k.strategy_cols.shape[0]):
-        _alloc_req(k, row, k.strategy_cols[i], p.fit_score_req[i], True, &alloc, &req)
+    for i in range(c.n_strategy):
+        _alloc_req(t, row, c.strategy_cols[i], p.fit_score_req[i], True, &alloc, &req)
         if alloc == 0:
             continue
-        w = k.strategy_weights[i]
-        if k.strategy == LEAST_ALLOCATED:
-            s = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE / alloc
-        elif k.strategy == MOST_ALLOCATED:
-            s = (alloc if req > alloc else req) * MAX_NODE_SCORE / alloc
+        w = c.strategy_weights[i]
+        if c.strategy == LEAST_ALLOCATED:
+            s = 0 if req > alloc else _div_small((alloc - req) * MAX_NODE_SCORE, alloc)
+        elif c.strategy == MOST_ALLOCATED:
+            s = _div_small((alloc if req > alloc else req) * MAX_NODE_SCORE, alloc)
         else:
-            s = _broken_linear(k, 100 if req > alloc else req * 100 / alloc)
+            s = _broken_linear(c, 100 if req > alloc else _div_small(req * 100, alloc))
             if s <= 0:
                 continue
         total += s * w
         wsum += w
     if wsum == 0:
         return 0
-    if k.strategy == REQUESTED_TO_CAPACITY_RATIO:
+    if c.strategy == REQUESTED_TO_CAPACITY_RATIO:
         return <int64_t>c_round(<double>total / <double>wsum)
-    return total / wsum
+    return _div_small(total, wsum)
 
 
-cdef inline int64_t _balanced_score(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
+cdef inline int64_t _balanced_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t i
     cdef int n = 0
     cdef int64_t alloc, req
     cdef double f, total = 0.0, mean, acc, std = 0.0
     cdef double fr[64]
-    for i in range(k.balanced_cols.shape[0]):
-        _alloc_req(k, row, k.balanced_cols[i], p.balanced_req[i], False, &alloc, &req)
+    for i in range(c.n_balanced):
+        _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req)
         if alloc == 0:
             continue
         f = <double>req / <double>alloc
@@ -198,82 +315,59 @@ cdef inline int64_t _balanced_score(NodeKernel k, CompiledPod p, Py_ssize_t row)
     return <int64_t>((1 - std) * <double>MAX_NODE_SCORE)
 
 
-cdef inline int64_t _image_score(NodeKernel k, CompiledPod p, Py_ssize_t row, int64_t n_nodes) noexcept nogil:
+# ---- ImageLocality --------------------------------------------------------------------------------
+cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n_nodes) noexcept nogil:
     cdef Py_ssize_t a, b
     cdef int64_t total = 0, max_t
     cdef int32_t img
-    for a in range(p.images.shape[0]):
+    cdef int32_t* images = t.images + row * t.image_w
+    cdef int32_t* num_nodes = t.image_nn + row * t.image_w
+    for a in range(p.n_images):
         img = p.images[a]
-        for b in range(k.n_images[row]):
-            if k.images[row, b] == img:
-                total += <int64_t>(<double>k.image_size[img] *
-                                   (<double>k.image_nn[row, b] / <double>n_nodes))
+        for b in range(t.n_images[row]):
+            if images[b] == img:
+                total += <int64_t>(<double>t.image_size[img] * (<double>num_nodes[b] / <double>n_nodes))
                 break
+    if total <= MIN_IMAGE_THRESHOLD:
+        return 0
     max_t = MAX_CONTAINER_IMAGE_THRESHOLD * p.n_containers
-    if total < MIN_IMAGE_THRESHOLD:
-        total = MIN_IMAGE_THRESHOLD
-    elif total > max_t:
+    if total > max_t:
         total = max_t
-    return MAX_NODE_SCORE * (total - MIN_IMAGE_THRESHOLD) / (max_t - MIN_IMAGE_THRESHOLD)
-
-
-cdef inline int64_t _taint_score(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
-    cdef Py_ssize_t b
-    cdef int32_t t
-    cdef int64_t count = 0
-    for b in range(k.n_taints[row]):
-        t = k.taints[row, b]
-        if k.taint_effect[t] == EFFECT_PREFER_NO_SCHEDULE and p.prefer_intolerable[t]:
-            count += 1
-    return count
-
-
-cdef inline int64_t _node_affinity_score(NodeKernel k, CompiledPod p, Py_ssize_t row) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef int64_t total = 0
-    for i in range(p.preferred_terms.shape[0]):
-        if _term_matches(k, p, row, p.preferred_terms[i]):
-            total += p.preferred_weights[i]
-    return total
-
-
-cdef inline uint64_t _next_random(uint64_t* state) noexcept nogil:
-    """splitmix64: small, fast, reproducible from a seed."""
-    state[0] += <uint64_t>0x9E3779B97F4A7C15
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
-    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
-    return z ^ (z >> 31)
+    return _div_small(MAX_NODE_SCORE * (total - MIN_IMAGE_THRESHOLD), max_t - MIN_IMAGE_THRESHOLD)
 
 
 cdef class NodeKernel:
-    """Bound views of the node table plus the reused per-cycle buffers."""
+    """Raw views of the node table plus the reused per-cycle buffers."""
 
     def bind(self, table):
         """(Re)binds the table's columns; called whenever the table reallocates."""
-        self.alloc = table.alloc
-        self.requested = table.requested
-        self.nonzero = table.nonzero
-        self.pod_count = table.pod_count
-        self.allowed_pods = table.allowed_pods
-        self.order_key = table.order_key
-        self.unschedulable = table.unschedulable
-        self.labels = table.labels
-        self.taints = table.taints
-        self.n_taints = table.n_taints
-        self.taint_effect = table.taint_effect
-        self.ports = table.ports
-        self.n_ports = table.n_ports
-        self.images = table.images
-        self.image_nn = table.image_nn
-        self.n_images = table.n_images
-        self.image_size = table.image_size
-        self.value_int = table.value_int
-        self.value_is_int = table.value_is_int
-        self.n_resources = table.alloc.shape[1]
-        cap = table.alloc.shape[0]
-        if self.totals_cap != cap:
-            self.totals_cap = cap
+        cdef int64_t[:, ::1] alloc = table.alloc, requested = table.requested, nonzero = table.nonzero
+        cdef int64_t[::1] pod_count = table.pod_count, allowed = table.allowed_pods, order = table.order_key
+        cdef uint8_t[::1] unsched = table.unschedulable, is_int = table.value_is_int
+        cdef int32_t[:, ::1] labels = table.labels, taints = table.taints, images = table.images
+        cdef int32_t[:, ::1] image_nn = table.image_nn
+        cdef int32_t[::1] n_taints = table.n_taints, n_ports = table.n_ports, n_images = table.n_images
+        cdef int8_t[::1] effect = table.taint_effect
+        cdef int64_t[:, ::1] ports = table.ports
+        cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
+        # keep the arrays alive as long as the raw pointers are used
+        self._arrays = (table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+                        table.order_key, table.unschedulable, table.value_is_int, table.labels,
+                        table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
+                        table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
+        t = &self.t
+        t.n_res, t.n_keys = alloc.shape[1], labels.shape[1]
+        t.taint_w, t.port_w, t.image_w = taints.shape[1], ports.shape[1], images.shape[1]
+        t.alloc, t.requested, t.nonzero = &alloc[0, 0], &requested[0, 0], &nonzero[0, 0]
+        t.pod_count, t.allowed_pods, t.order_key = &pod_count[0], &allowed[0], &order[0]
+        t.unschedulable, t.labels = &unsched[0], &labels[0, 0]
+        t.taints, t.n_taints, t.taint_effect = &taints[0, 0], &n_taints[0], &effect[0]
+        t.ports, t.n_ports = &ports[0, 0], &n_ports[0]
+        t.images, t.image_nn, t.n_images = &images[0, 0], &image_nn[0, 0], &n_images[0]
+        t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
+        cap = alloc.shape[0]
+        if self.cap != cap:
+            self.cap = cap
             self.st_code = np.zeros(cap, np.int8)
             self.st_plugin = np.zeros(cap, np.int8)
             self.st_detail = np.zeros(cap, np.int64)
@@ -282,7 +376,7 @@ cdef class NodeKernel:
             self.scores = np.zeros((N_SCORES, cap), np.int64)
             self.totals = np.zeros(cap, np.int64)
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
-        self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
+        self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
 
@@ -290,131 +384,185 @@ cdef class NodeKernel:
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
     def add_usage(self, Py_ssize_t row, const int64_t[::1] cols, const int64_t[::1] vals,
-                         int64_t nz_cpu, int64_t nz_mem, int64_t sign):
+                  int64_t nz_cpu, int64_t nz_mem, int64_t sign):
         """Adds (sign=1) or removes (sign=-1) one pod's requests on a node row."""
         cdef Py_ssize_t i
+        cdef Table* t = &self.t
         for i in range(cols.shape[0]):
-            self.requested[row, cols[i]] += sign * vals[i]
-        self.nonzero[row, 0] += sign * nz_cpu
-        self.nonzero[row, 1] += sign * nz_mem
-        self.pod_count[row] += sign
+            t.requested[row * t.n_res + cols[i]] += sign * vals[i]
+        t.nonzero[row * 2] += sign * nz_cpu
+        t.nonzero[row * 2 + 1] += sign * nz_mem
+        t.pod_count[row] += sign
 
-    def run(self, CompiledPod p, const int32_t[::1] scan, Py_ssize_t start,
-                    Py_ssize_t num_to_find, Py_ssize_t node_name_row, int64_t n_all_nodes,
-                    bint explain, bint tie_first):
+    cdef void _load_config(self, Config* c) noexcept:
+        c.strategy = self.strategy
+        c.n_strategy = self.strategy_cols.shape[0]
+        c.n_balanced = self.balanced_cols.shape[0]
+        c.n_shape = self.shape_util.shape[0]
+        c.strategy_cols, c.strategy_weights = _i32(self.strategy_cols), _i64(self.strategy_weights)
+        c.shape_util, c.shape_score = _i64(self.shape_util), _i64(self.shape_score)
+        c.balanced_cols, c.weights = _i32(self.balanced_cols), _i64(self.weights)
+        c.filter_enabled, c.score_enabled = _u8(self.filter_enabled), _u8(self.score_enabled)
+
+    def run(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
+            Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first):
         """Filters nodes scan[(start + i) % len(scan)] until num_to_find pass, then scores them.
 
         Returns (chosen row or -1, number feasible, number processed).
         """
-        cdef Py_ssize_t n = scan.shape[0], i, j, row, nf = 0, processed = 0, s, best = -1
-        cdef int code, plugin, b
-        cdef int64_t detail, m, total, best_total = INT64_MIN, best_key = 0, ties = 0
-        cdef uint64_t bits
-        cdef bint use_score[N_SCORES]
-        cdef bint check_affinity = p.has_node_affinity_filter and self.filter_enabled[F_NODE_AFFINITY]
-        cdef bint check_ports = p.host_ports.shape[0] > 0 and self.filter_enabled[F_NODE_PORTS]
+        cdef PodView p
+        cdef Config c
+        _load_pod(cp, &p)
+        self._load_config(&c)
+        cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
         self.hist_plugin[:] = 0
         self.hist_taint[:] = 0
         self.hist_fit[:] = 0
+        if n == 0:
+            return -1, 0, 0
         with nogil:
-            for i in range(n):
-                if nf >= num_to_find:
-                    break
-                row = scan[(start + i) % n]
-                processed += 1
-                code = C_SUCCESS
-                plugin = F_NONE
-                detail = 0
-                if self.filter_enabled[F_NODE_UNSCHEDULABLE] and self.unschedulable[row] \
-                        and not p.tolerates_unschedulable:
-                    code, plugin = C_UNRESOLVABLE, F_NODE_UNSCHEDULABLE
-                elif self.filter_enabled[F_NODE_NAME] and node_name_row != -1 and node_name_row != row:
-                    code, plugin = C_UNRESOLVABLE, F_NODE_NAME
-                else:
-                    if self.filter_enabled[F_TAINT_TOLERATION]:
-                        for b in range(self.n_taints[row]):
-                            j = self.taints[row, b]
-                            if self.taint_effect[j] != EFFECT_PREFER_NO_SCHEDULE and not p.tolerated[j]:
-                                code, plugin, detail = C_UNRESOLVABLE, F_TAINT_TOLERATION, j
-                                self.hist_taint[j] += 1
-                                break
-                    if code == C_SUCCESS and check_affinity and not _node_affinity_matches(self, p, row):
-                        code, plugin = C_UNRESOLVABLE, F_NODE_AFFINITY
-                    if code == C_SUCCESS and check_ports and _ports_conflict(self, p, row):
-                        code, plugin = C_UNSCHEDULABLE, F_NODE_PORTS
-                    if code == C_SUCCESS and self.filter_enabled[F_NODE_RESOURCES_FIT]:
-                        code = _fit_filter(self, p, row, &detail)
-                        if code != C_SUCCESS:
-                            plugin = F_NODE_RESOURCES_FIT
-                            bits = <uint64_t>detail
-                            for b in range(64):
-                                if (bits >> b) & 1:
-                                    self.hist_fit[b] += 1
-                self.st_code[row] = code
-                if code == C_SUCCESS:
-                    self.feasible[nf] = row
-                    nf += 1
-                else:
-                    self.st_plugin[row] = plugin
-                    self.st_detail[row] = detail
-                    self.hist_plugin[plugin] += 1
-
+            nf, processed = self._filter(&p, &c, &scan[0], n, start % n, num_to_find, node_name_row)
             if nf == 1:
                 best = self.feasible[0]
             elif nf > 1:
-                for s in range(N_SCORES):
-                    use_score[s] = self.score_enabled[s]
-                    self.score_ran[s] = 0
-                use_score[S_NODE_AFFINITY] = use_score[S_NODE_AFFINITY] and not p.skip_node_affinity_score
-                use_score[S_BALANCED_ALLOCATION] = use_score[S_BALANCED_ALLOCATION] and not p.skip_balanced
-                for j in range(nf):
-                    row = self.feasible[j]
-                    if use_score[S_TAINT_TOLERATION]:
-                        self.raw_scores[S_TAINT_TOLERATION, j] = _taint_score(self, p, row)
-                    if use_score[S_NODE_AFFINITY]:
-                        self.raw_scores[S_NODE_AFFINITY, j] = _node_affinity_score(self, p, row)
-                    if use_score[S_NODE_RESOURCES_FIT]:
-                        self.raw_scores[S_NODE_RESOURCES_FIT, j] = _fit_score(self, p, row)
-                    if use_score[S_BALANCED_ALLOCATION]:
-                        self.raw_scores[S_BALANCED_ALLOCATION, j] = _balanced_score(self, p, row)
-                    if use_score[S_IMAGE_LOCALITY]:
-                        self.raw_scores[S_IMAGE_LOCALITY, j] = _image_score(self, p, row, n_all_nodes)
-                for s in range(N_SCORES):
-                    if not use_score[s]:
-                        continue
-                    self.score_ran[s] = 1
-                    if s == S_TAINT_TOLERATION or s == S_NODE_AFFINITY:
-                        # DefaultNormalizeScore; reversed for TaintToleration
-                        m = 0
-                        for j in range(nf):
-                            if self.raw_scores[s, j] > m:
-                                m = self.raw_scores[s, j]
-                        for j in range(nf):
-                            if m == 0:
-                                self.scores[s, j] = MAX_NODE_SCORE if s == S_TAINT_TOLERATION else self.raw_scores[s, j]
-                            else:
-                                self.scores[s, j] = MAX_NODE_SCORE * self.raw_scores[s, j] / m
-                                if s == S_TAINT_TOLERATION:
-                                    self.scores[s, j] = MAX_NODE_SCORE - self.scores[s, j]
-                    else:
-                        for j in range(nf):
-                            self.scores[s, j] = self.raw_scores[s, j]
-                for j in range(nf):
-                    total = 0
-                    for s in range(N_SCORES):
-                        if use_score[s]:
-                            total += self.weights[s] * self.scores[s, j]
-                    self.totals[j] = total
-                    row = self.feasible[j]
-                    if total > best_total:
-                        best_total, best, best_key, ties = total, row, self.order_key[row], 1
-                    elif total == best_total:
-                        # selectHost: uniform among the best (reservoir sampling), or first in input order
-                        if tie_first:
-                            if self.order_key[row] < best_key:
-                                best, best_key = row, self.order_key[row]
-                        else:
-                            ties += 1
-                            if _next_random(&self.rng_state) % <uint64_t>ties == 0:
-                                best = row
+                best = self._score(&p, &c, nf, n_all_nodes, tie_first)
         return best, nf, processed
+
+    cdef (Py_ssize_t, Py_ssize_t) _filter(self, PodView* p, Config* c, const int32_t* scan, Py_ssize_t n,
+                                          Py_ssize_t pos, Py_ssize_t num_to_find,
+                                          Py_ssize_t node_name_row) noexcept nogil:
+        """Runs the Filter plugins in profile order; the first failure is recorded per node."""
+        cdef Table* t = &self.t
+        cdef Py_ssize_t i, row, nf = 0, processed = 0, b
+        cdef int code, plugin
+        cdef int64_t detail
+        cdef uint64_t bits
+        cdef int8_t* st_code = &self.st_code[0]
+        cdef int32_t* feasible = &self.feasible[0]
+        cdef bint f_unsched = c.filter_enabled[F_NODE_UNSCHEDULABLE] and not p.tolerates_unschedulable
+        cdef bint f_name = c.filter_enabled[F_NODE_NAME] and node_name_row != -1
+        cdef bint f_taint = c.filter_enabled[F_TAINT_TOLERATION]
+        cdef bint f_affinity = c.filter_enabled[F_NODE_AFFINITY] and p.has_node_affinity_filter
+        cdef bint f_ports = c.filter_enabled[F_NODE_PORTS] and p.n_host_ports > 0
+        cdef bint f_fit = c.filter_enabled[F_NODE_RESOURCES_FIT]
+        for i in range(n):
+            if nf >= num_to_find:
+                break
+            row = scan[pos]
+            pos += 1
+            if pos == n:
+                pos = 0
+            processed += 1
+            code = C_SUCCESS
+            detail = 0
+            if f_unsched and t.unschedulable[row]:
+                code, plugin = C_UNRESOLVABLE, F_NODE_UNSCHEDULABLE
+            elif f_name and node_name_row != row:
+                code, plugin = C_UNRESOLVABLE, F_NODE_NAME
+            else:
+                if f_taint and t.n_taints[row]:
+                    detail = _untolerated_taint(t, p, row)
+                    if detail >= 0:
+                        code, plugin = C_UNRESOLVABLE, F_TAINT_TOLERATION
+                        self.hist_taint[detail] += 1
+                    else:
+                        detail = 0
+                if code == C_SUCCESS and f_affinity and not _node_affinity_matches(t, p, row):
+                    code, plugin = C_UNRESOLVABLE, F_NODE_AFFINITY
+                if code == C_SUCCESS and f_ports and _ports_conflict(t, p, row):
+                    code, plugin = C_UNSCHEDULABLE, F_NODE_PORTS
+                if code == C_SUCCESS and f_fit:
+                    code = _fit_filter(t, p, row, &detail)
+                    if code != C_SUCCESS:
+                        plugin = F_NODE_RESOURCES_FIT
+                        bits = <uint64_t>detail
+                        for b in range(64):
+                            if (bits >> b) & 1:
+                                self.hist_fit[b] += 1
+            st_code[row] = code
+            if code == C_SUCCESS:
+                feasible[nf] = row
+                nf += 1
+            else:
+                self.st_plugin[row] = plugin
+                self.st_detail[row] = detail
+                self.hist_plugin[plugin] += 1
+        return nf, processed
+
+    cdef Py_ssize_t _score(self, PodView* p, Config* c, Py_ssize_t nf, int64_t n_all_nodes,
+                           bint tie_first) noexcept nogil:
+        """Score, NormalizeScore, weights and selectHost over the feasible nodes."""
+        cdef Table* t = &self.t
+        cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
+        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
+        cdef int64_t max_taint = 0, max_affinity = 0
+        cdef int32_t* feasible = &self.feasible[0]
+        cdef int64_t* raw = &self.raw_scores[0, 0]
+        cdef int64_t* norm = &self.scores[0, 0]
+        cdef int64_t* totals = &self.totals[0]
+        cdef bint use[N_SCORES]
+        for s in range(N_SCORES):
+            use[s] = c.score_enabled[s]
+        use[S_NODE_AFFINITY] = use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
+        use[S_BALANCED_ALLOCATION] = use[S_BALANCED_ALLOCATION] and not p.skip_balanced
+        for s in range(N_SCORES):
+            self.score_ran[s] = use[s]
+        # pass 1: raw scores, and the maxima DefaultNormalizeScore needs
+        for j in range(nf):
+            row = feasible[j]
+            total = 0
+            if use[S_TAINT_TOLERATION]:
+                v = _taint_score(t, p, row)
+                raw[S_TAINT_TOLERATION * cap + j] = v
+                if v > max_taint:
+                    max_taint = v
+            if use[S_NODE_AFFINITY]:
+                v = _node_affinity_score(t, p, row)
+                raw[S_NODE_AFFINITY * cap + j] = v
+                if v > max_affinity:
+                    max_affinity = v
+            if use[S_NODE_RESOURCES_FIT]:
+                v = _fit_score(t, p, c, row)
+                raw[S_NODE_RESOURCES_FIT * cap + j] = v
+                norm[S_NODE_RESOURCES_FIT * cap + j] = v
+                total += c.weights[S_NODE_RESOURCES_FIT] * v
+            if use[S_BALANCED_ALLOCATION]:
+                v = _balanced_score(t, p, c, row)
+                raw[S_BALANCED_ALLOCATION * cap + j] = v
+                norm[S_BALANCED_ALLOCATION * cap + j] = v
+                total += c.weights[S_BALANCED_ALLOCATION] * v
+            if use[S_IMAGE_LOCALITY]:
+                v = _image_score(t, p, row, n_all_nodes)
+                raw[S_IMAGE_LOCALITY * cap + j] = v
+                norm[S_IMAGE_LOCALITY * cap + j] = v
+                total += c.weights[S_IMAGE_LOCALITY] * v
+            totals[j] = total
+        # pass 2: normalize TaintToleration (reversed) and NodeAffinity, total, selectHost
+        for j in range(nf):
+            total = totals[j]
+            if use[S_TAINT_TOLERATION]:
+                v = MAX_NODE_SCORE
+                if max_taint > 0:
+                    v = MAX_NODE_SCORE - _div_small(MAX_NODE_SCORE * raw[S_TAINT_TOLERATION * cap + j], max_taint)
+                norm[S_TAINT_TOLERATION * cap + j] = v
+                total += c.weights[S_TAINT_TOLERATION] * v
+            if use[S_NODE_AFFINITY]:
+                v = raw[S_NODE_AFFINITY * cap + j]
+                if max_affinity > 0:
+                    v = _div_small(MAX_NODE_SCORE * v, max_affinity)
+                norm[S_NODE_AFFINITY * cap + j] = v
+                total += c.weights[S_NODE_AFFINITY] * v
+            totals[j] = total
+            row = feasible[j]
+            if total > best_total:
+                best_total, best, best_key, ties = total, row, t.order_key[row], 1
+            elif total == best_total:
+                # selectHost: uniform among the best (reservoir sampling), or first in input order
+                if tie_first:
+                    if t.order_key[row] < best_key:
+                        best, best_key = row, t.order_key[row]
+                else:
+                    ties += 1
+                    if _next_random(&self.rng_state) % <uint64_t>ties == 0:
+                        best = row
+        return best

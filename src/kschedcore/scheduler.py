@@ -264,7 +264,7 @@ class Scheduler:
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = self.kernel.run(
             cp, scan, start, self.num_feasible_nodes_to_find(len(scan)), node_name_row, n_all,
-            False, self.tie_first)
+            self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
         ctx = {"scan": scan, "start": start, "processed": processed, "narrowed": names is not None}
         if best >= 0:
