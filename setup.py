@@ -17,7 +17,8 @@ extensions = [
         ["src/kschedcore/_kernels.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off"],
+        extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off", "-fopenmp"],
+        extra_link_args=["-fopenmp"],
     )
 ]
 

@@ -113,6 +113,14 @@ cdef struct Config:
     uint8_t* score_enabled
 
 
+# Per-cycle switches derived from the pod and the profile.
+cdef struct Cycle:
+    bint f_unsched, f_name, f_taint, f_affinity, f_ports, f_fit
+    Py_ssize_t node_name_row
+    int64_t n_all_nodes
+    bint use[N_SCORES]
+
+
 cdef class CompiledPod:
     """A pod in integer form, compiled once against the node table's interners."""
     cdef public int64_t cpu, memory, ephemeral
@@ -162,9 +170,18 @@ cdef class NodeKernel:
     cdef public int64_t[::1] strategy_weights, shape_util, shape_score
     cdef public uint64_t rng_state
 
+    cdef public int threads
+    cdef int32_t[::1] feas_pos
+
     cdef void _load_config(self, Config* c) noexcept
-    cdef (Py_ssize_t, Py_ssize_t) _filter(self, PodView* p, Config* c, const int32_t* scan, Py_ssize_t n,
-                                          Py_ssize_t pos, Py_ssize_t num_to_find,
-                                          Py_ssize_t node_name_row) noexcept nogil
-    cdef Py_ssize_t _score(self, PodView* p, Config* c, Py_ssize_t nf, int64_t n_all_nodes,
-                           bint tie_first) noexcept nogil
+    cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
+                     int64_t n_all_nodes) noexcept
+    cdef int _filter_node(self, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
+                          int* plugin) noexcept nogil
+    cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
+                                Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
+                                Py_ssize_t out, Py_ssize_t limit) noexcept nogil
+    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                         Py_ssize_t processed) noexcept nogil
+    cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil
+    cdef void _compact(self, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil

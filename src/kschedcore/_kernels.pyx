@@ -10,6 +10,7 @@ cycle, so the C compiler keeps them in registers; no Python object is touched pe
 """
 from libc.math cimport fabs, sqrt, round as c_round
 from libc.stdint cimport INT64_MIN
+from cython.parallel cimport parallel, threadid
 
 import numpy as np
 
@@ -375,6 +376,7 @@ cdef class NodeKernel:
             self.raw_scores = np.zeros((N_SCORES, cap), np.int64)
             self.scores = np.zeros((N_SCORES, cap), np.int64)
             self.totals = np.zeros(cap, np.int64)
+            self.feas_pos = np.zeros(cap, np.int32)
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
@@ -404,156 +406,242 @@ cdef class NodeKernel:
         c.balanced_cols, c.weights = _i32(self.balanced_cols), _i64(self.weights)
         c.filter_enabled, c.score_enabled = _u8(self.filter_enabled), _u8(self.score_enabled)
 
+    cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
+                     int64_t n_all_nodes) noexcept:
+        cdef Py_ssize_t s
+        y.f_unsched = c.filter_enabled[F_NODE_UNSCHEDULABLE] and not p.tolerates_unschedulable
+        y.f_name = c.filter_enabled[F_NODE_NAME] and node_name_row != -1
+        y.f_taint = c.filter_enabled[F_TAINT_TOLERATION]
+        y.f_affinity = c.filter_enabled[F_NODE_AFFINITY] and p.has_node_affinity_filter
+        y.f_ports = c.filter_enabled[F_NODE_PORTS] and p.n_host_ports > 0
+        y.f_fit = c.filter_enabled[F_NODE_RESOURCES_FIT]
+        y.node_name_row = node_name_row
+        y.n_all_nodes = n_all_nodes
+        for s in range(N_SCORES):
+            y.use[s] = c.score_enabled[s]
+        y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
+        y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
+
     def run(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
             Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first):
         """Filters nodes scan[(start + i) % len(scan)] until num_to_find pass, then scores them.
 
-        Returns (chosen row or -1, number feasible, number processed).
+        Returns (chosen row or -1, number feasible, number processed). With `threads` > 1 the
+        scan runs in rounds split between threads; results are merged in scan order, so they
+        are identical to the sequential scan's.
         """
         cdef PodView p
         cdef Config c
+        cdef Cycle y
         _load_pod(cp, &p)
         self._load_config(&c)
+        self._begin(&p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
-        self.hist_plugin[:] = 0
-        self.hist_taint[:] = 0
-        self.hist_fit[:] = 0
+        cdef Py_ssize_t pos, size, half, f0, f1, need
+        cdef int threads = self.threads if self.threads > 1 else 1
+        cdef int tid
+        cdef Py_ssize_t found[2]
+        cdef const int32_t* sp
         if n == 0:
+            self._histogram(NULL, 0, 0, 0)
             return -1, 0, 0
+        sp = &scan[0]
+        pos = start % n
         with nogil:
-            nf, processed = self._filter(&p, &c, &scan[0], n, start % n, num_to_find, node_name_row)
-            if nf == 1:
+            while processed < n and nf < num_to_find:
+                need = num_to_find - nf
+                # a round: what is still needed (x2 once nodes have been rejected), >= 256
+                size = need if processed == 0 else 2 * need
+                if size < 256:
+                    size = 256
+                if size > n - processed:
+                    size = n - processed
+                if threads == 1 or size < 512:
+                    f0 = self._eval_range(&p, &c, &y, sp, n, (pos + processed) % n, size, processed, nf, need)
+                    f1 = 0
+                else:
+                    half = size // 2
+                    with parallel(num_threads=2):
+                        tid = threadid()
+                        if tid == 0:
+                            found[0] = self._eval_range(&p, &c, &y, sp, n, (pos + processed) % n, half,
+                                                        processed, nf, need)
+                        else:
+                            found[1] = self._eval_range(&p, &c, &y, sp, n, (pos + processed + half) % n,
+                                                        size - half, processed + half, nf + half, need)
+                    f0, f1 = found[0], found[1]
+                    if f0 >= need:
+                        f1 = 0
+                    elif f1 > need - f0:
+                        f1 = need - f0
+                    self._compact(nf + half, nf + f0, f1)
+                if nf + f0 + f1 >= num_to_find:
+                    nf = nf + f0 + f1
+                    processed = self.feas_pos[nf - 1] + 1
+                else:
+                    nf = nf + f0 + f1
+                    processed += size
+            if nf == 0:
+                self._histogram(sp, n, pos, processed)
+            elif nf == 1:
                 best = self.feasible[0]
-            elif nf > 1:
-                best = self._score(&p, &c, nf, n_all_nodes, tie_first)
+            else:
+                best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
 
-    cdef (Py_ssize_t, Py_ssize_t) _filter(self, PodView* p, Config* c, const int32_t* scan, Py_ssize_t n,
-                                          Py_ssize_t pos, Py_ssize_t num_to_find,
-                                          Py_ssize_t node_name_row) noexcept nogil:
-        """Runs the Filter plugins in profile order; the first failure is recorded per node."""
+    cdef void _compact(self, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
+        """Moves `count` feasible entries (row, position, raw scores, partial total) down."""
+        cdef Py_ssize_t i, s, cap = self.cap
+        cdef int64_t* raw = &self.raw_scores[0, 0]
+        if src == dst:
+            return
+        for i in range(count):
+            self.feasible[dst + i] = self.feasible[src + i]
+            self.feas_pos[dst + i] = self.feas_pos[src + i]
+            self.totals[dst + i] = self.totals[src + i]
+            for s in range(N_SCORES):
+                raw[s * cap + dst + i] = raw[s * cap + src + i]
+
+    cdef int _filter_node(self, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
+                          int* plugin) noexcept nogil:
+        """The Filter plugins in profile order; returns the first non-success status."""
         cdef Table* t = &self.t
-        cdef Py_ssize_t i, row, nf = 0, processed = 0, b
-        cdef int code, plugin
-        cdef int64_t detail
-        cdef uint64_t bits
-        cdef int8_t* st_code = &self.st_code[0]
-        cdef int32_t* feasible = &self.feasible[0]
-        cdef bint f_unsched = c.filter_enabled[F_NODE_UNSCHEDULABLE] and not p.tolerates_unschedulable
-        cdef bint f_name = c.filter_enabled[F_NODE_NAME] and node_name_row != -1
-        cdef bint f_taint = c.filter_enabled[F_TAINT_TOLERATION]
-        cdef bint f_affinity = c.filter_enabled[F_NODE_AFFINITY] and p.has_node_affinity_filter
-        cdef bint f_ports = c.filter_enabled[F_NODE_PORTS] and p.n_host_ports > 0
-        cdef bint f_fit = c.filter_enabled[F_NODE_RESOURCES_FIT]
-        for i in range(n):
-            if nf >= num_to_find:
+        cdef int code
+        detail[0] = 0
+        if y.f_unsched and t.unschedulable[row]:
+            plugin[0] = F_NODE_UNSCHEDULABLE
+            return C_UNRESOLVABLE
+        if y.f_name and y.node_name_row != row:
+            plugin[0] = F_NODE_NAME
+            return C_UNRESOLVABLE
+        if y.f_taint and t.n_taints[row]:
+            detail[0] = _untolerated_taint(t, p, row)
+            if detail[0] >= 0:
+                plugin[0] = F_TAINT_TOLERATION
+                return C_UNRESOLVABLE
+            detail[0] = 0
+        if y.f_affinity and not _node_affinity_matches(t, p, row):
+            plugin[0] = F_NODE_AFFINITY
+            return C_UNRESOLVABLE
+        if y.f_ports and _ports_conflict(t, p, row):
+            plugin[0] = F_NODE_PORTS
+            return C_UNSCHEDULABLE
+        if y.f_fit:
+            code = _fit_filter(t, p, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = F_NODE_RESOURCES_FIT
+                return code
+        return C_SUCCESS
+
+    cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
+                                Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
+                                Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+        """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
+
+        A feasible node goes to index `out` + k of the feasible buffers with its position
+        (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
+        the plugins that need no normalisation. Returns the number of feasible nodes.
+        """
+        cdef Table* t = &self.t
+        cdef Py_ssize_t i, row, j, f = 0, cap = self.cap
+        cdef int code, plugin = 0
+        cdef int64_t detail, v, total
+        cdef int64_t* raw = &self.raw_scores[0, 0]
+        cdef int64_t* w = c.weights
+        for i in range(count):
+            if f >= limit:
                 break
             row = scan[pos]
             pos += 1
             if pos == n:
                 pos = 0
-            processed += 1
-            code = C_SUCCESS
-            detail = 0
-            if f_unsched and t.unschedulable[row]:
-                code, plugin = C_UNRESOLVABLE, F_NODE_UNSCHEDULABLE
-            elif f_name and node_name_row != row:
-                code, plugin = C_UNRESOLVABLE, F_NODE_NAME
-            else:
-                if f_taint and t.n_taints[row]:
-                    detail = _untolerated_taint(t, p, row)
-                    if detail >= 0:
-                        code, plugin = C_UNRESOLVABLE, F_TAINT_TOLERATION
-                        self.hist_taint[detail] += 1
-                    else:
-                        detail = 0
-                if code == C_SUCCESS and f_affinity and not _node_affinity_matches(t, p, row):
-                    code, plugin = C_UNRESOLVABLE, F_NODE_AFFINITY
-                if code == C_SUCCESS and f_ports and _ports_conflict(t, p, row):
-                    code, plugin = C_UNSCHEDULABLE, F_NODE_PORTS
-                if code == C_SUCCESS and f_fit:
-                    code = _fit_filter(t, p, row, &detail)
-                    if code != C_SUCCESS:
-                        plugin = F_NODE_RESOURCES_FIT
-                        bits = <uint64_t>detail
-                        for b in range(64):
-                            if (bits >> b) & 1:
-                                self.hist_fit[b] += 1
-            st_code[row] = code
-            if code == C_SUCCESS:
-                feasible[nf] = row
-                nf += 1
-            else:
+            code = self._filter_node(p, y, row, &detail, &plugin)
+            self.st_code[row] = code
+            if code != C_SUCCESS:
                 self.st_plugin[row] = plugin
                 self.st_detail[row] = detail
-                self.hist_plugin[plugin] += 1
-        return nf, processed
+                continue
+            j = out + f
+            f += 1
+            self.feasible[j] = row
+            self.feas_pos[j] = offset + i
+            total = 0
+            if y.use[S_TAINT_TOLERATION]:
+                raw[S_TAINT_TOLERATION * cap + j] = _taint_score(t, p, row)
+            if y.use[S_NODE_AFFINITY]:
+                raw[S_NODE_AFFINITY * cap + j] = _node_affinity_score(t, p, row)
+            if y.use[S_NODE_RESOURCES_FIT]:
+                v = _fit_score(t, p, c, row)
+                raw[S_NODE_RESOURCES_FIT * cap + j] = v
+                total += w[S_NODE_RESOURCES_FIT] * v
+            if y.use[S_BALANCED_ALLOCATION]:
+                v = _balanced_score(t, p, c, row)
+                raw[S_BALANCED_ALLOCATION * cap + j] = v
+                total += w[S_BALANCED_ALLOCATION] * v
+            if y.use[S_IMAGE_LOCALITY]:
+                v = _image_score(t, p, row, y.n_all_nodes)
+                raw[S_IMAGE_LOCALITY * cap + j] = v
+                total += w[S_IMAGE_LOCALITY] * v
+            self.totals[j] = total
+        return f
 
-    cdef Py_ssize_t _score(self, PodView* p, Config* c, Py_ssize_t nf, int64_t n_all_nodes,
-                           bint tie_first) noexcept nogil:
-        """Score, NormalizeScore, weights and selectHost over the feasible nodes."""
+    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                         Py_ssize_t processed) noexcept nogil:
+        """FitError counts: per filter plugin, per untolerated taint, per missing resource."""
+        cdef Py_ssize_t i, row, b
+        cdef uint64_t bits
+        cdef int plugin
+        self.hist_plugin[:] = 0
+        self.hist_taint[:] = 0
+        self.hist_fit[:] = 0
+        for i in range(processed):
+            row = scan[(pos + i) % n]
+            if self.st_code[row] == C_SUCCESS:
+                continue
+            plugin = self.st_plugin[row]
+            self.hist_plugin[plugin] += 1
+            if plugin == F_TAINT_TOLERATION:
+                self.hist_taint[self.st_detail[row]] += 1
+            elif plugin == F_NODE_RESOURCES_FIT:
+                bits = <uint64_t>self.st_detail[row]
+                for b in range(64):
+                    if (bits >> b) & 1:
+                        self.hist_fit[b] += 1
+
+    cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
+        """NormalizeScore (TaintToleration reversed, NodeAffinity), weights and selectHost."""
         cdef Table* t = &self.t
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
         cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
         cdef int64_t max_taint = 0, max_affinity = 0
-        cdef int32_t* feasible = &self.feasible[0]
         cdef int64_t* raw = &self.raw_scores[0, 0]
         cdef int64_t* norm = &self.scores[0, 0]
-        cdef int64_t* totals = &self.totals[0]
-        cdef bint use[N_SCORES]
         for s in range(N_SCORES):
-            use[s] = c.score_enabled[s]
-        use[S_NODE_AFFINITY] = use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
-        use[S_BALANCED_ALLOCATION] = use[S_BALANCED_ALLOCATION] and not p.skip_balanced
-        for s in range(N_SCORES):
-            self.score_ran[s] = use[s]
-        # pass 1: raw scores, and the maxima DefaultNormalizeScore needs
+            self.score_ran[s] = y.use[s]
         for j in range(nf):
-            row = feasible[j]
-            total = 0
-            if use[S_TAINT_TOLERATION]:
-                v = _taint_score(t, p, row)
-                raw[S_TAINT_TOLERATION * cap + j] = v
-                if v > max_taint:
-                    max_taint = v
-            if use[S_NODE_AFFINITY]:
-                v = _node_affinity_score(t, p, row)
-                raw[S_NODE_AFFINITY * cap + j] = v
-                if v > max_affinity:
-                    max_affinity = v
-            if use[S_NODE_RESOURCES_FIT]:
-                v = _fit_score(t, p, c, row)
-                raw[S_NODE_RESOURCES_FIT * cap + j] = v
-                norm[S_NODE_RESOURCES_FIT * cap + j] = v
-                total += c.weights[S_NODE_RESOURCES_FIT] * v
-            if use[S_BALANCED_ALLOCATION]:
-                v = _balanced_score(t, p, c, row)
-                raw[S_BALANCED_ALLOCATION * cap + j] = v
-                norm[S_BALANCED_ALLOCATION * cap + j] = v
-                total += c.weights[S_BALANCED_ALLOCATION] * v
-            if use[S_IMAGE_LOCALITY]:
-                v = _image_score(t, p, row, n_all_nodes)
-                raw[S_IMAGE_LOCALITY * cap + j] = v
-                norm[S_IMAGE_LOCALITY * cap + j] = v
-                total += c.weights[S_IMAGE_LOCALITY] * v
-            totals[j] = total
-        # pass 2: normalize TaintToleration (reversed) and NodeAffinity, total, selectHost
+            if y.use[S_TAINT_TOLERATION] and raw[S_TAINT_TOLERATION * cap + j] > max_taint:
+                max_taint = raw[S_TAINT_TOLERATION * cap + j]
+            if y.use[S_NODE_AFFINITY] and raw[S_NODE_AFFINITY * cap + j] > max_affinity:
+                max_affinity = raw[S_NODE_AFFINITY * cap + j]
         for j in range(nf):
-            total = totals[j]
-            if use[S_TAINT_TOLERATION]:
+            total = self.totals[j]
+            norm[S_NODE_RESOURCES_FIT * cap + j] = raw[S_NODE_RESOURCES_FIT * cap + j]
+            norm[S_BALANCED_ALLOCATION * cap + j] = raw[S_BALANCED_ALLOCATION * cap + j]
+            norm[S_IMAGE_LOCALITY * cap + j] = raw[S_IMAGE_LOCALITY * cap + j]
+            if y.use[S_TAINT_TOLERATION]:
                 v = MAX_NODE_SCORE
                 if max_taint > 0:
                     v = MAX_NODE_SCORE - _div_small(MAX_NODE_SCORE * raw[S_TAINT_TOLERATION * cap + j], max_taint)
                 norm[S_TAINT_TOLERATION * cap + j] = v
                 total += c.weights[S_TAINT_TOLERATION] * v
-            if use[S_NODE_AFFINITY]:
+            if y.use[S_NODE_AFFINITY]:
                 v = raw[S_NODE_AFFINITY * cap + j]
                 if max_affinity > 0:
                     v = _div_small(MAX_NODE_SCORE * v, max_affinity)
                 norm[S_NODE_AFFINITY * cap + j] = v
                 total += c.weights[S_NODE_AFFINITY] * v
-            totals[j] = total
-            row = feasible[j]
+            self.totals[j] = total
+            row = self.feasible[j]
             if total > best_total:
                 best_total, best, best_key, ties = total, row, t.order_key[row], 1
             elif total == best_total:

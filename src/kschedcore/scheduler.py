@@ -4,6 +4,7 @@ A scheduling cycle runs PreFilter in Python (once per pod), then one compiled pa
 node table (Filter, Score, NormalizeScore, selectHost), then builds the result. Pods placed
 on nodes (bound or assumed) update only their node's row.
 """
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ def _name_of(obj) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduleResult:
     """One scheduling cycle: the chosen node, or the FitError."""
     pod: str
@@ -44,7 +45,7 @@ class ScheduleResult:
         return self.node is not None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Placement:
     """A pod counted on a node (bound or assumed) and what it added to the node's row."""
     pod: Pod
@@ -60,10 +61,11 @@ class Scheduler:
     percentage_of_nodes_to_score: None or 0 = adaptive, else 1-100 (semantics §5.2).
     tie_break: "random" (uniform among the best totals, seeded) or "first" (first in input order).
     plugin_args: {plugin name: args dict}, e.g. NodeResourcesFit's scoringStrategy.
+    threads: threads for large scans (default: 2 where the machine has 2 cores); 1 = sequential.
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None):
+                 seed=0, plugin_args=None, weights=None, threads=None):
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
@@ -74,6 +76,8 @@ class Scheduler:
         self.table = NodeTable()
         self.kernel = NodeKernel()
         self.kernel.seed(seed)
+        # the kernel splits large scans between two threads; results do not depend on it
+        self.kernel.threads = min(2, os.cpu_count() or 1) if threads is None else int(threads)
         args = plugin_args or {}
         self.plugins = [cls(args.get(name)) for name, cls in REGISTRY.items()]
         self._by_name = {p.name: p for p in self.plugins}
@@ -187,16 +191,21 @@ class Scheduler:
             raise ValidationError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
         self._place(pod, node_name)
 
-    def _place(self, pod: Pod, node_name: str):
+    def _usage(self, pod: Pod):
+        """What a pod adds to its node's row: resource columns, amounts, packed host ports."""
+        t = self.table
+        counted = [(t.resource_col(n), v) for n, v in pod.requests.items() if res.counts(n)]
+        cols = np.asarray([c for c, _ in counted], np.int64)
+        vals = np.asarray([v for _, v in counted], np.int64)
+        return cols, vals, packed_ports(pod, t)
+
+    def _place(self, pod: Pod, node_name: str, usage=None):
         row = self.table.row_of.get(node_name)
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
         t = self.table
-        counted = [(t.resource_col(n), v) for n, v in pod.requests.items() if res.counts(n)]
-        cols = np.asarray([c for c, _ in counted], np.int64)
-        vals = np.asarray([v for _, v in counted], np.int64)
-        ports = packed_ports(pod, t)
+        cols, vals, ports = usage or self._usage(pod)
         self.kernel.add_usage(row, cols, vals, pod.non_zero[0], pod.non_zero[1], 1) \
             if self._bound_layout == t.layout else self._add_usage_numpy(row, cols, vals, pod, 1)
         if ports:
@@ -229,6 +238,8 @@ class Scheduler:
         cp = CompiledPod()
         for p in self.plugins:
             p.compile(pod, cp, self.table)
+        cp.prefilter_node_names = self._by_name["NodeAffinity"].prefilter_node_names(pod)
+        cp.usage = self._usage(pod)
         pod.compiled = (self._token, cp)
         return cp
 
@@ -252,13 +263,12 @@ class Scheduler:
             self._bound_layout = t.layout
         if t.stale_images:
             t.refresh_snapshot()
-        affinity = self._by_name["NodeAffinity"]
-        names = affinity.prefilter_node_names(pod)
+        names = cp.prefilter_node_names
         scan = t.scan_order
         if names is not None:
             if not names:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
-                return ScheduleResult(pod.key, None, 0, 0, err), {"prefilter_rejected": True}
+                return ScheduleResult(pod.key, None, 0, 0, err), "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
@@ -266,7 +276,7 @@ class Scheduler:
             cp, scan, start, self.num_feasible_nodes_to_find(len(scan)), node_name_row, n_all,
             self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
-        ctx = {"scan": scan, "start": start, "processed": processed, "narrowed": names is not None}
+        ctx = (scan, start, processed, names is not None)
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), ctx
         err = FitError(pod.key, n_all, reasons=self._histogram(processed, n_all - len(scan)))
@@ -322,7 +332,7 @@ class Scheduler:
         pod = self.parse_pod(pod)
         result = self._run_cycle(pod)[0]
         if result.node is not None:
-            self._place(pod, result.node)
+            self._place(pod, result.node, pod.compiled[1].usage)
         return result
 
     def schedule_pending(self, callback=None) -> list:
@@ -335,10 +345,10 @@ class Scheduler:
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
             else:
                 result = self._run_cycle(pod)[0]
-            if result.node is not None and not pod.node_name:
-                self._place(pod, result.node)
-            else:
-                self.pending.append(pod)
+                if result.node is not None:
+                    self._place(pod, result.node, pod.compiled[1].usage)
+                else:
+                    self.pending.append(pod)
             results.append(result)
             if callback is not None:
                 callback(result)
@@ -382,15 +392,16 @@ class Scheduler:
                "filter": {}, "scores": {}}
         skipped_filter = [p.name for p in self.plugins if p.prefilter_skips(pod)]
         rec["skippedFilterPlugins"] = sorted(skipped_filter + list(SKIPPING_FILTER_PLUGINS))
-        if ctx and ctx.get("prefilter_rejected"):
+        if ctx == "prefilter_rejected":
             status = {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
                       "reasons": [result.fit_error.pre_filter_message]}
             rec["filter"] = {name: dict(status) for name in self.node_names}
             rec["preFilterStatus"] = status
         elif ctx:
-            scan, n = ctx["scan"], len(ctx["scan"])
-            for i in range(ctx["processed"]):
-                row = int(scan[(ctx["start"] + i) % n])
+            scan, start, processed, narrowed = ctx
+            n = len(scan)
+            for i in range(processed):
+                row = int(scan[(start + i) % n])
                 code = Code(int(k.st_code[row]))
                 if code == Code.SUCCESS:
                     continue
@@ -398,7 +409,7 @@ class Scheduler:
                 rec["filter"][t.nodes[row].name] = {
                     "ok": False, "code": code.go_name, "plugin": plugin.name,
                     "reasons": plugin.reasons(int(k.st_detail[row]), t)}
-            if ctx["narrowed"]:
+            if narrowed:
                 inside = {t.nodes[r].name for r in scan}
                 rec["preFilterNodeNames"] = sorted(inside)
                 for name in self.node_names:

@@ -259,12 +259,13 @@ def _ceil_nanos(digits: str, scale: int, pow2: int) -> int | None:
     if drop <= pow2:  # few enough places to compute exactly
         n = int(digits) << pow2
         return n * 10**-drop if drop <= 0 else -(-n // 10**drop)
-    # D * 2^p / 10^drop == D / (10^(drop - p) * 5^p); the last j digits of D (a fraction < 1
-    # of the divisor's unit) only decide whether to round up.
-    j = min(len(digits), drop - pow2)
-    head, tail = digits[: len(digits) - j], digits[len(digits) - j:]
-    q, r = divmod(int(head or "0"), 10 ** (drop - pow2 - j) * 5**pow2)
-    return q + (1 if r or tail.strip("0") else 0)
+    # D * 2^p / 10^drop == (D / 10^(drop - p)) / 5^p: the last drop - p digits of D make a
+    # fraction below 1, which only decides whether to round up.
+    j = drop - pow2
+    if j >= len(digits):
+        return 1  # a non-zero value below 1n
+    q, r = divmod(int(digits[:-j]), 5**pow2)
+    return q + (1 if r or digits[-j:].strip("0") else 0)
 
 
 def _parse(text: str) -> Quantity | None:

@@ -1,0 +1,365 @@
+"""Hypothesis strategies: random but valid raw Kubernetes Nodes, Pods and scoring strategies.
+
+Small vocabularies on purpose, so that labels, taints, images and ports collide often and
+every plugin has something to decide.  Everything produced is a plain JSON-like dict, as a
+Kubernetes API client (or a YAML file) would hand it over.
+"""
+from hypothesis import strategies as st
+
+# ---- vocabularies ------------------------------------------------------------------------------
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+HOSTNAME = "kubernetes.io/hostname"
+POOL = "pool"
+GEN = "example.com/gen"
+FPGA = "example.com/fpga"
+HUGEPAGES = "hugepages-2Mi"
+
+ZONES = ["z1", "z2", "z3"]
+POOLS = ["a", "b", "gpu"]
+GENS = ["1", "2", "3", "10", "07", "x", "2a", ""]   # integers and non-integers (valid label values)
+LABEL_KEYS = [ZONE, POOL, GEN, HOSTNAME, "disk"]
+LABEL_VALUES = ["z1", "z2", "a", "b", "gpu", "1", "2", "3", "10", "x", "ssd", "n0", "n1"]
+#: values the API server accepts in a node selector requirement, but labels.NewRequirement
+#: rejects (not valid label values): the term then fails to parse
+BAD_LABEL_VALUES = ["-1", "+1", "a b"]
+TAINT_KEYS = ["dedicated", "gpu", "node-role.kubernetes.io/control-plane", "node.kubernetes.io/unschedulable"]
+TAINT_VALUES = ["", "a", "b"]
+EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+IMAGES = ["nginx:1.25", "redis", "redis:latest", "registry.k8s.io/pause:3.9", "busybox",
+          "localhost:5000/app", "big/model:v1"]
+HOST_IPS = [None, "0.0.0.0", "10.0.0.1", "10.0.0.2"]
+HOST_PORTS = [80, 443, 8080]
+NAMESPACES = ["default", "team-a"]
+
+CPU_Q = ["0", "1m", "50m", "100m", "250m", "500m", "0.5", "1", "1500m", "2", "1.2345", "3", "1e-3"]
+MEM_Q = ["0", "1", "100000", "64Mi", "128Mi", "200Mi", "256M", "512Mi", "1Gi", "1.5Gi", "2Gi", "1e9", "3Gi"]
+EPH_Q = ["0", "100Mi", "1Gi", "5Gi", "20Gi"]
+FPGA_Q = ["0", "1", "2", "3"]
+HUGE_Q = ["0", "2Mi", "4Mi", "6Mi"]
+
+NODE_CPU = ["1", "2", "3500m", "4", "8", "0"]
+NODE_MEM = ["1Gi", "4Gi", "7.5Gi", "8Gi", "16Gi", "2000000000"]
+NODE_EPH = ["10Gi", "50Gi", "100Gi"]
+NODE_PODS = ["0", "1", "2", "3", "5", "110"]
+NODE_FPGA = ["0", "1", "2", "4"]
+NODE_HUGE = ["0", "4Mi", "8Mi", "1Gi"]
+
+
+def maybe(strategy, p_none=True):
+    """strategy or None (None means: leave the field out)."""
+    return st.one_of(st.none(), strategy) if p_none else strategy
+
+
+def _drop_none(d):
+    return {k: v for k, v in d.items() if v is not None}
+
+
+# ---- nodes -------------------------------------------------------------------------------------
+@st.composite
+def node_labels(draw, name):
+    labels = {}
+    if draw(st.booleans()):
+        labels[HOSTNAME] = name
+    if draw(st.integers(0, 4)):                 # most nodes have a zone
+        labels[ZONE] = draw(st.sampled_from(ZONES))
+    if draw(st.integers(0, 5)) == 0:
+        labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
+    if draw(st.booleans()):
+        labels[POOL] = draw(st.sampled_from(POOLS))
+    if draw(st.booleans()):
+        labels[GEN] = draw(st.sampled_from(GENS))
+    if draw(st.integers(0, 3)) == 0:
+        labels["disk"] = draw(st.sampled_from(["ssd", "hdd"]))
+    return labels
+
+
+@st.composite
+def taints(draw):
+    out, seen = [], set()
+    for _ in range(draw(st.integers(0, 3))):
+        key = draw(st.sampled_from(TAINT_KEYS))
+        effect = draw(st.sampled_from(EFFECTS))
+        if (key, effect) in seen:               # the API server rejects duplicate (key, effect)
+            continue
+        seen.add((key, effect))
+        out.append(_drop_none({"key": key, "value": draw(maybe(st.sampled_from(TAINT_VALUES[1:]))),
+                               "effect": effect}))
+    return out
+
+
+@st.composite
+def node_images(draw):
+    out = []
+    for _ in range(draw(st.integers(0, 3))):
+        names = draw(st.lists(st.sampled_from(IMAGES + ["docker.io/library/nginx:1.25", "other:2"]),
+                              min_size=1, max_size=2, unique=True))
+        size = draw(st.sampled_from([0, 10 * 2**20, 23 * 2**20, 300 * 2**20, 800 * 2**20,
+                                     1500 * 2**20, 4 * 2**30]) | st.integers(0, 3 * 2**30))
+        out.append({"names": names, "sizeBytes": size})
+    return out
+
+
+@st.composite
+def nodes_dicts(draw, name, extended=True):
+    alloc = {"cpu": draw(st.sampled_from(NODE_CPU)), "memory": draw(st.sampled_from(NODE_MEM)),
+             "pods": draw(st.sampled_from(NODE_PODS + ["110", "110", "110"]))}
+    if draw(st.integers(0, 3)):
+        alloc["ephemeral-storage"] = draw(st.sampled_from(NODE_EPH))
+    if extended and draw(st.booleans()):
+        alloc[FPGA] = draw(st.sampled_from(NODE_FPGA))
+    if extended and draw(st.integers(0, 2)) == 0:
+        alloc[HUGEPAGES] = draw(st.sampled_from(NODE_HUGE))
+    if draw(st.integers(0, 6)) == 0:
+        del alloc["pods"]                       # no allocatable pods: every pod is "Too many pods"
+    spec = {}
+    t = draw(taints())
+    if t:
+        spec["taints"] = t
+    if draw(st.integers(0, 7)) == 0:
+        spec["unschedulable"] = True
+    status = {"allocatable": alloc, "capacity": dict(alloc)}
+    imgs = draw(node_images())
+    if imgs:
+        status["images"] = imgs
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": draw(node_labels(name))},
+            "spec": spec, "status": status}
+
+
+@st.composite
+def node_lists(draw, min_size=2, max_size=12, extended=True):
+    n = draw(st.integers(min_size, max_size))
+    return [draw(nodes_dicts(f"n{i}", extended=extended)) for i in range(n)]
+
+
+# ---- pods --------------------------------------------------------------------------------------
+@st.composite
+def requests(draw, extended=True):
+    out = {}
+    if draw(st.integers(0, 3)):
+        out["cpu"] = draw(st.sampled_from(CPU_Q))
+    if draw(st.integers(0, 3)):
+        out["memory"] = draw(st.sampled_from(MEM_Q))
+    if draw(st.integers(0, 4)) == 0:
+        out["ephemeral-storage"] = draw(st.sampled_from(EPH_Q))
+    if extended and draw(st.integers(0, 3)) == 0:
+        out[FPGA] = draw(st.sampled_from(FPGA_Q))
+    if extended and draw(st.integers(0, 5)) == 0:
+        out[HUGEPAGES] = draw(st.sampled_from(HUGE_Q))
+    return out
+
+
+@st.composite
+def container_ports(draw):
+    out = []
+    for _ in range(draw(st.integers(0, 2))):
+        p = {"containerPort": draw(st.sampled_from([80, 8080, 9000]))}
+        if draw(st.integers(0, 2)):
+            p["hostPort"] = draw(st.sampled_from(HOST_PORTS))
+        proto = draw(st.sampled_from([None, "TCP", "UDP"]))
+        if proto:
+            p["protocol"] = proto
+        ip = draw(st.sampled_from(HOST_IPS))
+        if ip:
+            p["hostIP"] = ip
+        out.append(p)
+    return out
+
+
+@st.composite
+def container(draw, name, init=False, extended=True):
+    c = {"name": name, "image": draw(st.sampled_from(IMAGES))}
+    if draw(st.integers(0, 4)):
+        c["resources"] = {"requests": draw(requests(extended=extended))}
+    if init and draw(st.booleans()):
+        c["restartPolicy"] = "Always"          # a sidecar
+    ports = draw(container_ports()) if draw(st.integers(0, 2)) == 0 else []
+    if ports:
+        c["ports"] = ports
+    return c
+
+
+@st.composite
+def tolerations(draw):
+    out = []
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from([None, "Equal", "Exists"]))
+        key = draw(st.sampled_from(TAINT_KEYS + (["", ""] if op == "Exists" else [])))
+        t = {"key": key} if key else {}
+        if op:
+            t["operator"] = op
+        if op != "Exists":
+            v = draw(st.sampled_from(TAINT_VALUES))
+            if v or draw(st.booleans()):
+                t["value"] = v
+        eff = draw(st.sampled_from(["", "", *EFFECTS]))
+        if eff:
+            t["effect"] = eff
+        if eff == "NoExecute" and draw(st.booleans()):
+            t["tolerationSeconds"] = 30
+        out.append(t)
+    return out
+
+
+@st.composite
+def requirement(draw, keys=LABEL_KEYS):
+    op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
+    r = {"key": draw(st.sampled_from(keys)), "operator": op}
+    if op in ("In", "NotIn"):
+        r["values"] = draw(st.lists(st.sampled_from(LABEL_VALUES), min_size=1, max_size=3, unique=True))
+        if draw(st.integers(0, 15)) == 0:
+            r["values"].append(draw(st.sampled_from(BAD_LABEL_VALUES)))
+    elif op in ("Gt", "Lt"):
+        # one integer value; rarely a non-integer or two values (the term then fails to parse)
+        r["values"] = draw(st.sampled_from([["1"], ["2"], ["0"], ["3"], ["5"], ["07"], ["x"], ["1", "2"]]))
+        if draw(st.integers(0, 15)) == 0:
+            r["values"] = [draw(st.sampled_from(["-1", "+1"]))]   # integers, but not label values
+    elif draw(st.integers(0, 9)) == 0:
+        r["values"] = []
+    return r
+
+
+@st.composite
+def field_requirement(draw, node_names):
+    op = draw(st.sampled_from(["In", "In", "NotIn"]))
+    names = node_names + ["missing-node"]
+    if draw(st.integers(0, 9)) == 0:
+        values = draw(st.lists(st.sampled_from(names), min_size=2, max_size=2, unique=True))  # invalid: 2
+    else:
+        values = [draw(st.sampled_from(names))]
+    return {"key": "metadata.name", "operator": op, "values": values}
+
+
+@st.composite
+def selector_term(draw, node_names):
+    term = {}
+    exprs = draw(st.lists(requirement(), max_size=2))
+    if exprs or draw(st.integers(0, 5)) == 0:
+        term["matchExpressions"] = exprs
+    if node_names and draw(st.integers(0, 3)) == 0:
+        term["matchFields"] = draw(st.lists(field_requirement(node_names), min_size=1, max_size=2))
+    return term
+
+
+@st.composite
+def node_affinity(draw, node_names):
+    na = {}
+    if draw(st.booleans()):
+        terms = draw(st.lists(selector_term(node_names), min_size=0 if draw(st.integers(0, 9)) == 0 else 1,
+                              max_size=3))
+        na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
+    if draw(st.booleans()):
+        prefs = []
+        for _ in range(draw(st.integers(0, 3))):
+            prefs.append({"weight": draw(st.sampled_from([1, 2, 5, 10, 50, 100])),
+                          "preference": draw(selector_term([]))})
+        na["preferredDuringSchedulingIgnoredDuringExecution"] = prefs
+    return na
+
+
+@st.composite
+def pods_dicts(draw, name, node_names, bound=False, extended=True):
+    spec = {}
+    spec["containers"] = [draw(container(f"c{i}", extended=extended)) for i in range(draw(st.integers(1, 3)))]
+    inits = [draw(container(f"i{i}", init=True, extended=extended)) for i in range(draw(st.integers(0, 2)))]
+    if inits:
+        spec["initContainers"] = inits
+    if draw(st.integers(0, 5)) == 0:
+        spec["overhead"] = draw(st.sampled_from([{"cpu": "50m"}, {"cpu": "100m", "memory": "32Mi"},
+                                                 {"memory": "1Mi"}, {FPGA: "1"} if extended else {}]))
+    if draw(st.integers(0, 5)) == 0:
+        pl = {}
+        if draw(st.booleans()):
+            pl["cpu"] = draw(st.sampled_from(CPU_Q))
+        if draw(st.booleans()):
+            pl["memory"] = draw(st.sampled_from(MEM_Q))
+        if extended and draw(st.integers(0, 3)) == 0:
+            pl[HUGEPAGES] = draw(st.sampled_from(HUGE_Q))
+        if draw(st.integers(0, 4)) == 0:
+            pl["ephemeral-storage"] = "1Gi"   # not a pod-level resource: ignored
+        spec["resources"] = {"requests": pl}
+    tol = draw(tolerations())
+    if tol:
+        spec["tolerations"] = tol
+    if draw(st.integers(0, 3)) == 0:
+        sel = {}
+        for _ in range(draw(st.integers(0, 2))):
+            key = draw(st.sampled_from([ZONE, POOL, GEN, "disk"]))
+            sel[key] = draw(st.sampled_from({ZONE: ZONES, POOL: POOLS, GEN: GENS[:4],
+                                             "disk": ["ssd", "hdd"]}[key]))
+        spec["nodeSelector"] = sel            # may be {} (not nil: NodeAffinity's PreFilter runs)
+    if draw(st.integers(0, 2)) == 0:
+        na = draw(node_affinity(node_names))
+        spec["affinity"] = {"nodeAffinity": na}
+    if bound:
+        spec["nodeName"] = draw(st.sampled_from(node_names + ["gone-node"] if node_names else ["gone-node"]))
+    elif node_names and draw(st.integers(0, 12)) == 0:
+        spec["nodeName"] = draw(st.sampled_from(node_names + ["gone-node"]))   # pre-bound
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": draw(st.sampled_from(NAMESPACES)),
+                        "uid": f"uid-{name}"},
+           "spec": spec}
+    if bound:
+        status = {}
+        if draw(st.integers(0, 7)) == 0:
+            status["phase"] = draw(st.sampled_from(["Succeeded", "Failed", "Running"]))
+        if draw(st.integers(0, 4)) == 0:       # InPlacePodVerticalScaling: status resources count
+            c0 = spec["containers"][0]["name"]
+            cs = {"name": c0, "resources": {"requests": draw(requests(extended=False))}}
+            if draw(st.booleans()):
+                cs["allocatedResources"] = draw(requests(extended=False))
+            status["containerStatuses"] = [cs]
+            if draw(st.integers(0, 2)) == 0:
+                status["conditions"] = [{"type": "PodResizePending", "reason": "Infeasible"}]
+        if status:
+            pod["status"] = status
+    return pod
+
+
+@st.composite
+def workloads(draw, min_nodes=2, max_nodes=12, max_bound=6, max_pending=8, extended=True):
+    """(nodes, bound_pods, pending_pods)."""
+    nodes = draw(node_lists(min_nodes, max_nodes, extended=extended))
+    names = [n["metadata"]["name"] for n in nodes]
+    bound = [draw(pods_dicts(f"b{i}", names, bound=True, extended=extended))
+             for i in range(draw(st.integers(0, max_bound)))]
+    pending = [draw(pods_dicts(f"p{i}", names, extended=extended))
+               for i in range(draw(st.integers(1, max_pending)))]
+    return nodes, bound, pending
+
+
+# ---- NodeResourcesFit scoring strategies -------------------------------------------------------
+SCORABLE = ["cpu", "memory", "ephemeral-storage", FPGA, HUGEPAGES]
+
+
+@st.composite
+def fit_resources(draw):
+    names = draw(st.lists(st.sampled_from(SCORABLE), min_size=1, max_size=4, unique=True))
+    out = []
+    for n in names:
+        r = {"name": n}
+        w = draw(st.sampled_from([None, 1, 2, 3, 10, 100]))
+        if w is not None:
+            r["weight"] = w
+        out.append(r)
+    return out
+
+
+@st.composite
+def shapes(draw):
+    utils = sorted(draw(st.lists(st.integers(0, 100), min_size=1, max_size=5, unique=True)))
+    return [{"utilization": u, "score": draw(st.integers(0, 10))} for u in utils]
+
+
+@st.composite
+def scoring_strategies(draw):
+    kind = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
+    s = {"type": kind}
+    if kind != "LeastAllocated" and draw(st.integers(0, 2)) == 0:
+        pass                                   # default resources cpu:1, memory:1
+    else:
+        s["resources"] = draw(fit_resources())
+    if kind == "RequestedToCapacityRatio":
+        s["requestedToCapacityRatio"] = {"shape": draw(shapes())}
+    return s
