@@ -83,7 +83,8 @@ def test_parse_values(text, expected, fmt):
     ("0.00000000050", 1, DECIMAL_SI), ("0.5e-9", 1, DECIMAL_EXPONENT), ("0.9n", 1, DECIMAL_SI),
     ("0.00000012345", 124, DECIMAL_SI), ("0.00000012354", 124, DECIMAL_SI), ("-0.9n", -1, DECIMAL_SI),
     # a fractional BinarySI value below one becomes DecimalSI
-    ("0.000000000001Ki", 2, DECIMAL_SI), ("0.0001Ki", 102_400_000, DECIMAL_SI), ("-0.0001Ki", -102_400_000, DECIMAL_SI),
+    ("0.000000000001Ki", 2, DECIMAL_SI), ("0.0001Ki", 102_400_000, DECIMAL_SI),
+    ("-0.0001Ki", -102_400_000, DECIMAL_SI),
     ("0.5Ki", 512 * 10**9, BINARY_SI),
 ])
 def test_parse_rounds_up_to_nano(text, nanos, fmt):
@@ -109,7 +110,8 @@ def test_decimal_values_are_not_capped_and_do_not_overflow():
     assert q("1e300").value() == 10**300
 
 
-@pytest.mark.parametrize("text", ["Ki", "-", "+", ".", "-.", "m", "k", "E", "e5", "n", ".Ki", "0.e-10", "-0", "00"])
+@pytest.mark.parametrize("text", ["Ki", "-", "+", ".", "-.", "m", "k", "E", "e5", "n", ".Ki", "0.e-10", "-0",
+                                  "00"])
 def test_go_accepts_numbers_without_digits_as_zero(text):
     got = q(text)
     assert got.nanos == 0
@@ -120,8 +122,9 @@ def test_go_accepts_numbers_without_digits_as_zero(text):
 
 @pytest.mark.parametrize("text,milli,val", [
     ("1n", 1, 1), ("1u", 1, 1), ("1m", 1, 1), ("999m", 999, 1), ("1000m", 1000, 1), ("1001m", 1001, 2),
-    ("0.1", 100, 1), ("1.5", 1500, 2), ("2", 2000, 2), ("0.0005", 1, 1), ("100Mi", 104_857_600_000, 104_857_600),
-    ("1Gi", 1_073_741_824_000, 1_073_741_824), ("1.5Gi", 1_610_612_736_000, 1_610_612_736), ("0.1Ki", 102_400, 103),
+    ("0.1", 100, 1), ("1.5", 1500, 2), ("2", 2000, 2), ("0.0005", 1, 1),
+    ("100Mi", 104_857_600_000, 104_857_600), ("1Gi", 1_073_741_824_000, 1_073_741_824),
+    ("1.5Gi", 1_610_612_736_000, 1_610_612_736), ("0.1Ki", 102_400, 103),
     ("1e3", 1_000_000, 1000), ("1E-3", 1, 1), ("0", 0, 0), ("1.000000001", 1001, 2),
 ])
 def test_milli_value_and_value_round_up(text, milli, val):
@@ -136,8 +139,8 @@ def test_milli_value_and_value_round_up(text, milli, val):
     # inf.Dec (more than nano precision or 19+ digits): truncate toward zero, then add one
     ("-1.0000000005", -999, 0), ("-0.0000000015", 1, 1), ("-1.5e-9", 1, 1),
     # exact negatives are exact in both representations
-    ("-1.5Gi", -1_610_612_736_000, -1_610_612_736), ("-2", -2000, -2), ("-1234567890123456789", -1234567890123456789000,
-                                                                       -1234567890123456789),
+    ("-1.5Gi", -1_610_612_736_000, -1_610_612_736), ("-2", -2000, -2),
+    ("-1234567890123456789", -1234567890123456789000, -1234567890123456789),
 ])
 def test_negative_rounding_follows_go_representation(text, milli, val):
     assert milli_value(text) == milli
@@ -211,8 +214,9 @@ def test_invalid_text_raises_quantity_error(text):
 def test_error_names_object_and_field():
     with pytest.raises(QuantityError) as err:
         parse_quantity("1.2.3", "pod default/web-1", "spec.containers[0].resources.requests.cpu")
-    assert str(err.value) == 'pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'
-    assert (err.value.obj, err.value.field) == ("pod default/web-1", "spec.containers[0].resources.requests.cpu")
+    field = "spec.containers[0].resources.requests.cpu"
+    assert str(err.value) == f'pod default/web-1: {field}: invalid quantity "1.2.3"'
+    assert (err.value.obj, err.value.field, err.value.text) == ("pod default/web-1", field, "1.2.3")
 
 
 @pytest.mark.parametrize("bad", [None, True, False, [1], {"cpu": 1}, b"1", float("nan"), float("inf")])
@@ -225,7 +229,8 @@ def test_non_quantity_types_raise(bad):
 
 
 @pytest.mark.parametrize("number,text", [(2, "2"), (0, "0"), (-3, "-3"), (0.5, "0.5"), (1.25, "1.25"),
-                                         (1e16, "1e+16"), (1e-07, "1e-07"), (2.0, "2.0"), (10**20, "100000000000000000000")])
+                                         (1e16, "1e+16"), (1e-07, "1e-07"), (2.0, "2.0"),
+                                         (10**20, "100000000000000000000")])
 def test_yaml_numbers_parse_like_their_text(number, text):
     assert parse_quantity(number) == parse_quantity(text)
     assert str(parse_quantity(number)) == str(parse_quantity(text))
@@ -330,8 +335,8 @@ def quantity_texts(draw, signs=("", "+", "-")):
     if draw(st.booleans()):
         suffix = draw(st.sampled_from(sorted(DEC) + sorted(BIN)))
     else:
-        suffix = (draw(st.sampled_from("eE")) + draw(st.sampled_from(["", "+", "-"])) + "0" * draw(st.integers(0, 2))
-                  + str(draw(st.integers(0, 25))))
+        suffix = (draw(st.sampled_from("eE")) + draw(st.sampled_from(["", "+", "-"]))
+                  + "0" * draw(st.integers(0, 2)) + str(draw(st.integers(0, 25))))
     return sign + whole + ("." if dot else "") + frac + suffix
 
 

@@ -26,6 +26,13 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 TIE_BREAKS = ("random", "first")
 
 
+def _template_key(pod: Pod) -> tuple:
+    """Everything a CompiledPod depends on: pods equal here compile to the same arrays."""
+    selector = None if pod.node_selector is None else tuple(sorted(pod.node_selector.items()))
+    return (tuple(sorted(pod.requests.items())), pod.non_zero, pod.fit_score_non_zero, pod.tolerations,
+            selector, pod.required_terms, pod.preferred_terms, pod.host_ports, pod.images)
+
+
 def _name_of(obj) -> str:
     meta = obj.get("metadata") or {} if isinstance(obj, dict) else {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
@@ -90,6 +97,7 @@ class Scheduler:
         self._configure_kernel()
         self.next_start_node_index = 0
         self._token = object()
+        self._templates = {}       # template key -> CompiledPod
         self._placed = {}          # pod key -> _Placement
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
@@ -231,15 +239,22 @@ class Scheduler:
 
     # ---- the scheduling cycle ------------------------------------------------------------------
     def _compile(self, pod: Pod) -> CompiledPod:
-        """The pod in integer form, cached on the pod (per scheduler, valid while no new taint)."""
+        """The pod in integer form, cached on the pod and shared by pods of one template.
+
+        Valid while no new taint appears (the tolerated-taint arrays are per taint id).
+        """
         cached = pod.compiled
         if cached is not None and cached[0] is self._token and cached[1].taint_version == self.table.taint_version:
             return cached[1]
-        cp = CompiledPod()
-        for p in self.plugins:
-            p.compile(pod, cp, self.table)
-        cp.prefilter_node_names = self._by_name["NodeAffinity"].prefilter_node_names(pod)
-        cp.usage = self._usage(pod)
+        key = _template_key(pod)
+        cp = self._templates.get(key)
+        if cp is None or cp.taint_version != self.table.taint_version:
+            cp = CompiledPod()
+            for p in self.plugins:
+                p.compile(pod, cp, self.table)
+            cp.prefilter_node_names = self._by_name["NodeAffinity"].prefilter_node_names(pod)
+            cp.usage = self._usage(pod)
+            self._templates[key] = cp
         pod.compiled = (self._token, cp)
         return cp
 

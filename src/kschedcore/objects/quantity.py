@@ -152,7 +152,7 @@ class Quantity:
         mantissa += "0" * pad
         exp -= pad
         if fmt == DECIMAL_SI:
-            # Go v1.34 drops the suffix when there is none for exp (above "E"): 1000E -> "1".
+            # Go: v1.34 drops the suffix when none exists for exp (above "E"): 1000E -> "1".
             suffix = _DEC_BY_EXP.get(exp, "")
         else:
             suffix = f"e{exp}" if exp else ""
@@ -240,7 +240,7 @@ def _interpret(suffix: str) -> tuple[int, int, str] | None:
     n = int(digits) if len(digits) <= 19 else 2**64
     if n > _INT64_MAX + negative:
         return None
-    # Go v1.34 keeps the int64 as int32 without a range check: 1e4294967297 means 1e1.
+    # Go: v1.34 keeps the int64 as int32 without a range check, so 1e4294967297 means 1e1.
     return 10, _i32(-n if negative else n), DECIMAL_EXPONENT
 
 
@@ -286,6 +286,7 @@ def _parse(text: str) -> Quantity | None:
     if base == 10:
         precision, scale = 18 - len(num) - len(denom), _i32(exponent - len(denom))
     else:
+        # Go: 15 - len(num) - int32(float32(exponent)*3/10) - 1, exact for exponents 10..60
         precision = 14 - len(num) - exponent * 3 // 10 if not denom else -1
         scale = 0
     if precision >= 0 and scale >= -9:

@@ -1,5 +1,6 @@
 """Resource names and their classification, as kube-scheduler folds them (semantics §1.2)."""
 import re
+from functools import lru_cache
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -30,6 +31,7 @@ def _is_qualified_name(name: str) -> bool:
     return 0 < len(short) <= 63 and bool(_QUALIFIED_NAME.match(short))
 
 
+@lru_cache(maxsize=4096)
 def is_extended(name: str) -> bool:
     """v1helper.IsExtendedResourceName: domain-prefixed, not *kubernetes.io/*."""
     if is_native(name) or name.startswith("requests."):
@@ -41,12 +43,14 @@ def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
 
 
+@lru_cache(maxsize=4096)
 def is_scalar(name: str) -> bool:
     """schedutil.IsScalarResourceName: the names that become integer 'scalar' entries."""
     return (is_extended(name) or is_hugepages(name) or is_prefixed_native(name)
             or name.startswith("attachable-volumes-"))
 
 
+@lru_cache(maxsize=4096)
 def counts(name: str) -> bool:
     """True if a request/allocatable entry of this name takes part in scheduling."""
     return name in NATIVE or is_scalar(name)

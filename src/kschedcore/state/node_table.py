@@ -59,11 +59,15 @@ class NodeTree:
 
     def order(self) -> np.ndarray:
         """The node list: the first node of each zone, then the second of each, ..."""
-        out = []
         lists = list(self.zones.values())
+        if len(lists) == 1:
+            return np.asarray(lists[0], dtype=np.int32)
+        out = []
         depth = max((len(rows) for rows in lists), default=0)
         for i in range(depth):
-            out.extend(rows[i] for rows in lists if i < len(rows))
+            for rows in lists:
+                if i < len(rows):
+                    out.append(rows[i])
         return np.asarray(out, dtype=np.int32)
 
 
@@ -85,11 +89,21 @@ class NodeTable:
         self.port_counts = []                    # row -> Counter of packed host ports in use
         self.zone_of = []                        # row -> zone key
         self.tree = NodeTree()
-        self.scan_order = np.zeros(0, np.int32)  # snapshot node order (refreshed on add/remove)
+        self._scan_order = np.zeros(0, np.int32)
+        self._scan_order_stale = False
         self.image_count = []                    # image id -> number of nodes having it
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self._alloc_columns(capacity)
+
+    @property
+    def scan_order(self) -> np.ndarray:
+        """The snapshot's node list (rows): the node tree's order as of the last node add or
+        remove; a zone relabel alone does not reorder it (semantics §7.2)."""
+        if self._scan_order_stale:
+            self._scan_order = self.tree.order()
+            self._scan_order_stale = False
+        return self._scan_order
 
     # ---- storage -------------------------------------------------------------------------
     def _alloc_columns(self, cap, n_res=8, n_keys=16, n_taints=4, n_ports=4, n_images=4, n_ids=64):
@@ -211,7 +225,7 @@ class NodeTable:
         self.n_ports[row] = 0
         self._set_node_facts(row, node)
         self.tree.add(self.zone_of[row], row)
-        self.scan_order = self.tree.order()
+        self._scan_order_stale = True
         return row
 
     def update_node(self, node) -> int:
@@ -230,7 +244,7 @@ class NodeTable:
         row = self.row_of.pop(name)
         self._clear_images(row)
         self.tree.remove(self.zone_of[row], row)
-        self.scan_order = self.tree.order()
+        self._scan_order_stale = True
         self.nodes[row] = None
         self.free_rows.append(row)
         self.alloc[row] = 0
