@@ -286,7 +286,7 @@ cdef inline int64_t _fit_score(Table* t, PodView* p, Config* c, Py_ssize_t row) 
         return 0
     if c.strategy == REQUESTED_TO_CAPACITY_RATIO:
         return <int64_t>c_round(<double>total / <double>wsum)
-    return _div_small(total, wsum)
+    return total / wsum      # small operands: the integer division is cheap here
 
 
 cdef inline int64_t _balanced_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
@@ -609,7 +609,10 @@ cdef class NodeKernel:
                         self.hist_fit[b] += 1
 
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
-        """NormalizeScore (TaintToleration reversed, NodeAffinity), weights and selectHost."""
+        """NormalizeScore (TaintToleration reversed, NodeAffinity), weights and selectHost.
+
+        Only the two normalised plugins get a `scores` row; the others' scores are their raw ones.
+        """
         cdef Table* t = &self.t
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
         cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
@@ -625,9 +628,6 @@ cdef class NodeKernel:
                 max_affinity = raw[S_NODE_AFFINITY * cap + j]
         for j in range(nf):
             total = self.totals[j]
-            norm[S_NODE_RESOURCES_FIT * cap + j] = raw[S_NODE_RESOURCES_FIT * cap + j]
-            norm[S_BALANCED_ALLOCATION * cap + j] = raw[S_BALANCED_ALLOCATION * cap + j]
-            norm[S_IMAGE_LOCALITY * cap + j] = raw[S_IMAGE_LOCALITY * cap + j]
             if y.use[S_TAINT_TOLERATION]:
                 v = MAX_NODE_SCORE
                 if max_taint > 0:

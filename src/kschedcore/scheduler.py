@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import CompiledPod, NodeKernel, N_SCORES
+from ._kernels import CompiledPod, NodeKernel, N_SCORES, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .errors import UnsupportedError, ValidationError
 from .framework.fit_error import FitError
 from .framework.status import Code
@@ -24,6 +24,8 @@ from .state.node_table import NodeTable
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 TIE_BREAKS = ("random", "first")
+#: score plugins with a NormalizeScore step; the others' scores are their raw scores
+NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY)
 
 
 def _template_key(pod: Pod) -> tuple:
@@ -448,8 +450,10 @@ class Scheduler:
         for j in range(nf):
             entry = {}
             for p in ran:
-                entry[p.name] = int(self._weights[p.score_id] * k.scores[p.score_id, j])
-                entry["raw:" + p.name] = int(k.raw_scores[p.score_id, j])
+                raw = int(k.raw_scores[p.score_id, j])
+                score = int(k.scores[p.score_id, j]) if p.score_id in NORMALIZED_SCORES else raw
+                entry[p.name] = int(self._weights[p.score_id]) * score
+                entry["raw:" + p.name] = raw
             entry["total"] = int(k.totals[j])
             out[t.nodes[int(k.feasible[j])].name] = entry
         return out

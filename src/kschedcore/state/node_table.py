@@ -106,7 +106,7 @@ class NodeTable:
         return self._scan_order
 
     # ---- storage -------------------------------------------------------------------------
-    def _alloc_columns(self, cap, n_res=8, n_keys=16, n_taints=4, n_ports=4, n_images=4, n_ids=64):
+    def _alloc_columns(self, cap, n_res=4, n_keys=16, n_taints=4, n_ports=4, n_images=4, n_ids=64):
         self.alloc = np.zeros((cap, n_res), np.int64)
         self.requested = np.zeros((cap, n_res), np.int64)
         self.nonzero = np.zeros((cap, 2), np.int64)

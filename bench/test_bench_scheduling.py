@@ -1,0 +1,63 @@
+"""Throughput of the scheduling phase: pods/s and ns per node evaluated (pytest-benchmark).
+
+Each round builds a fresh scheduler with the workload's nodes and pending pods (not timed) and
+times `schedule_pending()`: every pending pod goes through a full cycle and is assumed.
+Run: `python -m pytest bench/ --benchmark-only` (see README: saving and comparing runs).
+"""
+import pytest
+
+from kschedcore import Scheduler
+
+from workloads import basic, kube_scheduler_pods_per_second
+
+CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
+KUBE = kube_scheduler_pods_per_second()
+
+
+def _scheduler(nodes, pct, threads=None):
+    sched = Scheduler.from_workload(basic(nodes), percentage_of_nodes_to_score=pct, threads=threads)
+    for pod in sched.pending:
+        sched.prepare(pod)
+    return sched
+
+
+@pytest.mark.parametrize("nodes,pct", CASES, ids=[f"{n}nodes-pct{p}" for n, p in CASES])
+def test_schedule_basic(benchmark, nodes, pct):
+    state = {}
+
+    def setup():
+        state["sched"] = _scheduler(nodes, pct)
+        return (), {}
+
+    def run():
+        state["results"] = state["sched"].schedule_pending()
+
+    rounds = 3 if nodes * (pct or 10) > 100_000 else 5
+    benchmark.pedantic(run, setup=setup, rounds=rounds, iterations=1, warmup_rounds=1)
+    results = state["results"]
+    assert all(r.node is not None for r in results)
+    median = benchmark.stats.stats.median
+    evaluated = sum(r.evaluated_nodes for r in results)
+    benchmark.extra_info["pods"] = len(results)
+    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
+    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / evaluated, 2)
+    kube = KUBE.get((f"bench_basic_{nodes}", pct))
+    if kube:
+        benchmark.extra_info["kubeSchedulerPodsPerSecond"] = kube
+        benchmark.extra_info["speedup"] = round(len(results) / median / kube, 1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
+    """The two-thread split of large scans against the sequential scan (same decisions)."""
+    state = {}
+
+    def setup():
+        state["sched"] = _scheduler(5000, 100, threads=threads)
+        return (), {}
+
+    def run():
+        state["results"] = state["sched"].schedule_pending()
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["podsPerSecond"] = round(len(state["results"]) / benchmark.stats.stats.median)
