@@ -20,6 +20,9 @@ POOLS = ["a", "b", "gpu"]
 GENS = ["1", "2", "3", "10", "07", "x", "2a", ""]   # integers and non-integers (valid label values)
 LABEL_KEYS = [ZONE, POOL, GEN, HOSTNAME, "disk"]
 LABEL_VALUES = ["z1", "z2", "a", "b", "gpu", "1", "2", "3", "10", "x", "ssd", "n0", "n1"]
+#: likely values per label key (requirements mostly pick from these, so that they match often)
+KEY_VALUES = {ZONE: ZONES, POOL: POOLS, GEN: ["1", "2", "3", "10", "07", "x"], HOSTNAME: ["n0", "n1", "n2", "n3"],
+              "disk": ["ssd", "hdd"]}
 #: values the API server accepts in a node selector requirement, but labels.NewRequirement
 #: rejects (not valid label values): the term then fails to parse
 BAD_LABEL_VALUES = ["-1", "+1", "a b"]
@@ -224,7 +227,8 @@ def requirement(draw, keys=LABEL_KEYS, parsable_only=False):
     op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
     r = {"key": draw(st.sampled_from(keys)), "operator": op}
     if op in ("In", "NotIn"):
-        r["values"] = draw(st.lists(st.sampled_from(LABEL_VALUES), min_size=1, max_size=3, unique=True))
+        vocab = LABEL_VALUES if draw(st.integers(0, 4)) == 0 else KEY_VALUES[r["key"]]
+        r["values"] = draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=3, unique=True))
         if GENERATE_UNPARSABLE_VALUES and not parsable_only and draw(st.integers(0, 15)) == 0:
             r["values"].append(draw(st.sampled_from(BAD_LABEL_VALUES)))
     elif op in ("Gt", "Lt"):
@@ -254,7 +258,8 @@ def field_requirement(draw, node_names, parsable_only=False):
 @st.composite
 def selector_term(draw, node_names, parsable_only=False):
     term = {}
-    exprs = draw(st.lists(requirement(parsable_only=parsable_only), max_size=2))
+    exprs = draw(st.lists(requirement(parsable_only=parsable_only), min_size=draw(st.sampled_from([0, 1, 1, 1])),
+                          max_size=2))
     if exprs or draw(st.integers(0, 5)) == 0:
         term["matchExpressions"] = exprs
     if node_names and draw(st.integers(0, 3)) == 0:
@@ -276,9 +281,9 @@ def node_affinity(draw, node_names):
                      "values": draw(st.lists(st.sampled_from(node_names + ["missing-node"]),
                                              min_size=1, max_size=1))})
         na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
-    if draw(st.booleans()):
+    if draw(st.integers(0, 2)):
         prefs = []
-        for _ in range(draw(st.integers(0, 3))):
+        for _ in range(draw(st.sampled_from([0, 1, 1, 2, 3]))):
             prefs.append({"weight": draw(st.sampled_from([1, 2, 5, 10, 50, 100])),
                           "preference": draw(selector_term(node_names if draw(st.booleans()) else [],
                                                            parsable_only=not GENERATE_UNPARSABLE_PREFERRED))})

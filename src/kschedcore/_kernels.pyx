@@ -28,6 +28,10 @@ cdef enum:
 # Host ports are packed as (ip id << 18) | (protocol << 16) | port; ip id 0 is 0.0.0.0.
 cdef int64_t PORT_MASK = (1 << 18) - 1
 
+# A scan round shorter than this runs on one thread: below it, waking the second thread costs
+# about what it saves.
+cdef Py_ssize_t PARALLEL_MIN_NODES = 256
+
 _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
 _EMPTY_U8 = np.zeros(0, np.uint8)
@@ -456,7 +460,7 @@ cdef class NodeKernel:
                     size = 256
                 if size > n - processed:
                     size = n - processed
-                if threads == 1 or size < 512:
+                if threads == 1 or size < PARALLEL_MIN_NODES:
                     f0 = self._eval_range(&p, &c, &y, sp, n, (pos + processed) % n, size, processed, nf, need)
                     f1 = 0
                 else:

@@ -33,6 +33,8 @@ def _parser():
         sp.add_argument("--percentage-of-nodes-to-score", type=_percentage, default=None, metavar="N",
                         help="0 or unset: adaptive, as kube-scheduler (default)")
         sp.add_argument("--seed", type=int, default=0, help="seed of the random tie-break (and generator)")
+        sp.add_argument("--threads", type=int, choices=(1, 2), default=1,
+                        help="2: split large scans between two threads (for an idle multi-core machine)")
 
     ex = sub.add_parser("explain", help="per-node filter results and per-plugin scores of each pending pod")
     ex.add_argument("workload", nargs="+", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
@@ -63,7 +65,7 @@ def main(argv=None) -> int:
 
 def _scheduler(args, workload):
     return Scheduler.from_workload(workload, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
-                                   tie_break=args.tie_break, seed=args.seed)
+                                   tie_break=args.tie_break, seed=args.seed, threads=args.threads)
 
 
 # ---- explain ---------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ A scheduling cycle runs PreFilter in Python (once per pod), then one compiled pa
 node table (Filter, Score, NormalizeScore, selectHost), then builds the result. Pods placed
 on nodes (bound or assumed) update only their node's row.
 """
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +69,8 @@ class Scheduler:
     percentage_of_nodes_to_score: None or 0 = adaptive, else 1-100 (semantics §5.2).
     tie_break: "random" (uniform among the best totals, seeded) or "first" (first in input order).
     plugin_args: {plugin name: args dict}, e.g. NodeResourcesFit's scoringStrategy.
-    threads: threads for large scans (default: 2 where the machine has 2 cores); 1 = sequential.
+    threads: 1 (default) or 2: split large scans between two threads, for an otherwise idle
+        machine with two or more cores.
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
@@ -85,8 +85,12 @@ class Scheduler:
         self.table = NodeTable()
         self.kernel = NodeKernel()
         self.kernel.seed(seed)
-        # the kernel splits large scans between two threads; results do not depend on it
-        self.kernel.threads = min(2, os.cpu_count() or 1) if threads is None else int(threads)
+        # threads=2 splits large scans between two threads (results do not depend on it). Not
+        # the default: when the other core is busy, the second thread's wake-ups cost more
+        # than it saves.
+        if threads not in (None, 1, 2):
+            raise ValidationError("scheduler", "threads", f"must be 1 or 2, got {threads}")
+        self.kernel.threads = threads or 1
         args = plugin_args or {}
         self.plugins = [cls(args.get(name)) for name, cls in REGISTRY.items()]
         self._by_name = {p.name: p for p in self.plugins}
