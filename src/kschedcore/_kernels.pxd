@@ -52,6 +52,7 @@ cpdef enum:
 cdef struct Table:
     Py_ssize_t n_res, n_keys, taint_w, port_w, image_w
     int64_t* alloc
+    double* inv_alloc      # 1.0 / alloc (0 where alloc is 0), for exact division by multiplication
     int64_t* requested
     int64_t* nonzero
     int64_t* pod_count
@@ -111,6 +112,8 @@ cdef struct Config:
     int64_t* weights
     uint8_t* filter_enabled
     uint8_t* score_enabled
+    double* recip
+    Py_ssize_t n_recip
 
 
 # Per-cycle switches derived from the pod and the profile.
@@ -169,6 +172,7 @@ cdef class NodeKernel:
     cdef public int32_t[::1] strategy_cols, balanced_cols
     cdef public int64_t[::1] strategy_weights, shape_util, shape_score
     cdef public uint64_t rng_state
+    cdef double[::1] recip
 
     cdef public int threads
     cdef int32_t[::1] feas_pos
@@ -176,8 +180,6 @@ cdef class NodeKernel:
     cdef void _load_config(self, Config* c) noexcept
     cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
                      int64_t n_all_nodes) noexcept
-    cdef int _filter_node(self, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
-                          int* plugin) noexcept nogil
     cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
                                 Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
                                 Py_ssize_t out, Py_ssize_t limit) noexcept nogil

@@ -105,6 +105,22 @@ cdef inline int64_t _div_small(int64_t a, int64_t b) noexcept nogil:
     return q
 
 
+cdef inline int64_t _div_recip(int64_t a, int64_t b, double inv_b) noexcept nogil:
+    """a / b (truncating) given inv_b = 1.0 / b, for 0 <= a, 0 < b < 2^52, small quotients.
+
+    A multiplication instead of a division; the float quotient is within 1 of the true one
+    and the integer checks make it exact.
+    """
+    if a < 0 or b <= 0 or b >= (<int64_t>1 << 52):
+        return a / b
+    cdef int64_t q = <int64_t>(<double>a * inv_b)
+    if q * b > a:
+        q -= 1
+    elif (q + 1) * b <= a:
+        q += 1
+    return q
+
+
 cdef inline uint64_t _next_random(uint64_t* state) noexcept nogil:
     """splitmix64: small, fast, reproducible from a seed."""
     state[0] += <uint64_t>0x9E3779B97F4A7C15
@@ -254,34 +270,39 @@ cdef inline int64_t _broken_linear(Config* c, int64_t x) noexcept nogil:
     return c.shape_score[c.n_shape - 1]
 
 
-cdef inline void _alloc_req(Table* t, Py_ssize_t row, int64_t col, int64_t pod_req, bint non_zero,
+cdef inline bint _alloc_req(Table* t, Py_ssize_t row, int64_t col, int64_t pod_req, bint non_zero,
                             int64_t* alloc, int64_t* req) noexcept nogil:
-    """resourceAllocationScorer.calculateResourceAllocatableRequest; alloc 0 means 'left out'."""
-    alloc[0] = 0
-    req[0] = 0
+    """resourceAllocationScorer.calculateResourceAllocatableRequest. False: the resource is
+    left out (not a counted resource, an extended resource the pod does not request, or no
+    allocatable)."""
     if col < 0 or (col >= 3 and pod_req == 0):
-        return
+        return False
     alloc[0] = t.alloc[row * t.n_res + col]
+    if alloc[0] == 0:
+        return False
     if col < 2 and non_zero:
         req[0] = t.nonzero[row * 2 + col] + pod_req
     else:
         req[0] = t.requested[row * t.n_res + col] + pod_req
+    return True
 
 
 cdef inline int64_t _fit_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int64_t alloc, req, w, s, total = 0, wsum = 0
+    cdef int64_t col, alloc = 0, req = 0, w, s, total = 0, wsum = 0
+    cdef double inv
     for i in range(c.n_strategy):
-        _alloc_req(t, row, c.strategy_cols[i], p.fit_score_req[i], True, &alloc, &req)
-        if alloc == 0:
+        col = c.strategy_cols[i]
+        if not _alloc_req(t, row, col, p.fit_score_req[i], True, &alloc, &req):
             continue
+        inv = t.inv_alloc[row * t.n_res + col]
         w = c.strategy_weights[i]
         if c.strategy == LEAST_ALLOCATED:
-            s = 0 if req > alloc else _div_small((alloc - req) * MAX_NODE_SCORE, alloc)
+            s = 0 if req > alloc else _div_recip((alloc - req) * MAX_NODE_SCORE, alloc, inv)
         elif c.strategy == MOST_ALLOCATED:
-            s = _div_small((alloc if req > alloc else req) * MAX_NODE_SCORE, alloc)
+            s = _div_recip((alloc if req > alloc else req) * MAX_NODE_SCORE, alloc, inv)
         else:
-            s = _broken_linear(c, 100 if req > alloc else _div_small(req * 100, alloc))
+            s = _broken_linear(c, 100 if req > alloc else _div_recip(req * 100, alloc, inv))
             if s <= 0:
                 continue
         total += s * w
@@ -290,18 +311,41 @@ cdef inline int64_t _fit_score(Table* t, PodView* p, Config* c, Py_ssize_t row) 
         return 0
     if c.strategy == REQUESTED_TO_CAPACITY_RATIO:
         return <int64_t>c_round(<double>total / <double>wsum)
-    return total / wsum      # small operands: the integer division is cheap here
+    return _div_recip(total, wsum, c.recip[wsum]) if wsum < c.n_recip else total / wsum
 
 
 cdef inline int64_t _balanced_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t i
     cdef int n = 0
-    cdef int64_t alloc, req
+    cdef int64_t alloc = 0, req = 0
+    cdef double f, f0 = 0.0, f1 = 0.0, std = 0.0
+    if c.n_balanced > 2:
+        return _balanced_score_n(t, p, c, row)
+    for i in range(c.n_balanced):
+        if not _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req):
+            continue
+        f = <double>req / <double>alloc
+        if f > 1:
+            f = 1
+        if n == 0:
+            f0 = f
+        else:
+            f1 = f
+        n += 1
+    if n == 2:
+        std = fabs((f0 - f1) / 2)
+    return <int64_t>((1 - std) * <double>MAX_NODE_SCORE)
+
+
+cdef int64_t _balanced_score_n(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
+    """BalancedAllocation over more than two resources: the standard deviation of fractions."""
+    cdef Py_ssize_t i
+    cdef int n = 0
+    cdef int64_t alloc = 0, req = 0
     cdef double f, total = 0.0, mean, acc, std = 0.0
     cdef double fr[64]
     for i in range(c.n_balanced):
-        _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req)
-        if alloc == 0:
+        if not _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req):
             continue
         f = <double>req / <double>alloc
         if f > 1:
@@ -341,12 +385,45 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
     return _div_small(MAX_NODE_SCORE * (total - MIN_IMAGE_THRESHOLD), max_t - MIN_IMAGE_THRESHOLD)
 
 
+# ---- the Filter plugins, in profile order ------------------------------------------------------
+cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
+                         int* plugin) noexcept nogil:
+    """The Filter plugins in profile order; returns the first non-success status."""
+    cdef int code
+    detail[0] = 0
+    if y.f_unsched and t.unschedulable[row]:
+        plugin[0] = F_NODE_UNSCHEDULABLE
+        return C_UNRESOLVABLE
+    if y.f_name and y.node_name_row != row:
+        plugin[0] = F_NODE_NAME
+        return C_UNRESOLVABLE
+    if y.f_taint and t.n_taints[row]:
+        detail[0] = _untolerated_taint(t, p, row)
+        if detail[0] >= 0:
+            plugin[0] = F_TAINT_TOLERATION
+            return C_UNRESOLVABLE
+        detail[0] = 0
+    if y.f_affinity and not _node_affinity_matches(t, p, row):
+        plugin[0] = F_NODE_AFFINITY
+        return C_UNRESOLVABLE
+    if y.f_ports and _ports_conflict(t, p, row):
+        plugin[0] = F_NODE_PORTS
+        return C_UNSCHEDULABLE
+    if y.f_fit:
+        code = _fit_filter(t, p, row, detail)
+        if code != C_SUCCESS:
+            plugin[0] = F_NODE_RESOURCES_FIT
+            return code
+    return C_SUCCESS
+
+
 cdef class NodeKernel:
     """Raw views of the node table plus the reused per-cycle buffers."""
 
     def bind(self, table):
         """(Re)binds the table's columns; called whenever the table reallocates."""
         cdef int64_t[:, ::1] alloc = table.alloc, requested = table.requested, nonzero = table.nonzero
+        cdef double[:, ::1] inv_alloc = table.inv_alloc
         cdef int64_t[::1] pod_count = table.pod_count, allowed = table.allowed_pods, order = table.order_key
         cdef uint8_t[::1] unsched = table.unschedulable, is_int = table.value_is_int
         cdef int32_t[:, ::1] labels = table.labels, taints = table.taints, images = table.images
@@ -356,7 +433,7 @@ cdef class NodeKernel:
         cdef int64_t[:, ::1] ports = table.ports
         cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
         # keep the arrays alive as long as the raw pointers are used
-        self._arrays = (table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+        self._arrays = (table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
                         table.order_key, table.unschedulable, table.value_is_int, table.labels,
                         table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
                         table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
@@ -364,6 +441,7 @@ cdef class NodeKernel:
         t.n_res, t.n_keys = alloc.shape[1], labels.shape[1]
         t.taint_w, t.port_w, t.image_w = taints.shape[1], ports.shape[1], images.shape[1]
         t.alloc, t.requested, t.nonzero = &alloc[0, 0], &requested[0, 0], &nonzero[0, 0]
+        t.inv_alloc = &inv_alloc[0, 0]
         t.pod_count, t.allowed_pods, t.order_key = &pod_count[0], &allowed[0], &order[0]
         t.unschedulable, t.labels = &unsched[0], &labels[0, 0]
         t.taints, t.n_taints, t.taint_effect = &taints[0, 0], &n_taints[0], &effect[0]
@@ -385,6 +463,11 @@ cdef class NodeKernel:
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
+
+    def __cinit__(self):
+        # 1/w for the weight sums of NodeResourcesFit's average (index 0 unused)
+        self.recip = 1.0 / np.arange(1, 1025, dtype=np.float64)
+        self.recip = np.concatenate(([0.0], np.asarray(self.recip)))
 
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
@@ -409,6 +492,7 @@ cdef class NodeKernel:
         c.shape_util, c.shape_score = _i64(self.shape_util), _i64(self.shape_score)
         c.balanced_cols, c.weights = _i32(self.balanced_cols), _i64(self.weights)
         c.filter_enabled, c.score_enabled = _u8(self.filter_enabled), _u8(self.score_enabled)
+        c.recip, c.n_recip = &self.recip[0], self.recip.shape[0]
 
     cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
                      int64_t n_all_nodes) noexcept:
@@ -506,37 +590,6 @@ cdef class NodeKernel:
             for s in range(N_SCORES):
                 raw[s * cap + dst + i] = raw[s * cap + src + i]
 
-    cdef int _filter_node(self, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
-                          int* plugin) noexcept nogil:
-        """The Filter plugins in profile order; returns the first non-success status."""
-        cdef Table* t = &self.t
-        cdef int code
-        detail[0] = 0
-        if y.f_unsched and t.unschedulable[row]:
-            plugin[0] = F_NODE_UNSCHEDULABLE
-            return C_UNRESOLVABLE
-        if y.f_name and y.node_name_row != row:
-            plugin[0] = F_NODE_NAME
-            return C_UNRESOLVABLE
-        if y.f_taint and t.n_taints[row]:
-            detail[0] = _untolerated_taint(t, p, row)
-            if detail[0] >= 0:
-                plugin[0] = F_TAINT_TOLERATION
-                return C_UNRESOLVABLE
-            detail[0] = 0
-        if y.f_affinity and not _node_affinity_matches(t, p, row):
-            plugin[0] = F_NODE_AFFINITY
-            return C_UNRESOLVABLE
-        if y.f_ports and _ports_conflict(t, p, row):
-            plugin[0] = F_NODE_PORTS
-            return C_UNSCHEDULABLE
-        if y.f_fit:
-            code = _fit_filter(t, p, row, detail)
-            if code != C_SUCCESS:
-                plugin[0] = F_NODE_RESOURCES_FIT
-                return code
-        return C_SUCCESS
-
     cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
                                 Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
                                 Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
@@ -559,7 +612,7 @@ cdef class NodeKernel:
             pos += 1
             if pos == n:
                 pos = 0
-            code = self._filter_node(p, y, row, &detail, &plugin)
+            code = _filter_node(t, p, y, row, &detail, &plugin)
             self.st_code[row] = code
             if code != C_SUCCESS:
                 self.st_plugin[row] = plugin

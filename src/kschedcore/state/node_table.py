@@ -108,6 +108,7 @@ class NodeTable:
     # ---- storage -------------------------------------------------------------------------
     def _alloc_columns(self, cap, n_res=4, n_keys=16, n_taints=4, n_ports=4, n_images=4, n_ids=64):
         self.alloc = np.zeros((cap, n_res), np.int64)
+        self.inv_alloc = np.zeros((cap, n_res), np.float64)   # kernels divide by multiplying
         self.requested = np.zeros((cap, n_res), np.int64)
         self.nonzero = np.zeros((cap, 2), np.int64)
         self.pod_count = np.zeros(cap, np.int64)
@@ -132,7 +133,7 @@ class NodeTable:
         """Reallocates: rows to at least `rows`; cols maps a column name to a minimum width."""
         self.layout += 1
         cols = cols or {}
-        for name in ("alloc", "requested", "nonzero", "pod_count", "allowed_pods", "order_key",
+        for name in ("alloc", "inv_alloc", "requested", "nonzero", "pod_count", "allowed_pods", "order_key",
                      "generation", "unschedulable", "labels", "taints", "n_taints", "ports",
                      "n_ports", "images", "image_nn", "n_images"):
             old = getattr(self, name)
@@ -161,7 +162,7 @@ class NodeTable:
         if col >= MAX_RESOURCES:
             raise ValidationError("", "", f"too many distinct resource names (limit {MAX_RESOURCES}): {name}")
         if col >= self.alloc.shape[1]:
-            self._grow(cols={"alloc": col + 1, "requested": col + 1})
+            self._grow(cols={"alloc": col + 1, "inv_alloc": col + 1, "requested": col + 1})
         return col
 
     def label_key_col(self, key: str) -> int:
@@ -248,6 +249,7 @@ class NodeTable:
         self.nodes[row] = None
         self.free_rows.append(row)
         self.alloc[row] = 0
+        self.inv_alloc[row] = 0.0
         self.allowed_pods[row] = 0
         self.n_taints[row] = 0
         self.labels[row] = -1
@@ -266,8 +268,11 @@ class NodeTable:
         if len(taints) > self.taints.shape[1]:
             self._grow(cols={"taints": len(taints)})
         self.alloc[row] = 0
+        self.inv_alloc[row] = 0.0
         for col, amount in cols:
             self.alloc[row, col] = amount
+            if amount > 0:
+                self.inv_alloc[row, col] = 1.0 / amount
         self.allowed_pods[row] = node.allowed_pods
         self.unschedulable[row] = node.unschedulable
         self.labels[row] = -1
