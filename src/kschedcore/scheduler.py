@@ -4,6 +4,8 @@ A scheduling cycle runs PreFilter in Python (once per pod), then one compiled pa
 node table (Filter, Score, NormalizeScore, selectHost), then builds the result. Pods placed
 on nodes (bound or assumed) update only their node's row.
 """
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +27,19 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 TIE_BREAKS = ("random", "first")
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY)
+
+
+@contextmanager
+def _gc_paused():
+    """Pauses the cyclic garbage collector: a batch of cycles allocates many small acyclic
+    objects, and collections triggered by them cost ~15% of the batch."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _template_key(pod: Pod) -> tuple:
@@ -358,6 +373,10 @@ class Scheduler:
 
     def schedule_pending(self, callback=None) -> list:
         """Schedules every pending pod in order, each assumed before the next."""
+        with _gc_paused():
+            return self._schedule_pending(callback)
+
+    def _schedule_pending(self, callback):
         results = []
         pending, self.pending = self.pending, []
         for pod in pending:
@@ -391,6 +410,10 @@ class Scheduler:
         A pending pod that already names its node (pre-bound) is explained like any other (only
         that node can pass NodeName) and joins it only if it passed the filters there.
         """
+        with _gc_paused():
+            return self._explain_pending(callback)
+
+    def _explain_pending(self, callback):
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
