@@ -1,6 +1,6 @@
 """The plain-Python reference (kschedcore.reference) against kube-scheduler v1.34.1.
 
-The parity data (tests/data/parity, copied from /work/shared/parity) is what the real
+The parity data (tests/data/parity) is what the real
 kube-scheduler decided: one explain record per pending pod, with percentageOfNodesToScore
 100 and ties broken by the first node in node-list order.
 
@@ -15,35 +15,13 @@ kube-scheduler decided: one explain record per pending pod, with percentageOfNod
 from __future__ import annotations
 
 import gzip
-import importlib
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
 
-def _import_reference():
-    """kschedcore.reference is pure Python.  If the package's __init__ cannot be imported
-    because the compiled kernels are not built, load the package as a bare namespace so that
-    the reference can still be tested."""
-    try:
-        return importlib.import_module("kschedcore.reference")
-    except ImportError as exc:
-        if "_kernels" not in str(exc):
-            raise
-    spec = importlib.util.find_spec("kschedcore")
-    pkg = types.ModuleType("kschedcore")
-    pkg.__path__ = list(spec.submodule_search_locations)
-    sys.modules["kschedcore"] = pkg
-    return importlib.import_module("kschedcore.reference")
-
-
-_reference = _import_reference()
-ReferenceScheduler = _reference.ReferenceScheduler
-explain_workload = _reference.explain_workload
+from kschedcore.reference import ReferenceScheduler, explain_workload
 
 DATA = Path(__file__).parent / "data" / "parity"
 
