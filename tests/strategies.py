@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 # ---- vocabularies ------------------------------------------------------------------------------
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 HOSTNAME = "kubernetes.io/hostname"
 POOL = "pool"
 GEN = "example.com/gen"
@@ -42,11 +44,13 @@ NAMESPACES = ["default", "team-a"]
 
 #: bound pods with status.phase Succeeded/Failed (kube-scheduler's informer drops them, §7.1)
 GENERATE_TERMINAL_PODS = False
-#: node selector requirement values that are not valid label values ("-1", "a b"): the API
-#: server accepts them, labels.NewRequirement does not, so the term never matches
+#: required node selector requirement values that are not valid label values ("-1", "a b"):
+#: labels.NewRequirement rejects them, so kube-scheduler never matches the term (the API server
+#: rejects them in new pods since v1.31 but keeps them in older pods)
 GENERATE_UNPARSABLE_VALUES = False
-#: preferred node affinity terms that fail to parse: NodeAffinity's PreScore fails, and with it
-#: the whole scheduling cycle (no node is chosen)
+#: preferred node affinity terms that fail to parse (Gt "x", In "-1": the API server always
+#: accepts them in preferred terms): NodeAffinity's PreScore fails, and with it the whole
+#: scheduling cycle (no node is chosen, the pod is not assumed)
 GENERATE_UNPARSABLE_PREFERRED = False
 
 BOUND_PHASES = ["Running", "Pending"] + (["Succeeded", "Failed"] if GENERATE_TERMINAL_PODS else [])
@@ -85,6 +89,10 @@ def node_labels(draw, name):
         labels[ZONE] = draw(st.sampled_from(ZONES))
     if draw(st.integers(0, 5)) == 0:
         labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
+    if draw(st.integers(0, 7)) == 0:            # the beta labels win in the node tree's zone key
+        labels[BETA_ZONE] = draw(st.sampled_from(ZONES + [""]))
+    if draw(st.integers(0, 9)) == 0:
+        labels[BETA_REGION] = draw(st.sampled_from(["r1", "r2"]))
     if draw(st.booleans()):
         labels[POOL] = draw(st.sampled_from(POOLS))
     if draw(st.booleans()):
@@ -223,13 +231,15 @@ def tolerations(draw):
 
 
 @st.composite
-def requirement(draw, keys=LABEL_KEYS, parsable_only=False):
+def requirement(draw, keys=LABEL_KEYS, parsable_only=False, bad_values=GENERATE_UNPARSABLE_VALUES):
+    """A NodeSelectorRequirement the API server accepts.  parsable_only: nothing that makes
+    labels.NewRequirement fail; bad_values: sometimes values that are not label values."""
     op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
     r = {"key": draw(st.sampled_from(keys)), "operator": op}
     if op in ("In", "NotIn"):
         vocab = LABEL_VALUES if draw(st.integers(0, 4)) == 0 else KEY_VALUES[r["key"]]
         r["values"] = draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=3, unique=True))
-        if GENERATE_UNPARSABLE_VALUES and not parsable_only and draw(st.integers(0, 15)) == 0:
+        if bad_values and not parsable_only and draw(st.integers(0, 15)) == 0:
             r["values"].append(draw(st.sampled_from(BAD_LABEL_VALUES)))
     elif op in ("Gt", "Lt"):
         # one integer value; rarely a non-integer or two values (the term then fails to parse)
@@ -237,7 +247,7 @@ def requirement(draw, keys=LABEL_KEYS, parsable_only=False):
         if not parsable_only:
             choices += [["x"], ["1", "2"]]      # the term fails to parse
         r["values"] = draw(st.sampled_from(choices))
-        if GENERATE_UNPARSABLE_VALUES and not parsable_only and draw(st.integers(0, 15)) == 0:
+        if bad_values and not parsable_only and draw(st.integers(0, 15)) == 0:
             r["values"] = [draw(st.sampled_from(["-1", "+1"]))]   # integers, but not label values
     elif draw(st.integers(0, 9)) == 0:
         r["values"] = []                      # empty list: as nil
@@ -256,10 +266,10 @@ def field_requirement(draw, node_names, parsable_only=False):
 
 
 @st.composite
-def selector_term(draw, node_names, parsable_only=False):
+def selector_term(draw, node_names, parsable_only=False, bad_values=GENERATE_UNPARSABLE_VALUES):
     term = {}
-    exprs = draw(st.lists(requirement(parsable_only=parsable_only), min_size=draw(st.sampled_from([0, 1, 1, 1])),
-                          max_size=2))
+    exprs = draw(st.lists(requirement(parsable_only=parsable_only, bad_values=bad_values),
+                          min_size=draw(st.sampled_from([0, 1, 1, 1])), max_size=2))
     if exprs or draw(st.integers(0, 5)) == 0:
         term["matchExpressions"] = exprs
     if node_names and draw(st.integers(0, 3)) == 0:
@@ -286,7 +296,8 @@ def node_affinity(draw, node_names):
         for _ in range(draw(st.sampled_from([0, 1, 1, 2, 3]))):
             prefs.append({"weight": draw(st.sampled_from([1, 2, 5, 10, 50, 100])),
                           "preference": draw(selector_term(node_names if draw(st.booleans()) else [],
-                                                           parsable_only=not GENERATE_UNPARSABLE_PREFERRED))})
+                                                           parsable_only=not GENERATE_UNPARSABLE_PREFERRED,
+                                                           bad_values=True))})
         na["preferredDuringSchedulingIgnoredDuringExecution"] = prefs
     return na
 

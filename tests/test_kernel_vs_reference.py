@@ -3,6 +3,11 @@
 Random but valid Nodes and Pods (tests/strategies.py) go through both
 ``Scheduler(...).queue(...).explain_pending()`` and ``kschedcore.reference.explain_workload``;
 every explain record must be the same (``parity.diff``), and so must the skipped plugins.
+
+Known disagreements (kube-scheduler and the reference agree, the Scheduler does not) are pinned
+by strict xfails at the end of this file and kept out of the random input by the flags
+``strategies.GENERATE_*``, ``PREFILTER_NAMES_EXACT`` and ``POD_LEVEL_HUGEPAGES_SCORED_RIGHT``:
+flip those once the Scheduler is fixed.
 """
 import copy
 import json
@@ -167,8 +172,21 @@ def test_corner_cases(nodes, bound, pending):
 
 
 # ---- the properties ----------------------------------------------------------------------------
-@settings(max_examples=150, **SETTINGS)
+_PINNED_OUTSIDE = _pod("pinned-outside", {"cpu": "100m"}, affinity=_affinity(
+    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone-node"]}]}))
+_PREBOUND_GONE = _pod("prebound-gone", {"cpu": "100m"}, node="gone-node")
+_ZERO_REQUESTS = [_pod(f"zero{i}", {"cpu": "0", "memory": "0"},
+                       initContainers=[{"name": "s", "image": "redis", "restartPolicy": "Always"}]) for i in range(2)]
+
+
+@settings(max_examples=250, **SETTINGS)
 @given(S.workloads())
+# a PreFilterResult naming only a node that does not exist: every node is outside it
+@example(workload=(TWO_ZONES, [], [_PINNED_OUTSIDE, _pod("after", {"cpu": "100m"})]))
+# a pre-bound pod whose node does not exist: NodeName rejects every node
+@example(workload=(TWO_ZONES, [_pod("b", {"cpu": "1"}, node="gone-node")], [_PREBOUND_GONE]))
+# explicit zero requests (BalancedAllocation skips) and a sidecar without requests (non-zero defaults)
+@example(workload=(TWO_ZONES, [_pod("b", node="n1")], _ZERO_REQUESTS))
 def test_default_profile_matches_reference(workload):
     assert_same(*workload)
 
@@ -192,10 +210,82 @@ def without_known_gaps(workload, strategy):
     return nodes, bound, pending
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=150, **SETTINGS)
 @given(S.workloads(max_pending=6), S.scoring_strategies())
+# RequestedToCapacityRatio with a one-point shape, and a decreasing one (negative slopes truncate)
+@example(workload=(TWO_ZONES, [_pod("b", {"cpu": "1500m"}, node="n2")], [_pod("p", {"cpu": "250m"})]),
+         strategy={"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
+             "shape": [{"utilization": 50, "score": 7}]}})
+@example(workload=(TWO_ZONES, [_pod("b", {"cpu": "1", "memory": "3Gi"}, node="n2")],
+                   [_pod("p", {"cpu": "333m", "memory": "1Gi"})]),
+         strategy={"type": "RequestedToCapacityRatio", "resources": [{"name": "cpu", "weight": 3},
+                                                                     {"name": "memory", "weight": 1}],
+                   "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10},
+                                                          {"utilization": 33, "score": 3},
+                                                          {"utilization": 100, "score": 0}]}})
+# MostAllocated over the extended resource only: pods without it score 0 (resource left out)
+@example(workload=([_node("f0", **{S.FPGA: "4"}), _node("f1", **{S.FPGA: "2"})], [],
+                   [_pod("p", {S.FPGA: "1"}), _pod("q", {"cpu": "1"})]),
+         strategy={"type": "MostAllocated", "resources": [{"name": S.FPGA, "weight": 5}]})
 def test_scoring_strategies_match_reference(workload, strategy):
     assert_same(*without_known_gaps(workload, strategy), strategy=strategy)
+
+
+@st.composite
+def cluster_changes(draw):
+    """A workload reached incrementally: some nodes added later, some replaced by update_node
+    (new labels, taints, allocatable; same zone/region and images), bound pods added and removed.
+    Returns (initial nodes, later nodes, updated nodes, initial bound, extra bound, removed keys,
+    final nodes, final bound, pending)."""
+    nodes, bound, pending = draw(S.workloads())
+    names = [n["metadata"]["name"] for n in nodes]
+    k = draw(st.integers(1, len(nodes)))
+    final, updates = [], []
+    for n in nodes:
+        if draw(st.integers(0, 2)):
+            final.append(n)
+            continue
+        new = draw(S.nodes_dicts(n["metadata"]["name"]))
+        labels = new["metadata"]["labels"]
+        for key in (S.ZONE, S.REGION, S.BETA_ZONE, S.BETA_REGION):
+            labels.pop(key, None)
+            if key in n["metadata"]["labels"]:
+                labels[key] = n["metadata"]["labels"][key]
+        new["status"].pop("images", None)
+        if "images" in n["status"]:
+            new["status"]["images"] = n["status"]["images"]
+        final.append(new)
+        updates.append(new)
+    extra = [draw(S.pods_dicts(f"x{i}", names, bound=True)) for i in range(draw(st.integers(0, 3)))]
+    removed = [p for p in bound if draw(st.booleans())]
+    kept = [p for p in bound if p not in removed] + extra
+    removed_keys = [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in removed]
+    return nodes[:k], nodes[k:], updates, bound, extra, removed_keys, final, kept, pending
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(cluster_changes())
+def test_incremental_changes_match_reference_on_final_state(changes):
+    """add_node / update_node / add_pod / remove_pod, then the cycles: as the reference on the
+    final state.  (Images are kept on update: image summaries depend on history, §7.3.)"""
+    initial, later, updates, bound, extra, removed, final, kept, pending = copy.deepcopy(changes)
+    sched = Scheduler(initial, bound, percentage_of_nodes_to_score=100, tie_break="first")
+    for n in later:
+        sched.add_node(n)
+    for n in updates:
+        sched.update_node(n)
+    for p in extra:
+        sched.add_pod(p)
+    for key in removed:
+        sched.remove_pod(key)
+    for p in pending:
+        sched.queue(p)
+    got = sched.explain_pending()
+    want = explain_workload(final, kept, copy.deepcopy(changes[-1]), percentage_of_nodes_to_score=100,
+                            tie_break="first")
+    names = {n["metadata"]["name"] for n in final}
+    for g, w in zip(got, want):
+        assert record_diff(g, w, names) == "", w["pod"]
 
 
 @st.composite
@@ -212,10 +302,10 @@ def big_clusters(draw):
         nodes.append(node)
     names = [x["metadata"]["name"] for x in nodes]
     pending = [draw(S.pods_dicts(f"p{i}", names, extended=False)) for i in range(draw(st.integers(1, 5)))]
-    return nodes, pending, draw(st.integers(10, 60))
+    return nodes, pending, draw(st.sampled_from([0, 10, 20, 30, 40, 50, 60]) | st.integers(10, 60))
 
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(big_clusters())
 def test_percentage_of_nodes_to_score(cluster):
     nodes, pending, pct = cluster
@@ -224,3 +314,73 @@ def test_percentage_of_nodes_to_score(cluster):
         assert (g["pod"], g["node"], g["numFeasible"]) == (w["pod"], w["node"], w["numFeasible"])
         assert g["filter"] == w["filter"], (g["pod"], record_diff(g, w, None))
         assert record_diff(g, w, {n["metadata"]["name"] for n in nodes}) == ""
+
+
+# ---- known kernel gaps (reported to the lead; strict: they flip to XPASS once fixed) -----------
+def _gap(reason):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+@_gap("Scheduler counts bound pods in phase Succeeded/Failed; kube-scheduler's pod informer "
+      "selects status.phase!=Succeeded,status.phase!=Failed (scheduler.go newPodInformer, §7.1)")
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_terminal_bound_pods_are_not_counted(phase):
+    nodes = [_node("n0", cpu="1")]
+    done = dict(_pod("done", {"cpu": "1"}, node="n0"), status={"phase": phase})
+    got, want = assert_same(nodes, [done], [_pod("p", {"cpu": "1"})])
+    assert want[0]["node"] == "n0"
+
+
+@_gap("Scheduler ignores a preferred node affinity term that fails to parse; kube-scheduler's "
+      "NodeAffinity PreScore returns the parse error and the cycle fails (no node, not assumed)")
+@pytest.mark.parametrize("requirement", [
+    {"key": S.GEN, "operator": "Gt", "values": ["x"]},          # not an integer
+    {"key": S.GEN, "operator": "In", "values": ["-1"]},         # not a label value
+])
+def test_unparsable_preferred_terms_fail_the_cycle(requirement):
+    pod = _pod("bad-pref", {"cpu": "100m"},
+               affinity=_affinity(preferred=[{"weight": 5, "preference": {"matchExpressions": [requirement]}}]))
+    got, want = assert_same(TWO_ZONES, [], [pod, _pod("next", {"cpu": "100m"})])
+    assert want[0]["node"] is None and want[0]["error"]
+
+
+@_gap("Scheduler accepts requirement values that are not label values; labels.NewRequirement "
+      "rejects them, so kube-scheduler never matches such a term")
+@pytest.mark.parametrize("requirement", [
+    {"key": S.GEN, "operator": "Gt", "values": ["-1"]},
+    {"key": S.GEN, "operator": "Lt", "values": ["+9"]},
+    {"key": S.POOL, "operator": "NotIn", "values": ["a b"]},
+])
+def test_requirement_values_must_be_label_values(requirement):
+    pod = _pod("bad-value", affinity=_affinity({"matchExpressions": [requirement]}))
+    got, want = assert_same(TWO_ZONES, [], [pod])
+    assert want[0]["node"] is None
+
+
+@_gap("Scheduler drops unknown node names from preFilterNodeNames; kube-scheduler's "
+      "PreFilterResult keeps them (parity data node_affinity: pod-x03, pod-x04)")
+def test_prefilter_node_names_keep_unknown_nodes():
+    pod = _pod("pinned", affinity=_affinity(
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-999"]}]}))
+    sched = Scheduler(TWO_ZONES, percentage_of_nodes_to_score=100, tie_break="first")
+    sched.queue(pod)
+    assert sched.explain_pending()[0]["preFilterNodeNames"] == ["n1", "node-999"]
+
+
+@_gap("NodeResourcesFit scoring honours a pod-level hugepages-* request; kube-scheduler's Fit "
+      "scorer ignores pod-level requests for every resource (§1.4 quirk)")
+def test_fit_scoring_ignores_pod_level_hugepages():
+    nodes = [_node("n0", **{S.HUGEPAGES: "8Mi"}), _node("n1", **{S.HUGEPAGES: "4Mi"})]
+    pod = _pod("hp", {S.HUGEPAGES: "2Mi"}, resources={"requests": {S.HUGEPAGES: "4Mi"}})
+    strategy = {"type": "LeastAllocated", "resources": [{"name": S.HUGEPAGES, "weight": 1}]}
+    got, want = assert_same(nodes, [], [pod], strategy=strategy)
+    assert want[0]["scores"]["n0"]["raw:NodeResourcesFit"] == 75      # (8 - 2) * 100 / 8
+
+
+@_gap("Scheduler ignores status.nominatedNodeName; kube-scheduler evaluates the nominated node "
+      "first and takes it without scoring when it passes (§5.1 step 4)")
+def test_nominated_node_is_tried_first():
+    pod = dict(_pod("nominated", {"cpu": "1"}), status={"nominatedNodeName": "n3"})
+    got, want = assert_same(TWO_ZONES, [], [pod])
+    assert want[0]["node"] == "n3" and want[0]["numFeasible"] == 1
