@@ -15,10 +15,11 @@ extensions = [
     Extension(
         "kschedcore._kernels",
         ["src/kschedcore/_kernels.pyx"],
-        include_dirs=[np.get_include()],
+        depends=["src/kschedcore/_pool.h", "src/kschedcore/_kernels.pxd"],
+        include_dirs=[np.get_include(), "src/kschedcore"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off", "-fopenmp"],
-        extra_link_args=["-fopenmp"],
+        extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off", "-pthread"],
+        extra_link_args=["-pthread"],
     )
 ]
 

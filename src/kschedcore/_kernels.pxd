@@ -124,6 +124,39 @@ cdef struct Cycle:
     bint use[N_SCORES]
 
 
+# The per-cycle output buffers, as raw pointers (taken at bind).
+cdef struct Buffers:
+    Py_ssize_t cap
+    int8_t* st_code
+    int8_t* st_plugin
+    int64_t* st_detail
+    int32_t* feasible
+    int32_t* feas_pos
+    int64_t* totals
+    int64_t* raw
+
+
+# One round of a scan shared between threads: chunk k covers positions [k*chunk, (k+1)*chunk).
+cdef struct Round:
+    Table* t
+    PodView* p
+    Config* c
+    Cycle* y
+    Buffers* b
+    const int32_t* scan
+    Py_ssize_t n, pos, size, offset, out, limit, chunk
+    Py_ssize_t* counts
+
+
+cdef extern from "_pool.h" nogil:
+    ctypedef void (*ks_chunk_fn)(void* ctx, int64_t chunk) noexcept nogil
+    ctypedef struct ks_pool:
+        pass
+    int ks_pool_start(ks_pool* p)
+    void ks_pool_stop(ks_pool* p)
+    void ks_pool_run(ks_pool* p, ks_chunk_fn fn, void* ctx, int64_t n_chunks)
+
+
 cdef class CompiledPod:
     """A pod in integer form, compiled once against the node table's interners."""
     cdef public int64_t cpu, memory, ephemeral
@@ -176,14 +209,16 @@ cdef class NodeKernel:
 
     cdef public int threads
     cdef int32_t[::1] feas_pos
+    cdef Py_ssize_t[::1] chunk_counts
+    cdef Buffers b
+    cdef ks_pool pool
+    cdef int pool_state      # 0 not started, 1 running, -1 failed to start
+
+    cdef bint _start_pool(self) noexcept
 
     cdef void _load_config(self, Config* c) noexcept
     cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
                      int64_t n_all_nodes) noexcept
-    cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
-                                Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
-                                Py_ssize_t out, Py_ssize_t limit) noexcept nogil
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil
-    cdef void _compact(self, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil

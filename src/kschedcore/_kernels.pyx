@@ -10,7 +10,6 @@ cycle, so the C compiler keeps them in registers; no Python object is touched pe
 """
 from libc.math cimport fabs, sqrt, round as c_round
 from libc.stdint cimport INT64_MIN
-from cython.parallel cimport parallel, threadid
 
 import numpy as np
 
@@ -28,9 +27,10 @@ cdef enum:
 # Host ports are packed as (ip id << 18) | (protocol << 16) | port; ip id 0 is 0.0.0.0.
 cdef int64_t PORT_MASK = (1 << 18) - 1
 
-# A scan round shorter than this runs on one thread: below it, waking the second thread costs
-# about what it saves.
+# A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
 cdef Py_ssize_t PARALLEL_MIN_NODES = 256
+# Nodes per chunk of a shared scan round.
+cdef Py_ssize_t CHUNK_NODES = 128
 
 _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
@@ -417,6 +417,81 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
     return C_SUCCESS
 
 
+cdef void _compact(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
+    """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
+    cdef Py_ssize_t i, s
+    if src == dst:
+        return
+    for i in range(count):
+        b.feasible[dst + i] = b.feasible[src + i]
+        b.feas_pos[dst + i] = b.feas_pos[src + i]
+        b.totals[dst + i] = b.totals[src + i]
+        for s in range(N_SCORES):
+            b.raw[s * b.cap + dst + i] = b.raw[s * b.cap + src + i]
+
+
+cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b,
+                            const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
+                            Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+    """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
+
+    A feasible node goes to index `out` + k of the feasible buffers with its position
+    (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
+    the plugins that need no normalisation. Returns the number of feasible nodes.
+    """
+    cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
+    cdef int code, plugin = 0
+    cdef int64_t detail, v, total
+    cdef int64_t* raw = b.raw
+    cdef int64_t* w = c.weights
+    for i in range(count):
+        if f >= limit:
+            break
+        row = scan[pos]
+        pos += 1
+        if pos == n:
+            pos = 0
+        code = _filter_node(t, p, y, row, &detail, &plugin)
+        b.st_code[row] = code
+        if code != C_SUCCESS:
+            b.st_plugin[row] = plugin
+            b.st_detail[row] = detail
+            continue
+        j = out + f
+        f += 1
+        b.feasible[j] = row
+        b.feas_pos[j] = offset + i
+        total = 0
+        if y.use[S_TAINT_TOLERATION]:
+            raw[S_TAINT_TOLERATION * cap + j] = _taint_score(t, p, row)
+        if y.use[S_NODE_AFFINITY]:
+            raw[S_NODE_AFFINITY * cap + j] = _node_affinity_score(t, p, row)
+        if y.use[S_NODE_RESOURCES_FIT]:
+            v = _fit_score(t, p, c, row)
+            raw[S_NODE_RESOURCES_FIT * cap + j] = v
+            total += w[S_NODE_RESOURCES_FIT] * v
+        if y.use[S_BALANCED_ALLOCATION]:
+            v = _balanced_score(t, p, c, row)
+            raw[S_BALANCED_ALLOCATION * cap + j] = v
+            total += w[S_BALANCED_ALLOCATION] * v
+        if y.use[S_IMAGE_LOCALITY]:
+            v = _image_score(t, p, row, y.n_all_nodes)
+            raw[S_IMAGE_LOCALITY * cap + j] = v
+            total += w[S_IMAGE_LOCALITY] * v
+        b.totals[j] = total
+    return f
+
+
+
+cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
+    """One chunk of a scan round (run on either thread of the pool)."""
+    cdef Round* r = <Round*>ctx
+    cdef Py_ssize_t lo = k * r.chunk
+    cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
+    r.counts[k] = _eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
+                              r.offset + lo, r.out + lo, r.limit)
+
+
 cdef class NodeKernel:
     """Raw views of the node table plus the reused per-cycle buffers."""
 
@@ -459,6 +534,12 @@ cdef class NodeKernel:
             self.scores = np.zeros((N_SCORES, cap), np.int64)
             self.totals = np.zeros(cap, np.int64)
             self.feas_pos = np.zeros(cap, np.int32)
+            self.chunk_counts = np.zeros(cap // CHUNK_NODES + 2, np.intp)
+        b = &self.b
+        b.cap = cap
+        b.st_code, b.st_plugin, b.st_detail = &self.st_code[0], &self.st_plugin[0], &self.st_detail[0]
+        b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
+        b.raw = &self.raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
@@ -468,6 +549,15 @@ cdef class NodeKernel:
         # 1/w for the weight sums of NodeResourcesFit's average (index 0 unused)
         self.recip = 1.0 / np.arange(1, 1025, dtype=np.float64)
         self.recip = np.concatenate(([0.0], np.asarray(self.recip)))
+
+    def __dealloc__(self):
+        ks_pool_stop(&self.pool)
+
+    cdef bint _start_pool(self) noexcept:
+        """Starts the helper thread once; False if it cannot run (then scans stay sequential)."""
+        if not self.pool_state:
+            self.pool_state = 1 if ks_pool_start(&self.pool) == 0 else -1
+        return self.pool_state == 1
 
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
@@ -525,16 +615,16 @@ cdef class NodeKernel:
         self._load_config(&c)
         self._begin(&p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
-        cdef Py_ssize_t pos, size, half, f0, f1, need
-        cdef int threads = self.threads if self.threads > 1 else 1
-        cdef int tid
-        cdef Py_ssize_t found[2]
-        cdef const int32_t* sp
+        cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
+        cdef bint parallel = self.threads > 1 and self._start_pool()
+        cdef Round r
+        cdef Buffers* b = &self.b
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
             return -1, 0, 0
-        sp = &scan[0]
         pos = start % n
+        r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
+        r.scan, r.n, r.chunk, r.counts = &scan[0], n, CHUNK_NODES, &self.chunk_counts[0]
         with nogil:
             while processed < n and nf < num_to_find:
                 need = num_to_find - nf
@@ -544,103 +634,34 @@ cdef class NodeKernel:
                     size = 256
                 if size > n - processed:
                     size = n - processed
-                if threads == 1 or size < PARALLEL_MIN_NODES:
-                    f0 = self._eval_range(&p, &c, &y, sp, n, (pos + processed) % n, size, processed, nf, need)
-                    f1 = 0
+                if not parallel or size < PARALLEL_MIN_NODES:
+                    got = _eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
+                                      processed, nf, need)
                 else:
-                    half = size // 2
-                    with parallel(num_threads=2):
-                        tid = threadid()
-                        if tid == 0:
-                            found[0] = self._eval_range(&p, &c, &y, sp, n, (pos + processed) % n, half,
-                                                        processed, nf, need)
-                        else:
-                            found[1] = self._eval_range(&p, &c, &y, sp, n, (pos + processed + half) % n,
-                                                        size - half, processed + half, nf + half, need)
-                    f0, f1 = found[0], found[1]
-                    if f0 >= need:
-                        f1 = 0
-                    elif f1 > need - f0:
-                        f1 = need - f0
-                    self._compact(nf + half, nf + f0, f1)
-                if nf + f0 + f1 >= num_to_find:
-                    nf = nf + f0 + f1
-                    processed = self.feas_pos[nf - 1] + 1
+                    # chunks in parallel, each writing from its own offset; then merged in
+                    # scan order and cut at the need-th feasible node
+                    r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
+                    n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
+                    ks_pool_run(&self.pool, _eval_chunk, &r, n_chunks)
+                    got = 0
+                    for k in range(n_chunks):
+                        take = r.counts[k] if r.counts[k] < need - got else need - got
+                        _compact(b, nf + k * CHUNK_NODES, nf + got, take)
+                        got += take
+                        if got >= need:
+                            break
+                nf += got
+                if nf >= num_to_find:
+                    processed = b.feas_pos[nf - 1] + 1
                 else:
-                    nf = nf + f0 + f1
                     processed += size
             if nf == 0:
-                self._histogram(sp, n, pos, processed)
+                self._histogram(r.scan, n, pos, processed)
             elif nf == 1:
                 best = self.feasible[0]
             else:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
-
-    cdef void _compact(self, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
-        """Moves `count` feasible entries (row, position, raw scores, partial total) down."""
-        cdef Py_ssize_t i, s, cap = self.cap
-        cdef int64_t* raw = &self.raw_scores[0, 0]
-        if src == dst:
-            return
-        for i in range(count):
-            self.feasible[dst + i] = self.feasible[src + i]
-            self.feas_pos[dst + i] = self.feas_pos[src + i]
-            self.totals[dst + i] = self.totals[src + i]
-            for s in range(N_SCORES):
-                raw[s * cap + dst + i] = raw[s * cap + src + i]
-
-    cdef Py_ssize_t _eval_range(self, PodView* p, Config* c, Cycle* y, const int32_t* scan,
-                                Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count, Py_ssize_t offset,
-                                Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
-        """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
-
-        A feasible node goes to index `out` + k of the feasible buffers with its position
-        (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
-        the plugins that need no normalisation. Returns the number of feasible nodes.
-        """
-        cdef Table* t = &self.t
-        cdef Py_ssize_t i, row, j, f = 0, cap = self.cap
-        cdef int code, plugin = 0
-        cdef int64_t detail, v, total
-        cdef int64_t* raw = &self.raw_scores[0, 0]
-        cdef int64_t* w = c.weights
-        for i in range(count):
-            if f >= limit:
-                break
-            row = scan[pos]
-            pos += 1
-            if pos == n:
-                pos = 0
-            code = _filter_node(t, p, y, row, &detail, &plugin)
-            self.st_code[row] = code
-            if code != C_SUCCESS:
-                self.st_plugin[row] = plugin
-                self.st_detail[row] = detail
-                continue
-            j = out + f
-            f += 1
-            self.feasible[j] = row
-            self.feas_pos[j] = offset + i
-            total = 0
-            if y.use[S_TAINT_TOLERATION]:
-                raw[S_TAINT_TOLERATION * cap + j] = _taint_score(t, p, row)
-            if y.use[S_NODE_AFFINITY]:
-                raw[S_NODE_AFFINITY * cap + j] = _node_affinity_score(t, p, row)
-            if y.use[S_NODE_RESOURCES_FIT]:
-                v = _fit_score(t, p, c, row)
-                raw[S_NODE_RESOURCES_FIT * cap + j] = v
-                total += w[S_NODE_RESOURCES_FIT] * v
-            if y.use[S_BALANCED_ALLOCATION]:
-                v = _balanced_score(t, p, c, row)
-                raw[S_BALANCED_ALLOCATION * cap + j] = v
-                total += w[S_BALANCED_ALLOCATION] * v
-            if y.use[S_IMAGE_LOCALITY]:
-                v = _image_score(t, p, row, y.n_all_nodes)
-                raw[S_IMAGE_LOCALITY * cap + j] = v
-                total += w[S_IMAGE_LOCALITY] * v
-            self.totals[j] = total
-        return f
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil:
