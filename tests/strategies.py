@@ -37,21 +37,19 @@ HOST_IPS = [None, "0.0.0.0", "10.0.0.1", "10.0.0.2"]
 HOST_PORTS = [80, 8080]
 NAMESPACES = ["default", "team-a"]
 
-# ---- known kernel gaps --------------------------------------------------------------------------
-# Inputs on which the Scheduler is known to disagree with kube-scheduler (reported to the lead,
-# each pinned by a strict xfail in test_kernel_vs_reference.py).  They are left out of the random
-# workloads so that the properties keep finding *other* bugs; set a flag to True once fixed.
+# ---- inputs that once exposed Scheduler bugs (each also pinned by a case in
+# test_kernel_vs_reference.py); switches, so a bisecting developer can leave one out ---------
 
 #: bound pods with status.phase Succeeded/Failed (kube-scheduler's informer drops them, §7.1)
-GENERATE_TERMINAL_PODS = False
+GENERATE_TERMINAL_PODS = True
 #: required node selector requirement values that are not valid label values ("-1", "a b"):
 #: labels.NewRequirement rejects them, so kube-scheduler never matches the term (the API server
 #: rejects them in new pods since v1.31 but keeps them in older pods)
-GENERATE_UNPARSABLE_VALUES = False
+GENERATE_UNPARSABLE_VALUES = True
 #: preferred node affinity terms that fail to parse (Gt "x", In "-1": the API server always
 #: accepts them in preferred terms): NodeAffinity's PreScore fails, and with it the whole
 #: scheduling cycle (no node is chosen, the pod is not assumed)
-GENERATE_UNPARSABLE_PREFERRED = False
+GENERATE_UNPARSABLE_PREFERRED = True
 
 BOUND_PHASES = ["Running", "Pending"] + (["Succeeded", "Failed"] if GENERATE_TERMINAL_PODS else [])
 

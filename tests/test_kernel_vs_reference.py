@@ -4,10 +4,8 @@ Random but valid Nodes and Pods (tests/strategies.py) go through both
 ``Scheduler(...).queue(...).explain_pending()`` and ``kschedcore.reference.explain_workload``;
 every explain record must be the same (``parity.diff``), and so must the skipped plugins.
 
-Known disagreements (kube-scheduler and the reference agree, the Scheduler does not) are pinned
-by strict xfails at the end of this file and kept out of the random input by the flags
-``strategies.GENERATE_*``, ``PREFILTER_NAMES_EXACT`` and ``POD_LEVEL_HUGEPAGES_SCORED_RIGHT``:
-flip those once the Scheduler is fixed.
+The hand-written cases at the end pin disagreements these properties once found (terminal
+pods, unparsable terms, PreFilterResult names, pod-level hugepages in Fit scoring).
 """
 import copy
 import json
@@ -16,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kschedcore import Scheduler
+from kschedcore import Scheduler, UnsupportedError
 from kschedcore.reference import explain_workload
 
 import strategies as S
@@ -40,13 +38,6 @@ def run_both(nodes, bound, pending, *, strategy=None, percentage=100):
     return got, want
 
 
-#: kube-scheduler's PreFilterResult keeps every name of the pod's matchFields, also names of
-#: nodes that do not exist (parity data: node_affinity pod-x03, pod-x04); the Scheduler drops
-#: those (reported; pinned by test_prefilter_node_names_keep_unknown_nodes).  Until that is
-#: fixed, the properties compare the names of existing nodes only.  Set to True once fixed.
-PREFILTER_NAMES_EXACT = False
-
-
 def record_diff(got, want, node_names=None):
     """'' if the records agree: the parity fields, plus the skipped plugins wherever the
     reference reports them (kube-scheduler reports skippedScorePlugins only when it scored),
@@ -56,8 +47,6 @@ def record_diff(got, want, node_names=None):
         if key in want and got.get(key) != want[key]:
             out += f"\n{key}: got {got.get(key)} want {want[key]}"
     want_names = want.get("preFilterNodeNames")
-    if want_names is not None and not PREFILTER_NAMES_EXACT and node_names is not None:
-        want_names = [n for n in want_names if n in node_names]
     if want_names != got.get("preFilterNodeNames"):
         out += f"\npreFilterNodeNames: got {got.get('preFilterNodeNames')} want {want_names}"
     if bool(want.get("preBound")) != bool(got.get("preBound")):
@@ -191,25 +180,6 @@ def test_default_profile_matches_reference(workload):
     assert_same(*workload)
 
 
-#: NodeResourcesFit scoring must ignore the incoming pod's pod-level requests for *every*
-#: resource (semantics §1.4 quirk; the scorer is built without enablePodLevelResources), but the
-#: Scheduler honours a pod-level hugepages-* request there (reported; pinned by
-#: test_fit_scoring_ignores_pod_level_hugepages).  Until fixed, the strategies property leaves
-#: pod-level hugepages out when the strategy scores hugepages.  Set to True once fixed.
-POD_LEVEL_HUGEPAGES_SCORED_RIGHT = False
-
-
-def without_known_gaps(workload, strategy):
-    nodes, bound, pending = workload
-    scored = {r["name"] for r in (strategy or {}).get("resources") or ()}
-    if not POD_LEVEL_HUGEPAGES_SCORED_RIGHT and any(n.startswith("hugepages-") for n in scored):
-        for pod in pending:
-            reqs = (pod["spec"].get("resources") or {}).get("requests") or {}
-            for name in [n for n in reqs if n.startswith("hugepages-")]:
-                del reqs[name]
-    return nodes, bound, pending
-
-
 @settings(max_examples=150, **SETTINGS)
 @given(S.workloads(max_pending=6), S.scoring_strategies())
 # RequestedToCapacityRatio with a one-point shape, and a decreasing one (negative slopes truncate)
@@ -228,7 +198,7 @@ def without_known_gaps(workload, strategy):
                    [_pod("p", {S.FPGA: "1"}), _pod("q", {"cpu": "1"})]),
          strategy={"type": "MostAllocated", "resources": [{"name": S.FPGA, "weight": 5}]})
 def test_scoring_strategies_match_reference(workload, strategy):
-    assert_same(*without_known_gaps(workload, strategy), strategy=strategy)
+    assert_same(*workload, strategy=strategy)
 
 
 @st.composite
@@ -316,13 +286,8 @@ def test_percentage_of_nodes_to_score(cluster):
         assert record_diff(g, w, {n["metadata"]["name"] for n in nodes}) == ""
 
 
-# ---- known kernel gaps (reported to the lead; strict: they flip to XPASS once fixed) -----------
-def _gap(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
+# ---- disagreements the properties once found ---------------------------------------------------
 
-
-@_gap("Scheduler counts bound pods in phase Succeeded/Failed; kube-scheduler's pod informer "
-      "selects status.phase!=Succeeded,status.phase!=Failed (scheduler.go newPodInformer, §7.1)")
 @pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
 def test_terminal_bound_pods_are_not_counted(phase):
     nodes = [_node("n0", cpu="1")]
@@ -331,8 +296,6 @@ def test_terminal_bound_pods_are_not_counted(phase):
     assert want[0]["node"] == "n0"
 
 
-@_gap("Scheduler ignores a preferred node affinity term that fails to parse; kube-scheduler's "
-      "NodeAffinity PreScore returns the parse error and the cycle fails (no node, not assumed)")
 @pytest.mark.parametrize("requirement", [
     {"key": S.GEN, "operator": "Gt", "values": ["x"]},          # not an integer
     {"key": S.GEN, "operator": "In", "values": ["-1"]},         # not a label value
@@ -344,8 +307,6 @@ def test_unparsable_preferred_terms_fail_the_cycle(requirement):
     assert want[0]["node"] is None and want[0]["error"]
 
 
-@_gap("Scheduler accepts requirement values that are not label values; labels.NewRequirement "
-      "rejects them, so kube-scheduler never matches such a term")
 @pytest.mark.parametrize("requirement", [
     {"key": S.GEN, "operator": "Gt", "values": ["-1"]},
     {"key": S.GEN, "operator": "Lt", "values": ["+9"]},
@@ -357,8 +318,6 @@ def test_requirement_values_must_be_label_values(requirement):
     assert want[0]["node"] is None
 
 
-@_gap("Scheduler drops unknown node names from preFilterNodeNames; kube-scheduler's "
-      "PreFilterResult keeps them (parity data node_affinity: pod-x03, pod-x04)")
 def test_prefilter_node_names_keep_unknown_nodes():
     pod = _pod("pinned", affinity=_affinity(
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
@@ -368,8 +327,6 @@ def test_prefilter_node_names_keep_unknown_nodes():
     assert sched.explain_pending()[0]["preFilterNodeNames"] == ["n1", "node-999"]
 
 
-@_gap("NodeResourcesFit scoring honours a pod-level hugepages-* request; kube-scheduler's Fit "
-      "scorer ignores pod-level requests for every resource (§1.4 quirk)")
 def test_fit_scoring_ignores_pod_level_hugepages():
     nodes = [_node("n0", **{S.HUGEPAGES: "8Mi"}), _node("n1", **{S.HUGEPAGES: "4Mi"})]
     pod = _pod("hp", {S.HUGEPAGES: "2Mi"}, resources={"requests": {S.HUGEPAGES: "4Mi"}})
@@ -378,9 +335,10 @@ def test_fit_scoring_ignores_pod_level_hugepages():
     assert want[0]["scores"]["n0"]["raw:NodeResourcesFit"] == 75      # (8 - 2) * 100 / 8
 
 
-@_gap("Scheduler ignores status.nominatedNodeName; kube-scheduler evaluates the nominated node "
-      "first and takes it without scoring when it passes (§5.1 step 4)")
-def test_nominated_node_is_tried_first():
+def test_nominated_pods_are_refused_until_implemented():
+    """kube-scheduler tries a pod's nominated node first (§5.1 step 4) and counts nominated pods
+    in Filter (§5.3); until kschedcore has a nominator it refuses such pods instead of
+    answering differently."""
     pod = dict(_pod("nominated", {"cpu": "1"}), status={"nominatedNodeName": "n3"})
-    got, want = assert_same(TWO_ZONES, [], [pod])
-    assert want[0]["node"] == "n3" and want[0]["numFeasible"] == 1
+    with pytest.raises(UnsupportedError, match="status.nominatedNodeName"):
+        Scheduler(TWO_ZONES).queue(pod)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import CompiledPod, NodeKernel, N_SCORES, S_NODE_AFFINITY, S_TAINT_TOLERATION
-from .errors import UnsupportedError, ValidationError
+from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.fit_error import FitError
 from .framework.status import Code
 from .objects import resources as res
@@ -25,6 +25,7 @@ from .state.node_table import NodeTable
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 TIE_BREAKS = ("random", "first")
+PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY)
 
@@ -62,6 +63,8 @@ class ScheduleResult:
     feasible_nodes: int
     evaluated_nodes: int
     fit_error: FitError | None = None
+    #: a failed cycle that is not a FitError (kube-scheduler: SchedulerError), e.g. a PreScore error
+    error: str | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -146,9 +149,13 @@ class Scheduler:
                 raise UnsupportedError(f"{kind} {_name_of(workload.objects[kind][0])}", "",
                                        "default topology spreading from Services and controllers "
                                        "is not implemented yet")
-        sched = cls(workload.nodes, workload.pods, **options)
-        for pod in workload.pending:
-            sched.queue(pod)
+        sched = cls(**options)
+        for i, node in enumerate(workload.nodes):
+            sched.add_node(parse_node(node, f"nodes[{i}]"))
+        for i, pod in enumerate(workload.pods):
+            sched.add_pod(parse_pod(pod, f"pods[{i}]"))
+        for i, pod in enumerate(workload.pending):
+            sched.queue(parse_pod(pod, f"pending[{i}]"))
         return sched
 
     # ---- nodes -------------------------------------------------------------------------------
@@ -182,34 +189,43 @@ class Scheduler:
         check_supported(pod)
         return pod
 
-    def add_pod(self, pod) -> Pod:
-        """A pod with spec.nodeName is counted on its node; others join `pending`."""
+    def add_pod(self, pod) -> Pod | None:
+        """A pod with spec.nodeName is counted on its node; others join `pending`.
+
+        Succeeded and Failed pods are ignored (None), as kube-scheduler's informers drop them.
+        """
         pod = self.parse_pod(pod)
+        if pod.terminal:
+            return None
         if pod.key in self._placed:
-            raise ValidationError(f"pod {pod.key}", "metadata.name", "duplicate pod")
+            raise DuplicateError(f"pod {pod.key}", "metadata.name", "duplicate pod")
         if pod.node_name:
             self._place(pod, pod.node_name)
         else:
             self.pending.append(pod)
         return pod
 
-    def queue(self, pod) -> Pod:
+    def queue(self, pod) -> Pod | None:
         """Appends a pod to `pending`, even one that names its node already (pre-bound: it
         joins that node when its turn comes, without a scheduling cycle)."""
         pod = self.parse_pod(pod)
+        if pod.terminal:
+            return None
         self.pending.append(pod)
         return pod
 
-    def remove_pod(self, key: str) -> None:
+    def remove_pod(self, key: str) -> bool:
+        """Removes a pod ("namespace/name") wherever it is; False if it is not known (as for
+        kube-scheduler, deleting an unknown or terminal pod changes nothing)."""
         if key in self._placed:
             self._unplace(key)
-            return
+            return True
         for lst in [self.pending, *self._orphans.values()]:
             for i, p in enumerate(lst):
                 if p.key == key:
                     del lst[i]
-                    return
-        raise ValidationError(f"pod {key}", "", "no such pod")
+                    return True
+        return False
 
     def assume(self, pod, node_name: str) -> None:
         """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume)."""
@@ -313,6 +329,9 @@ class Scheduler:
             self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, names is not None)
+        if nf > 1 and pod.preferred_parse_error:
+            # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
+            return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), ctx
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), ctx
         err = FitError(pod.key, n_all, reasons=self._histogram(processed, n_all - len(scan)))
@@ -455,13 +474,15 @@ class Scheduler:
                     "reasons": plugin.reasons(int(k.st_detail[row]), t)}
             if narrowed:
                 inside = {t.nodes[r].name for r in scan}
-                rec["preFilterNodeNames"] = sorted(inside)
+                rec["preFilterNodeNames"] = sorted(pod.compiled[1].prefilter_node_names)
                 for name in self.node_names:
                     if name not in inside:
                         rec["filter"][name] = {
                             "ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
                             "reasons": ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]}
-            if result.feasible_nodes > 1:
+            if result.error:
+                rec["error"] = result.error
+            elif result.feasible_nodes > 1:
                 rec["scores"] = self._scores(result.feasible_nodes)
         rec["skippedScorePlugins"] = sorted(
             [p.name for p in self._scorers if p.prescore_skips(pod)] + list(SKIPPING_SCORE_PLUGINS))

@@ -24,5 +24,8 @@ def check_supported(pod):
         for kind in _VOLUME_KINDS:
             if isinstance(vol, dict) and vol.get(kind) is not None:
                 raise UnsupportedError(obj, f"spec.volumes[{i}].{kind}", "volume plugins are not implemented yet")
+    if (pod.raw.get("status") or {}).get("nominatedNodeName"):
+        raise UnsupportedError(obj, "status.nominatedNodeName",
+                               "nominated pods (preemption) are not implemented yet")
     if spec.get("resourceClaims"):
         raise UnsupportedError(obj, "spec.resourceClaims", "dynamic resource allocation is not implemented yet")

@@ -60,6 +60,13 @@ class FieldReader:
                 self.fail(f"{path}[{i}]", f"expected a string, got {type(v).__name__} {v!r}")
         return items
 
+    def int64s(self, amounts: dict, path: str) -> dict:
+        """Integer amounts (cpu in millicores) must fit kube-scheduler's int64 arithmetic."""
+        for name, v in amounts.items():
+            if v > INT64_MAX:
+                self.fail(f"{path}.{name}", f"{v} is out of range (more than 2^63-1)")
+        return amounts
+
     def quantities(self, d, key, path, allow_negative=False):
         """A ResourceList: name -> exact Quantity."""
         out = {}
@@ -71,6 +78,9 @@ class FieldReader:
         return out
 
 
+INT64_MAX = 2 ** 63 - 1
+
+
 def metadata_name(reader_kind: str, raw, index_hint: str = ""):
     """Returns (namespace, name) of a raw object, or raises naming the object by position."""
     if not isinstance(raw, dict):
@@ -79,7 +89,10 @@ def metadata_name(reader_kind: str, raw, index_hint: str = ""):
     if not isinstance(meta, dict):
         raise ObjectError(f"{reader_kind} {index_hint}".strip(), "metadata", "missing or not an object")
     name = meta.get("name")
-    if not isinstance(name, str) or not name:
+    if name is not None and not isinstance(name, str):
+        raise ObjectError(f"{reader_kind} {index_hint}".strip(), "metadata.name",
+                          f"expected a string, got {type(name).__name__} {name!r}")
+    if not name:
         raise ObjectError(f"{reader_kind} {index_hint}".strip(), "metadata.name", "missing or empty")
     ns = meta.get("namespace")
     if ns is not None and not isinstance(ns, str):

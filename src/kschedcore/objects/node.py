@@ -45,10 +45,10 @@ def parse_node(raw, index_hint: str = "") -> Node:
         if effect not in TAINT_EFFECTS[1:]:
             r.fail(path + ".effect", f'unsupported effect "{effect}"')
         taints.append(Taint(key, r.string(t, "value", path + ".value"), effect))
-    alloc_q = r.quantities(status, "allocatable", "status.allocatable")
-    if not alloc_q:  # the API server defaults allocatable to capacity
-        alloc_q = r.quantities(status, "capacity", "status.capacity")
-    allocatable = to_ints({k: q.fraction for k, q in alloc_q.items()})
+    # the API server defaults a missing allocatable to capacity
+    source = "allocatable" if status.get("allocatable") is not None else "capacity"
+    alloc_q = r.quantities(status, source, f"status.{source}")
+    allocatable = r.int64s(to_ints({k: q.fraction for k, q in alloc_q.items()}), f"status.{source}")
     pods_q = alloc_q.get(res.PODS)
     images = []
     for i, img in enumerate(r.seq(status, "images", "status.images")):
@@ -61,6 +61,6 @@ def parse_node(raw, index_hint: str = "") -> Node:
         labels=r.string_map(meta, "labels", "metadata.labels"),
         unschedulable=r.boolean(spec, "unschedulable", "spec.unschedulable"),
         taints=tuple(taints), allocatable=allocatable,
-        allowed_pods=pods_q.value() if pods_q is not None else 0,
+        allowed_pods=r.int64s({"pods": pods_q.value() if pods_q is not None else 0}, f"status.{source}")["pods"],
         images=tuple(images), raw=raw,
     )

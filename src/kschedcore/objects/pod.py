@@ -1,4 +1,5 @@
 """Pod: the scheduling-relevant view of a v1 Pod, validated once when read."""
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -72,6 +73,8 @@ class Pod:
     priority: int
     #: resource name -> integer amount (cpu in millicores), pod-level honoured, overhead added.
     requests: dict
+    #: requests as NodeResourcesFit scoring sees the incoming pod: without pod-level requests.
+    fit_score_requests: dict
     #: (cpu, memory) non-zero requests as NodeInfo.NonZeroRequested counts them (pod-level honoured).
     non_zero: tuple
     #: (cpu, memory) non-zero requests of the incoming pod for NodeResourcesFit scoring:
@@ -83,6 +86,8 @@ class Pod:
     preferred_terms: tuple | None     # None: no preferred node affinity
     host_ports: tuple
     images: tuple                     # normalized image names of init + app containers
+    phase: str                        # status.phase; Succeeded/Failed pods never reach a scheduler
+    nominated_node_name: str          # status.nominatedNodeName
     raw: dict = field(repr=False)
     #: (scheduler token, CompiledPod) set by the scheduler that compiled it
     compiled: object = field(default=None, repr=False, compare=False)
@@ -90,6 +95,32 @@ class Pod:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def terminal(self) -> bool:
+        """Succeeded or Failed: kube-scheduler's informers drop such pods (semantics §7.1)."""
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def preferred_parse_error(self) -> bool:
+        """A weighted, non-empty preferred term fails to parse: NodeAffinity's PreScore errors."""
+        return any(p.weight and not p.term.empty and not p.term.parses for p in self.preferred_terms or ())
+
+
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _requirement_parses(key: str, op: str, values: tuple) -> bool:
+    """labels.NewRequirement's checks: a qualified key, valid label values, value counts."""
+    if not res.is_qualified_name(key):
+        return False
+    if not all(len(v) <= 63 and _LABEL_VALUE.match(v) for v in values):
+        return False
+    if op in ("In", "NotIn"):
+        return bool(values)
+    if op in ("Exists", "DoesNotExist"):
+        return not values
+    return len(values) == 1 and _is_go_int(values[0])
 
 
 def _is_go_int(text: str) -> bool:
@@ -189,15 +220,11 @@ class _PodReader(FieldReader):
         values = tuple(self.string_list(r, "values", path + ".values"))
         if op not in SELECTOR_OPERATORS or (is_field and op not in ("In", "NotIn")):
             self.fail(path + ".operator", f'unknown operator "{op}"')
-        parses = bool(key)
-        if op in ("In", "NotIn"):
-            parses = parses and bool(values) and (not is_field or len(values) == 1)
-        elif op in ("Exists", "DoesNotExist"):
-            parses = parses and not values
-        else:
-            parses = parses and len(values) == 1 and _is_go_int(values[0])
         if is_field:
-            parses = parses and key == "metadata.name"
+            # fields.OneTerm(Not)EqualSelector: any key, exactly one value
+            parses = len(values) == 1
+        else:
+            parses = _requirement_parses(key, op, values)
         return Requirement(key, op, values), parses
 
     def term(self, t, path):
@@ -226,20 +253,22 @@ class _PodReader(FieldReader):
         for i, p in enumerate(self.seq(na, "preferredDuringSchedulingIgnoredDuringExecution", ppath)):
             p = self.item(p, f"{ppath}[{i}]")
             weight = self.integer(p, "weight", f"{ppath}[{i}].weight")
-            if not 0 <= weight <= 100:
-                self.fail(f"{ppath}[{i}].weight", f"must be in the range 1-100, got {weight}")
+            if not 0 <= weight <= 100:   # kube-scheduler ignores weight 0
+                self.fail(f"{ppath}[{i}].weight", f"must be in the range 0-100, got {weight}")
             preferred.append(PreferredTerm(weight, self.term(p.get("preference") or {}, f"{ppath}[{i}].preference")))
         # nil vs empty matters: an empty preferred list still makes NodeAffinity score (all 0)
         is_set = na.get("preferredDuringSchedulingIgnoredDuringExecution") is not None
         return required, (tuple(preferred) if is_set else None)
 
-    def container_ports(self, c, path):
+    def container_ports(self, c, path, host_network=False):
         out = []
         for i, p in enumerate(self.seq(c, "ports", path + ".ports")):
             ppath = f"{path}.ports[{i}]"
             p = self.item(p, ppath)
             port = self.integer(p, "hostPort", ppath + ".hostPort")
-            self.integer(p, "containerPort", ppath + ".containerPort")
+            container_port = self.integer(p, "containerPort", ppath + ".containerPort")
+            if host_network and port == 0:
+                port = container_port   # API defaulting for hostNetwork pods
             proto = self.string(p, "protocol", ppath + ".protocol") or "TCP"
             if proto not in PROTOCOLS:
                 self.fail(ppath + ".protocol", f'unsupported protocol "{proto}"')
@@ -270,8 +299,11 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
                             and c.get("reason") == "Infeasible" for c in r.seq(status, "conditions", "status.conditions"))
 
     def container_requests(c, path, use_status):
-        reqs = _fractions(r.quantities(r.mapping(c, "resources", path + ".resources"), "requests",
-                                       path + ".resources.requests"))
+        resources = r.mapping(c, "resources", path + ".resources")
+        reqs = _fractions(r.quantities(resources, "requests", path + ".resources.requests"))
+        # API defaulting: a resource with a limit and no request requests its limit
+        for k, v in _fractions(r.quantities(resources, "limits", path + ".resources.limits")).items():
+            reqs.setdefault(k, v)
         cname = r.string(c, "name", path + ".name")
         if use_status and cname in statuses:
             cs, spath = statuses[cname]
@@ -285,6 +317,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
                 reqs = merged
         return reqs
 
+    host_network = r.boolean(spec, "hostNetwork", "spec.hostNetwork")
     containers, inits, host_ports, images = [], [], [], []
     app = r.seq(spec, "containers", "spec.containers")
     if not app:
@@ -295,16 +328,20 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         sidecar = r.string(c, "restartPolicy", path + ".restartPolicy") == "Always"
         inits.append((container_requests(c, path, sidecar), sidecar))
         if sidecar:
-            host_ports += r.container_ports(c, path)
+            host_ports += r.container_ports(c, path, host_network)
         images.append(normalize_image(r.string(c, "image", path + ".image")))
     for i, c in enumerate(app):
         path = f"spec.containers[{i}]"
         c = r.item(c, path)
         containers.append(container_requests(c, path, True))
-        host_ports += r.container_ports(c, path)
+        host_ports += r.container_ports(c, path, host_network)
         images.append(normalize_image(r.string(c, "image", path + ".image")))
 
-    pod_level_raw = r.quantities(r.mapping(spec, "resources", "spec.resources"), "requests", "spec.resources.requests")
+    pod_resources = r.mapping(spec, "resources", "spec.resources")
+    pod_level_raw = r.quantities(pod_resources, "requests", "spec.resources.requests")
+    for k, v in r.quantities(pod_resources, "limits", "spec.resources.limits").items():
+        if res.is_pod_level_supported(k):
+            pod_level_raw.setdefault(k, v)   # API defaulting, as for containers
     pod_level = {k: v for k, v in _fractions(pod_level_raw).items() if res.is_pod_level_supported(k)}
     pod_level_set = bool(pod_level_raw) and bool(pod_level)
     overhead = _fractions(r.quantities(spec, "overhead", "spec.overhead"))
@@ -319,6 +356,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     else:
         nz = aggregate_requests(containers, inits, pod_level, overhead, defaults)
     fit_nz = aggregate_requests(containers, inits, {}, overhead, defaults)
+    fit_requests = aggregate_requests(containers, inits, {}, overhead)
 
     selector = spec.get("nodeSelector")
     if selector is not None:
@@ -333,10 +371,13 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         node_name=r.string(spec, "nodeName", "spec.nodeName"),
         scheduler_name=r.string(spec, "schedulerName", "spec.schedulerName") or "default-scheduler",
         priority=priority,
-        requests=to_ints(requests),
+        requests=r.int64s(to_ints(requests), "spec.containers[*].resources.requests"),
+        fit_score_requests=to_ints(fit_requests),
         non_zero=(_to_int(res.CPU, nz.get(res.CPU, Fraction(0))), _to_int(res.MEMORY, nz.get(res.MEMORY, Fraction(0)))),
         fit_score_non_zero=(_to_int(res.CPU, fit_nz.get(res.CPU, Fraction(0))),
                             _to_int(res.MEMORY, fit_nz.get(res.MEMORY, Fraction(0)))),
         tolerations=tolerations, node_selector=selector, required_terms=required,
-        preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images), raw=raw,
+        preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images),
+        phase=r.string(status, "phase", "status.phase"),
+        nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
     )

@@ -24,7 +24,8 @@ def is_native(name: str) -> bool:
     return "/" not in name or is_prefixed_native(name)
 
 
-def _is_qualified_name(name: str) -> bool:
+def is_qualified_name(name: str) -> bool:
+    """validation.IsQualifiedName: [prefix/]name with a DNS-1123 prefix."""
     prefix, slash, short = name.rpartition("/")
     if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
         return False
@@ -36,7 +37,7 @@ def is_extended(name: str) -> bool:
     """v1helper.IsExtendedResourceName: domain-prefixed, not *kubernetes.io/*."""
     if is_native(name) or name.startswith("requests."):
         return False
-    return _is_qualified_name("requests." + name)
+    return is_qualified_name("requests." + name)
 
 
 def is_hugepages(name: str) -> bool:

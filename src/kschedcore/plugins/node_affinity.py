@@ -40,7 +40,9 @@ class _TermBuilder:
         if not term.parses:
             return self.term([(NAME_KEY, "In", ())])   # In over no values: matches nothing
         reqs = [(r.key, r.operator, r.values) for r in term.expressions]
-        reqs += [(NAME_KEY, r.operator, r.values) for r in term.fields]
+        # a node's only field is metadata.name; another field key reads as absent
+        reqs += [(NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key, r.operator, r.values)
+                 for r in term.fields]
         return self.term(reqs)
 
     def write(self, cp):

@@ -99,9 +99,9 @@ def _add_document(w: Workload, doc, where: str):
 
 def _add_workload_document(w: Workload, doc: dict, where: str):
     for key in ("nodes", "pods", "pending", *EXTRA_KEYS):
-        items = doc.get(key) or []
-        if not isinstance(items, list):
-            raise WorkloadError(where, key, "expected a list")
+        items = doc.get(key)
+        if items is not None and not isinstance(items, list):
+            raise WorkloadError(where, key, f"expected a list, got {type(items).__name__}")
     w.nodes += doc.get("nodes") or []
     w.pods += doc.get("pods") or []
     w.pending += doc.get("pending") or []

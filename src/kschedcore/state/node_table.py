@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import DuplicateError, ValidationError
 from ..objects import resources as res
 from .interning import Interner
 
@@ -206,7 +206,7 @@ class NodeTable:
 
     def add_node(self, node) -> int:
         if node.name in self.row_of:
-            raise ValidationError(f"node {node.name}", "metadata.name", "duplicate node name")
+            raise DuplicateError(f"node {node.name}", "metadata.name", "duplicate node name")
         if self.free_rows:
             row = self.free_rows.pop()
         else:

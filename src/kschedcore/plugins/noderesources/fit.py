@@ -13,6 +13,48 @@ DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
+def _validated_strategy(args) -> dict:
+    """NodeResourcesFitArgs.scoringStrategy, defaulted and validated as kube-scheduler does
+    (config/v1 defaults: weight 0 -> 1; validation_pluginargs.go)."""
+    obj = "NodeResourcesFitArgs"
+    if not isinstance(args, dict):
+        raise ValidationError(obj, "", f"expected an object, got {type(args).__name__}")
+    strategy = args.get("scoringStrategy") or {}
+    if not isinstance(strategy, dict):
+        raise ValidationError(obj, "scoringStrategy", f"expected an object, got {type(strategy).__name__}")
+    kind = strategy.get("type") or "LeastAllocated"
+    if kind not in STRATEGIES:
+        raise ValidationError(obj, "scoringStrategy.type",
+                              f'Unsupported value: "{kind}": supported values: {", ".join(sorted(STRATEGIES))}')
+    resources = []
+    for i, r in enumerate(strategy.get("resources") or DEFAULT_RESOURCES):
+        path = f"scoringStrategy.resources[{i}]"
+        name, weight = (r.get("name"), r.get("weight") or 1) if isinstance(r, dict) else (None, None)
+        if not isinstance(name, str) or not name:
+            raise ValidationError(obj, path + ".name", "Required value")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 < weight <= 100:
+            raise ValidationError(obj, path + ".weight",
+                                  f"Invalid value: {weight!r}: resource weight of {name} not in valid range (0, 100]")
+        resources.append({"name": name, "weight": weight})
+    shape = []
+    if kind == "RequestedToCapacityRatio":
+        points = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+        if not points:
+            raise ValidationError(obj, "scoringStrategy.requestedToCapacityRatio.shape",
+                                  "Required value: at least one point must be specified")
+        for i, p in enumerate(points):
+            u, sc = (p.get("utilization"), p.get("score")) if isinstance(p, dict) else (None, None)
+            for key, v, hi in (("utilization", u, 100), ("score", sc, MAX_CUSTOM_PRIORITY_SCORE)):
+                if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
+                    raise ValidationError(obj, f"scoringStrategy.requestedToCapacityRatio.shape[{i}].{key}",
+                                          f"Invalid value: {v!r}: not in valid range [0, {hi}]")
+            if shape and shape[-1][0] >= u:
+                raise ValidationError(obj, f"scoringStrategy.requestedToCapacityRatio.shape[{i}].utilization",
+                                      f"Invalid value: {u}: values must be sorted in increasing order")
+            shape.append((u, sc))
+    return {"type": kind, "resources": resources, "shape": shape}
+
+
 def resource_cols(table, resources):
     """Kernel columns of configured resource names; -1 for names that never count."""
     return np.asarray([table.resource_col(r["name"]) if res.counts(r["name"]) else -1
@@ -27,19 +69,10 @@ class NodeResourcesFit(Plugin):
 
     def __init__(self, args=None):
         super().__init__(args)
-        strategy = self.args.get("scoringStrategy") or {}
-        self.strategy_type = strategy.get("type") or "LeastAllocated"
-        if self.strategy_type not in STRATEGIES:
-            raise ValidationError("NodeResourcesFitArgs", "scoringStrategy.type",
-                                  f'unsupported value "{self.strategy_type}"')
-        self.resources = [dict(r, weight=r.get("weight") or 1)
-                          for r in (strategy.get("resources") or DEFAULT_RESOURCES)]
-        shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
-        if self.strategy_type == "RequestedToCapacityRatio" and not shape:
-            raise ValidationError("NodeResourcesFitArgs", "scoringStrategy.requestedToCapacityRatio.shape",
-                                  "required for RequestedToCapacityRatio")
-        self.shape = [(int(p["utilization"]), int(p["score"]) * (100 // MAX_CUSTOM_PRIORITY_SCORE))
-                      for p in shape]
+        strategy = _validated_strategy(self.args)
+        self.strategy_type = strategy["type"]
+        self.resources = strategy["resources"]
+        self.shape = [(u, s * (100 // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in strategy["shape"]]
         self.ignored = set(self.args.get("ignoredResources") or ())
         self.ignored_groups = set(self.args.get("ignoredResourceGroups") or ())
 
@@ -63,7 +96,7 @@ class NodeResourcesFit(Plugin):
         cp.scalar_vals = np.asarray([v for _, v in scalars], np.int64) if scalars else EMPTY_I64
         # Scoring uses non-zero cpu/memory without pod-level requests (semantics §1.4 quirk).
         score_req = {res.CPU: pod.fit_score_non_zero[0], res.MEMORY: pod.fit_score_non_zero[1]}
-        cp.fit_score_req = np.asarray([score_req.get(x["name"], r.get(x["name"], 0))
+        cp.fit_score_req = np.asarray([score_req.get(x["name"], pod.fit_score_requests.get(x["name"], 0))
                                        for x in self.resources], np.int64)
 
     def reasons(self, detail, table):
