@@ -365,29 +365,26 @@ def test_cli_missing_file(tmp_path, capsys):
     assert _cli_error(capsys, ["simulate", str(path)]) == f"kschedcore: error: {path}: No such file or directory"
 
 
-def test_cli_invalid_object(tmp_path, capsys):
+NODE_A = "kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods: '5'}}\n---\n"
+
+
+@pytest.mark.parametrize("text,args,message", [
+    (NODE_A + "kind: Pod\nmetadata: {name: web-1}\nspec:\n  containers:\n"
+     "  - name: c\n    resources: {requests: {cpu: '1.2.3'}}\n", ["explain", "-o", "json"],
+     'pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'),
+    (NODE_A + "kind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}], affinity: "
+     "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone}]}}}\n",
+     ["simulate", "-o", "json"],
+     "pod x/p: spec.affinity.podAntiAffinity: inter-pod affinity is not implemented yet"),
+    (NODE_A + "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1e16'}}}]}\n",
+     ["explain", "-o", "jsonl"],
+     "pod default/p: spec.containers[*].resources.requests.cpu: 10000000000000000000 is out of range "
+     "(more than 2^63-1)"),
+], ids=["invalid-quantity", "unsupported", "out-of-range"])
+def test_cli_bad_object(tmp_path, capsys, text, args, message):
     path = tmp_path / "w.yaml"
-    path.write_text("kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods: '5'}}\n---\n"
-                    "kind: Pod\nmetadata: {name: web-1}\nspec:\n  containers:\n"
-                    "  - name: c\n    resources: {requests: {cpu: '1.2.3'}}\n")
-    assert _cli_error(capsys, ["explain", str(path), "-o", "json"]) == (
-        'kschedcore: error: pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"')
-
-
-def test_cli_unsupported(tmp_path, capsys):
-    path = tmp_path / "w.yaml"
-    path.write_text("kind: Node\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: p, namespace: x}\n"
-                    "spec: {containers: [{name: c}], affinity: {podAntiAffinity: "
-                    "{requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone}]}}}\n")
-    assert _cli_error(capsys, ["simulate", str(path), "-o", "json"]) == (
-        "kschedcore: error: pod x/p: spec.affinity.podAntiAffinity: inter-pod affinity is not implemented yet")
-
-
-def test_cli_out_of_range_quantity(tmp_path, capsys):
-    path = tmp_path / "w.yaml"
-    path.write_text("kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods: '5'}}\n---\n"
-                    "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1e16'}}}]}\n")
-    _cli_error(capsys, ["explain", str(path), "-o", "jsonl"])
+    path.write_text(text)
+    assert _cli_error(capsys, [args[0], str(path), *args[1:]]) == "kschedcore: error: " + message
 
 
 # ---- good input: YAML / JSON shapes ------------------------------------------------------------

@@ -314,45 +314,46 @@ cdef inline int64_t _fit_score(Table* t, PodView* p, Config* c, Py_ssize_t row) 
     return _div_recip(total, wsum, c.recip[wsum]) if wsum < c.n_recip else total / wsum
 
 
+cdef inline bint _balanced_fraction(Table* t, PodView* p, Config* c, Py_ssize_t row, Py_ssize_t i,
+                                    double* f) noexcept nogil:
+    """The i-th configured resource's requested/allocatable fraction (capped at 1), or False
+    if the resource is left out."""
+    cdef int64_t alloc = 0, req = 0
+    if not _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req):
+        return False
+    f[0] = <double>req / <double>alloc
+    if f[0] > 1:
+        f[0] = 1
+    return True
+
+
 cdef inline int64_t _balanced_score(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
+    """BalancedAllocation: 100 * (1 - standard deviation of the fractions); the usual case of at
+    most two resources needs no scratch array."""
     cdef Py_ssize_t i
     cdef int n = 0
-    cdef int64_t alloc = 0, req = 0
-    cdef double f, f0 = 0.0, f1 = 0.0, std = 0.0
+    cdef double f = 0.0, f0 = 0.0, std = 0.0
     if c.n_balanced > 2:
         return _balanced_score_n(t, p, c, row)
     for i in range(c.n_balanced):
-        if not _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req):
-            continue
-        f = <double>req / <double>alloc
-        if f > 1:
-            f = 1
-        if n == 0:
-            f0 = f
-        else:
-            f1 = f
-        n += 1
-    if n == 2:
-        std = fabs((f0 - f1) / 2)
+        if _balanced_fraction(t, p, c, row, i, &f):
+            if n == 0:
+                f0 = f
+            else:
+                std = fabs((f0 - f) / 2)
+            n += 1
     return <int64_t>((1 - std) * <double>MAX_NODE_SCORE)
 
 
 cdef int64_t _balanced_score_n(Table* t, PodView* p, Config* c, Py_ssize_t row) noexcept nogil:
-    """BalancedAllocation over more than two resources: the standard deviation of fractions."""
     cdef Py_ssize_t i
     cdef int n = 0
-    cdef int64_t alloc = 0, req = 0
-    cdef double f, total = 0.0, mean, acc, std = 0.0
+    cdef double total = 0.0, mean, acc, std = 0.0
     cdef double fr[64]
     for i in range(c.n_balanced):
-        if not _alloc_req(t, row, c.balanced_cols[i], p.balanced_req[i], False, &alloc, &req):
-            continue
-        f = <double>req / <double>alloc
-        if f > 1:
-            f = 1
-        total += f
-        fr[n] = f
-        n += 1
+        if _balanced_fraction(t, p, c, row, i, &fr[n]):
+            total += fr[n]
+            n += 1
     if n == 2:
         std = fabs((fr[0] - fr[1]) / 2)
     elif n > 2:

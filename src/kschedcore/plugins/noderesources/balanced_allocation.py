@@ -6,6 +6,8 @@ from ...errors import ValidationError
 from ..base import Plugin
 from .fit import DEFAULT_RESOURCES, resource_cols
 
+MAX_RESOURCES = 64    # the kernel's scratch array
+
 
 class NodeResourcesBalancedAllocation(Plugin):
     name = "NodeResourcesBalancedAllocation"
@@ -15,10 +17,18 @@ class NodeResourcesBalancedAllocation(Plugin):
     def __init__(self, args=None):
         super().__init__(args)
         self.resources = list(self.args.get("resources") or DEFAULT_RESOURCES)
+        obj, seen = "NodeResourcesBalancedAllocationArgs", set()
+        if len(self.resources) > MAX_RESOURCES:
+            raise ValidationError(obj, "resources", f"at most {MAX_RESOURCES} resources are supported")
         for i, r in enumerate(self.resources):
+            name = r.get("name") if isinstance(r, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ValidationError(obj, f"resources[{i}].name", "Required value")
+            if name in seen:
+                raise ValidationError(obj, f"resources[{i}].name", f'Duplicate value: "{name}"')
+            seen.add(name)
             if r.get("weight", 1) != 1:
-                raise ValidationError("NodeResourcesBalancedAllocationArgs", f"resources[{i}].weight",
-                                      f"must be 1, got {r.get('weight')}")
+                raise ValidationError(obj, f"resources[{i}].weight", f"must be 1, got {r.get('weight')}")
 
     def configure(self, kernel, table):
         kernel.balanced_cols = resource_cols(table, self.resources)
