@@ -56,6 +56,7 @@ cdef struct Table:
     int64_t* requested
     int64_t* nonzero
     int64_t* pod_count
+    int64_t* generation
     int64_t* allowed_pods
     int64_t* order_key
     uint8_t* unschedulable
@@ -180,6 +181,10 @@ cdef class CompiledPod:
     cdef public int32_t[::1] images
     cdef public int64_t n_containers
     cdef public int64_t taint_version
+    # what assuming the pod adds to its node's row
+    cdef public int64_t[::1] usage_cols, usage_vals
+    cdef public int64_t usage_nz_cpu, usage_nz_mem
+    cdef public bint preferred_parse_error
     # Python-side facts of the pod's cycle (PreFilter results, placement usage)
     cdef public object prefilter_node_names
     cdef public object usage

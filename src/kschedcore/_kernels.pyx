@@ -59,6 +59,7 @@ cdef class CompiledPod:
         self.tolerated = self.prefer_intolerable = _EMPTY_U8
         self.req_key = self.req_op = self.req_vals_start = self.req_vals_end = self.req_vals = _EMPTY_I32
         self.term_start = self.term_end = self.preferred_terms = self.images = _EMPTY_I32
+        self.usage_cols = self.usage_vals = _EMPTY_I64
         self.selector_term = self.required_start = self.required_end = -1
         self.n_containers = 1
 
@@ -501,6 +502,7 @@ cdef class NodeKernel:
         cdef int64_t[:, ::1] alloc = table.alloc, requested = table.requested, nonzero = table.nonzero
         cdef double[:, ::1] inv_alloc = table.inv_alloc
         cdef int64_t[::1] pod_count = table.pod_count, allowed = table.allowed_pods, order = table.order_key
+        cdef int64_t[::1] generation = table.generation
         cdef uint8_t[::1] unsched = table.unschedulable, is_int = table.value_is_int
         cdef int32_t[:, ::1] labels = table.labels, taints = table.taints, images = table.images
         cdef int32_t[:, ::1] image_nn = table.image_nn
@@ -509,7 +511,7 @@ cdef class NodeKernel:
         cdef int64_t[:, ::1] ports = table.ports
         cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
         # keep the arrays alive as long as the raw pointers are used
-        self._arrays = (table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+        self._arrays = (table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
                         table.order_key, table.unschedulable, table.value_is_int, table.labels,
                         table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
                         table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
@@ -519,6 +521,7 @@ cdef class NodeKernel:
         t.alloc, t.requested, t.nonzero = &alloc[0, 0], &requested[0, 0], &nonzero[0, 0]
         t.inv_alloc = &inv_alloc[0, 0]
         t.pod_count, t.allowed_pods, t.order_key = &pod_count[0], &allowed[0], &order[0]
+        t.generation = &generation[0]
         t.unschedulable, t.labels = &unsched[0], &labels[0, 0]
         t.taints, t.n_taints, t.taint_effect = &taints[0, 0], &n_taints[0], &effect[0]
         t.ports, t.n_ports = &ports[0, 0], &n_ports[0]
@@ -563,16 +566,20 @@ cdef class NodeKernel:
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
-    def add_usage(self, Py_ssize_t row, const int64_t[::1] cols, const int64_t[::1] vals,
-                  int64_t nz_cpu, int64_t nz_mem, int64_t sign):
-        """Adds (sign=1) or removes (sign=-1) one pod's requests on a node row."""
+    def place(self, CompiledPod cp, Py_ssize_t row):
+        """Assume: adds a compiled pod's requests to a node row and bumps its generation.
+
+        Returns whether the row lists images (its ImageLocality NumNodes copy goes stale).
+        """
         cdef Py_ssize_t i
         cdef Table* t = &self.t
-        for i in range(cols.shape[0]):
-            t.requested[row * t.n_res + cols[i]] += sign * vals[i]
-        t.nonzero[row * 2] += sign * nz_cpu
-        t.nonzero[row * 2 + 1] += sign * nz_mem
-        t.pod_count[row] += sign
+        for i in range(cp.usage_cols.shape[0]):
+            t.requested[row * t.n_res + cp.usage_cols[i]] += cp.usage_vals[i]
+        t.nonzero[row * 2] += cp.usage_nz_cpu
+        t.nonzero[row * 2 + 1] += cp.usage_nz_mem
+        t.pod_count[row] += 1
+        t.generation[row] += 1
+        return t.n_images[row] > 0
 
     cdef void _load_config(self, Config* c) noexcept:
         c.strategy = self.strategy

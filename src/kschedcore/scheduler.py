@@ -122,6 +122,7 @@ class Scheduler:
         self.next_start_node_index = 0
         self._token = object()
         self._templates = {}       # template key -> CompiledPod
+        self._num_to_find_cache = (-1, 0)
         self._placed = {}          # pod key -> _Placement
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
@@ -244,18 +245,23 @@ class Scheduler:
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, packed_ports(pod, t)
 
-    def _place(self, pod: Pod, node_name: str, usage=None):
-        row = self.table.row_of.get(node_name)
+    def _place(self, pod: Pod, node_name: str, cp: CompiledPod | None = None):
+        """Counts a pod on its node (bound or assumed); `cp`, if given, is its compiled form."""
+        t = self.table
+        row = t.row_of.get(node_name)
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
-        t = self.table
-        cols, vals, ports = usage or self._usage(pod)
-        self.kernel.add_usage(row, cols, vals, pod.non_zero[0], pod.non_zero[1], 1) \
-            if self._bound_layout == t.layout else self._add_usage_numpy(row, cols, vals, pod, 1)
+        if cp is not None and self._bound_layout == t.layout:
+            cols, vals, ports = cp.usage
+            if self.kernel.place(cp, row):          # the fast path of a cycle's assume
+                t.stale_images.add(row)
+        else:
+            cols, vals, ports = self._usage(pod)
+            self._add_usage_numpy(row, cols, vals, pod, 1)
+            t.touch(row)
         if ports:
             t.add_ports(row, ports, 1)
-        t.touch(row)
         self._placed[pod.key] = _Placement(pod, node_name, cols, vals, ports)
 
     def _add_usage_numpy(self, row, cols, vals, pod, sign):
@@ -290,10 +296,19 @@ class Scheduler:
             for p in self.plugins:
                 p.compile(pod, cp, self.table)
             cp.prefilter_node_names = self._by_name["NodeAffinity"].prefilter_node_names(pod)
+            cp.preferred_parse_error = pod.preferred_parse_error
             cp.usage = self._usage(pod)
+            cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
+            cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
             self._templates[key] = cp
         pod.compiled = (self._token, cp)
         return cp
+
+    def _num_to_find(self, n: int) -> int:
+        cached = self._num_to_find_cache
+        if cached[0] != n:
+            cached = self._num_to_find_cache = (n, self.num_feasible_nodes_to_find(n))
+        return cached[1]
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -325,11 +340,10 @@ class Scheduler:
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = self.kernel.run(
-            cp, scan, start, self.num_feasible_nodes_to_find(len(scan)), node_name_row, n_all,
-            self.tie_first)
+            cp, scan, start, self._num_to_find(len(scan)), node_name_row, n_all, self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, names is not None)
-        if nf > 1 and pod.preferred_parse_error:
+        if nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
             return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), ctx
         if best >= 0:
@@ -387,7 +401,7 @@ class Scheduler:
         pod = self.parse_pod(pod)
         result = self._run_cycle(pod)[0]
         if result.node is not None:
-            self._place(pod, result.node, pod.compiled[1].usage)
+            self._place(pod, result.node, pod.compiled[1])
         return result
 
     def schedule_pending(self, callback=None) -> list:
@@ -405,7 +419,7 @@ class Scheduler:
             else:
                 result = self._run_cycle(pod)[0]
                 if result.node is not None:
-                    self._place(pod, result.node, pod.compiled[1].usage)
+                    self._place(pod, result.node, pod.compiled[1])
                 else:
                     self.pending.append(pod)
             results.append(result)
