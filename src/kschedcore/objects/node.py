@@ -48,7 +48,7 @@ def parse_node(raw, index_hint: str = "") -> Node:
     # the API server defaults a missing allocatable to capacity
     source = "allocatable" if status.get("allocatable") is not None else "capacity"
     alloc_q = r.quantities(status, source, f"status.{source}")
-    allocatable = r.int64s(to_ints({k: q.fraction for k, q in alloc_q.items()}), f"status.{source}")
+    allocatable = r.int64s(to_ints({k: q.nanos for k, q in alloc_q.items()}), f"status.{source}")
     pods_q = alloc_q.get(res.PODS)
     images = []
     for i, img in enumerate(r.seq(status, "images", "status.images")):

@@ -1,7 +1,6 @@
 """Pod: the scheduling-relevant view of a v1 Pod, validated once when read."""
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
@@ -147,9 +146,9 @@ def _max_into(total: dict, reqs: dict):
 
 
 def aggregate_requests(containers, init_containers, pod_level, overhead, non_missing=None):
-    """component-helpers PodRequests (semantics §1.1), on exact Fractions.
+    """component-helpers PodRequests (semantics §1.1), on exact amounts (integer nano-units).
 
-    containers / init_containers: lists of (requests dict, is_sidecar) with Fraction values.
+    containers / init_containers: lists of (requests dict, is_sidecar) with nano-unit values.
     non_missing: defaults added to a container lacking that key (the non-zero rule, §1.4).
     """
     def with_defaults(reqs):
@@ -182,14 +181,17 @@ def aggregate_requests(containers, init_containers, pod_level, overhead, non_mis
     return total
 
 
-def _fractions(quantities: dict) -> dict:
-    return {k: q.fraction for k, q in quantities.items()}
+NANO = 10 ** 9
 
 
-def _to_int(name: str, amount: Fraction) -> int:
+def _nanos(quantities: dict) -> dict:
+    """Exact amounts in 10^-9 units: Kubernetes keeps at most nano precision."""
+    return {k: q.nanos for k, q in quantities.items()}
+
+
+def _to_int(name: str, nanos: int) -> int:
     """Quantity.MilliValue() for cpu, Value() otherwise: both round up."""
-    scaled = amount * 1000 if name == res.CPU else amount
-    return -((-scaled.numerator) // scaled.denominator)
+    return -((-nanos) // (NANO // 1000 if name == res.CPU else NANO))
 
 
 def to_ints(requests: dict) -> dict:
@@ -300,17 +302,17 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
 
     def container_requests(c, path, use_status):
         resources = r.mapping(c, "resources", path + ".resources")
-        reqs = _fractions(r.quantities(resources, "requests", path + ".resources.requests"))
+        reqs = _nanos(r.quantities(resources, "requests", path + ".resources.requests"))
         # API defaulting: a resource with a limit and no request requests its limit
-        for k, v in _fractions(r.quantities(resources, "limits", path + ".resources.limits")).items():
+        for k, v in _nanos(r.quantities(resources, "limits", path + ".resources.limits")).items():
             reqs.setdefault(k, v)
         cname = r.string(c, "name", path + ".name")
         if use_status and cname in statuses:
             cs, spath = statuses[cname]
             if cs.get("resources") is not None:
-                st = _fractions(r.quantities(r.mapping(cs, "resources", spath + ".resources"), "requests",
+                st = _nanos(r.quantities(r.mapping(cs, "resources", spath + ".resources"), "requests",
                                              spath + ".resources.requests"))
-                alloc = _fractions(r.quantities(cs, "allocatedResources", spath + ".allocatedResources"))
+                alloc = _nanos(r.quantities(cs, "allocatedResources", spath + ".allocatedResources"))
                 merged = {} if resize_infeasible else dict(reqs)
                 _max_into(merged, st)
                 _max_into(merged, alloc)
@@ -342,14 +344,14 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     for k, v in r.quantities(pod_resources, "limits", "spec.resources.limits").items():
         if res.is_pod_level_supported(k):
             pod_level_raw.setdefault(k, v)   # API defaulting, as for containers
-    pod_level = {k: v for k, v in _fractions(pod_level_raw).items() if res.is_pod_level_supported(k)}
+    pod_level = {k: v for k, v in _nanos(pod_level_raw).items() if res.is_pod_level_supported(k)}
     pod_level_set = bool(pod_level_raw) and bool(pod_level)
-    overhead = _fractions(r.quantities(spec, "overhead", "spec.overhead"))
+    overhead = _nanos(r.quantities(spec, "overhead", "spec.overhead"))
 
     requests = aggregate_requests(containers, inits, pod_level, overhead)
     # NodeInfo.NonZeroRequested (semantics §1.4): defaults for containers lacking cpu/memory;
     # with pod-level requests only for a resource absent from the whole pod.
-    defaults = {res.CPU: Fraction(res.DEFAULT_MILLI_CPU_REQUEST, 1000), res.MEMORY: Fraction(res.DEFAULT_MEMORY_REQUEST)}
+    defaults = {res.CPU: res.DEFAULT_MILLI_CPU_REQUEST * (NANO // 1000), res.MEMORY: res.DEFAULT_MEMORY_REQUEST * NANO}
     if pod_level_set:
         missing = {k: v for k, v in defaults.items() if k not in requests}
         nz = aggregate_requests(containers, inits, pod_level, overhead, missing) if missing else requests
@@ -373,9 +375,8 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         priority=priority,
         requests=r.int64s(to_ints(requests), "spec.containers[*].resources.requests"),
         fit_score_requests=to_ints(fit_requests),
-        non_zero=(_to_int(res.CPU, nz.get(res.CPU, Fraction(0))), _to_int(res.MEMORY, nz.get(res.MEMORY, Fraction(0)))),
-        fit_score_non_zero=(_to_int(res.CPU, fit_nz.get(res.CPU, Fraction(0))),
-                            _to_int(res.MEMORY, fit_nz.get(res.MEMORY, Fraction(0)))),
+        non_zero=(_to_int(res.CPU, nz.get(res.CPU, 0)), _to_int(res.MEMORY, nz.get(res.MEMORY, 0))),
+        fit_score_non_zero=(_to_int(res.CPU, fit_nz.get(res.CPU, 0)), _to_int(res.MEMORY, fit_nz.get(res.MEMORY, 0))),
         tolerations=tolerations, node_selector=selector, required_terms=required,
         preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images),
         phase=r.string(status, "phase", "status.phase"),
