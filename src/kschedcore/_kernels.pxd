@@ -70,6 +70,7 @@ cdef struct Table:
     int32_t* image_nn
     int32_t* n_images
     int64_t* image_size
+    int64_t* image_count
     int64_t* value_int
     uint8_t* value_is_int
 
@@ -79,7 +80,7 @@ cdef struct PodView:
     int64_t cpu, memory, ephemeral, n_containers
     bint has_scalar_entry, tolerates_unschedulable, has_node_affinity_filter
     bint skip_balanced, skip_node_affinity_score
-    Py_ssize_t n_scalars, n_host_ports, n_images, n_preferred
+    Py_ssize_t n_scalars, n_host_ports, n_images, n_preferred, n_taint_ids
     int32_t selector_term, required_start, required_end
     int64_t* scalar_cols
     int64_t* scalar_vals
@@ -123,6 +124,7 @@ cdef struct Cycle:
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]
+    bint zero[N_SCORES]    # a used plugin whose raw score is 0 on every node this cycle
 
 
 # The per-cycle output buffers, as raw pointers (taken at bind).
@@ -201,7 +203,7 @@ cdef class NodeKernel:
     cdef public int64_t[:, ::1] raw_scores, scores
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
-    cdef public uint8_t[::1] score_ran
+    cdef public uint8_t[::1] score_ran, score_zero
     cdef Py_ssize_t cap
     # configuration
     cdef public int64_t[::1] weights

@@ -76,6 +76,7 @@ cdef void _load_pod(CompiledPod cp, PodView* p) noexcept:
     p.n_host_ports = cp.host_ports.shape[0]
     p.n_images = cp.images.shape[0]
     p.n_preferred = cp.preferred_terms.shape[0]
+    p.n_taint_ids = cp.prefer_intolerable.shape[0]
     p.selector_term, p.required_start, p.required_end = cp.selector_term, cp.required_start, cp.required_end
     p.scalar_cols, p.scalar_vals = _i64(cp.scalar_cols), _i64(cp.scalar_vals)
     p.fit_score_req, p.balanced_req = _i64(cp.fit_score_req), _i64(cp.balanced_req)
@@ -510,8 +511,9 @@ cdef class NodeKernel:
         cdef int8_t[::1] effect = table.taint_effect
         cdef int64_t[:, ::1] ports = table.ports
         cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
+        cdef int64_t[::1] image_count = table.image_count
         # keep the arrays alive as long as the raw pointers are used
-        self._arrays = (table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+        self._arrays = (table.image_count, table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
                         table.order_key, table.unschedulable, table.value_is_int, table.labels,
                         table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
                         table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
@@ -527,6 +529,7 @@ cdef class NodeKernel:
         t.ports, t.n_ports = &ports[0, 0], &n_ports[0]
         t.images, t.image_nn, t.n_images = &images[0, 0], &image_nn[0, 0], &n_images[0]
         t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
+        t.image_count = &image_count[0]
         cap = alloc.shape[0]
         if self.cap != cap:
             self.cap = cap
@@ -548,6 +551,7 @@ cdef class NodeKernel:
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
+        self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
         # 1/w for the weight sums of NodeResourcesFit's average (index 0 unused)
@@ -607,6 +611,20 @@ cdef class NodeKernel:
             y.use[s] = c.score_enabled[s]
         y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
         y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
+        # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
+        # this pod minds, no node with any of its images
+        for s in range(N_SCORES):
+            y.zero[s] = False
+        y.zero[S_TAINT_TOLERATION] = True
+        for s in range(p.n_taint_ids):
+            if p.prefer_intolerable[s]:
+                y.zero[S_TAINT_TOLERATION] = False
+                break
+        y.zero[S_IMAGE_LOCALITY] = True
+        for s in range(p.n_images):
+            if self.t.image_count[p.images[s]] > 0:
+                y.zero[S_IMAGE_LOCALITY] = False
+                break
 
     def run(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
             Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first):
@@ -707,15 +725,17 @@ cdef class NodeKernel:
         cdef int64_t* norm = &self.scores[0, 0]
         for s in range(N_SCORES):
             self.score_ran[s] = y.use[s]
+            self.score_zero[s] = y.use[s] and y.zero[s]
         for j in range(nf):
-            if y.use[S_TAINT_TOLERATION] and raw[S_TAINT_TOLERATION * cap + j] > max_taint:
+            if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
+                    raw[S_TAINT_TOLERATION * cap + j] > max_taint:
                 max_taint = raw[S_TAINT_TOLERATION * cap + j]
             if y.use[S_NODE_AFFINITY] and raw[S_NODE_AFFINITY * cap + j] > max_affinity:
                 max_affinity = raw[S_NODE_AFFINITY * cap + j]
         for j in range(nf):
             total = self.totals[j]
             if y.use[S_TAINT_TOLERATION]:
-                v = MAX_NODE_SCORE
+                v = MAX_NODE_SCORE     # all raw scores 0 (max_taint 0): every node gets 100
                 if max_taint > 0:
                     v = MAX_NODE_SCORE - _div_small(MAX_NODE_SCORE * raw[S_TAINT_TOLERATION * cap + j], max_taint)
                 norm[S_TAINT_TOLERATION * cap + j] = v

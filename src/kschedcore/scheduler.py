@@ -512,7 +512,7 @@ class Scheduler:
         for j in range(nf):
             entry = {}
             for p in ran:
-                raw = int(k.raw_scores[p.score_id, j])
+                raw = 0 if k.score_zero[p.score_id] else int(k.raw_scores[p.score_id, j])
                 score = int(k.scores[p.score_id, j]) if p.score_id in NORMALIZED_SCORES else raw
                 entry[p.name] = int(self._weights[p.score_id]) * score
                 entry["raw:" + p.name] = raw

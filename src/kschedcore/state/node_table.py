@@ -91,7 +91,6 @@ class NodeTable:
         self.tree = NodeTree()
         self._scan_order = np.zeros(0, np.int32)
         self._scan_order_stale = False
-        self.image_count = []                    # image id -> number of nodes having it
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self._alloc_columns(capacity)
@@ -126,6 +125,7 @@ class NodeTable:
         self.n_images = np.zeros(cap, np.int32)
         self.taint_effect = np.zeros(n_ids, np.int8)
         self.image_size = np.zeros(n_ids, np.int64)
+        self.image_count = np.zeros(n_ids, np.int64)   # image id -> number of nodes having it
         self.value_int = np.zeros(n_ids, np.int64)
         self.value_is_int = np.zeros(n_ids, np.uint8)
 
@@ -197,7 +197,7 @@ class NodeTable:
         if iid < 0:
             iid = self.image_ids.intern(name)
             self._grow_ids("image_size", iid + 1)
-            self.image_count.append(0)
+            self._grow_ids("image_count", iid + 1)
         return iid
 
     # ---- nodes -----------------------------------------------------------------------------
