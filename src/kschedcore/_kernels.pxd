@@ -112,7 +112,8 @@ cdef struct Config:
     int64_t* shape_score
     int32_t* balanced_cols
     int64_t* weights
-    uint8_t* filter_enabled
+    int32_t* filter_order
+    Py_ssize_t n_filter_order
     uint8_t* score_enabled
     double* recip
     Py_ssize_t n_recip
@@ -120,7 +121,10 @@ cdef struct Config:
 
 # Per-cycle switches derived from the pod and the profile.
 cdef struct Cycle:
-    bint f_unsched, f_name, f_taint, f_affinity, f_ports, f_fit
+    int filters[N_FILTERS]     # the Filter plugins that can act on this pod, in profile order
+    int n_filters
+    bint active[N_FILTERS]
+    bint in_id_order           # the ids ascend (the default profile's order): a straight-line path
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]
@@ -207,7 +211,8 @@ cdef class NodeKernel:
     cdef Py_ssize_t cap
     # configuration
     cdef public int64_t[::1] weights
-    cdef public uint8_t[::1] filter_enabled, score_enabled
+    cdef public int32_t[::1] filter_order     # Filter plugin ids in profile order
+    cdef public uint8_t[::1] score_enabled
     cdef public int strategy
     cdef public int32_t[::1] strategy_cols, balanced_cols
     cdef public int64_t[::1] strategy_weights, shape_util, shape_score

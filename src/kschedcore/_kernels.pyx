@@ -389,33 +389,63 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
 
 
 # ---- the Filter plugins, in profile order ------------------------------------------------------
+cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t row,
+                            int64_t* detail) noexcept nogil:
+    """One Filter plugin on one node: its status code (detail: taint id / resource bits)."""
+    if fid == F_NODE_UNSCHEDULABLE:
+        return C_UNRESOLVABLE if t.unschedulable[row] else C_SUCCESS
+    if fid == F_NODE_NAME:
+        return C_UNRESOLVABLE if y.node_name_row != row else C_SUCCESS
+    if fid == F_TAINT_TOLERATION:
+        if t.n_taints[row]:
+            detail[0] = _untolerated_taint(t, p, row)
+            if detail[0] >= 0:
+                return C_UNRESOLVABLE
+            detail[0] = 0
+        return C_SUCCESS
+    if fid == F_NODE_AFFINITY:
+        return C_SUCCESS if _node_affinity_matches(t, p, row) else C_UNRESOLVABLE
+    if fid == F_NODE_PORTS:
+        return C_UNSCHEDULABLE if _ports_conflict(t, p, row) else C_SUCCESS
+    return _fit_filter(t, p, row, detail)
+
+
 cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
-                         int* plugin) noexcept nogil:
-    """The Filter plugins in profile order; returns the first non-success status."""
-    cdef int code
+                             int* plugin) noexcept nogil:
+    """The Filter plugins that can act on this pod, in profile order; the first non-success
+    status stops the node (only that plugin's status is recorded)."""
+    cdef int k, code
     detail[0] = 0
-    if y.f_unsched and t.unschedulable[row]:
-        plugin[0] = F_NODE_UNSCHEDULABLE
-        return C_UNRESOLVABLE
-    if y.f_name and y.node_name_row != row:
-        plugin[0] = F_NODE_NAME
-        return C_UNRESOLVABLE
-    if y.f_taint and t.n_taints[row]:
-        detail[0] = _untolerated_taint(t, p, row)
-        if detail[0] >= 0:
-            plugin[0] = F_TAINT_TOLERATION
+    if y.in_id_order:
+        # the default order (ids follow it): straight-line code, which the compiler inlines
+        if y.active[F_NODE_UNSCHEDULABLE] and t.unschedulable[row]:
+            plugin[0] = F_NODE_UNSCHEDULABLE
             return C_UNRESOLVABLE
-        detail[0] = 0
-    if y.f_affinity and not _node_affinity_matches(t, p, row):
-        plugin[0] = F_NODE_AFFINITY
-        return C_UNRESOLVABLE
-    if y.f_ports and _ports_conflict(t, p, row):
-        plugin[0] = F_NODE_PORTS
-        return C_UNSCHEDULABLE
-    if y.f_fit:
-        code = _fit_filter(t, p, row, detail)
+        if y.active[F_NODE_NAME] and y.node_name_row != row:
+            plugin[0] = F_NODE_NAME
+            return C_UNRESOLVABLE
+        if y.active[F_TAINT_TOLERATION] and t.n_taints[row]:
+            detail[0] = _untolerated_taint(t, p, row)
+            if detail[0] >= 0:
+                plugin[0] = F_TAINT_TOLERATION
+                return C_UNRESOLVABLE
+            detail[0] = 0
+        if y.active[F_NODE_AFFINITY] and not _node_affinity_matches(t, p, row):
+            plugin[0] = F_NODE_AFFINITY
+            return C_UNRESOLVABLE
+        if y.active[F_NODE_PORTS] and _ports_conflict(t, p, row):
+            plugin[0] = F_NODE_PORTS
+            return C_UNSCHEDULABLE
+        if y.active[F_NODE_RESOURCES_FIT]:
+            code = _fit_filter(t, p, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = F_NODE_RESOURCES_FIT
+                return code
+        return C_SUCCESS
+    for k in range(y.n_filters):
+        code = _run_filter(y.filters[k], t, p, y, row, detail)
         if code != C_SUCCESS:
-            plugin[0] = F_NODE_RESOURCES_FIT
+            plugin[0] = y.filters[k]
             return code
     return C_SUCCESS
 
@@ -554,6 +584,12 @@ cdef class NodeKernel:
         self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
+        self.filter_order = _EMPTY_I32
+        self.score_enabled = np.zeros(N_SCORES, np.uint8)
+        self.weights = np.zeros(N_SCORES, np.int64)
+        self.strategy_cols = self.balanced_cols = _EMPTY_I32
+        self.strategy_weights = _EMPTY_I64
+        self.shape_util = self.shape_score = np.zeros(1, np.int64)
         # 1/w for the weight sums of NodeResourcesFit's average (index 0 unused)
         self.recip = 1.0 / np.arange(1, 1025, dtype=np.float64)
         self.recip = np.concatenate(([0.0], np.asarray(self.recip)))
@@ -593,18 +629,38 @@ cdef class NodeKernel:
         c.strategy_cols, c.strategy_weights = _i32(self.strategy_cols), _i64(self.strategy_weights)
         c.shape_util, c.shape_score = _i64(self.shape_util), _i64(self.shape_score)
         c.balanced_cols, c.weights = _i32(self.balanced_cols), _i64(self.weights)
-        c.filter_enabled, c.score_enabled = _u8(self.filter_enabled), _u8(self.score_enabled)
+        c.filter_order, c.n_filter_order = _i32(self.filter_order), self.filter_order.shape[0]
+        c.score_enabled = _u8(self.score_enabled)
         c.recip, c.n_recip = &self.recip[0], self.recip.shape[0]
 
     cdef void _begin(self, PodView* p, Config* c, Cycle* y, Py_ssize_t node_name_row,
                      int64_t n_all_nodes) noexcept:
         cdef Py_ssize_t s
-        y.f_unsched = c.filter_enabled[F_NODE_UNSCHEDULABLE] and not p.tolerates_unschedulable
-        y.f_name = c.filter_enabled[F_NODE_NAME] and node_name_row != -1
-        y.f_taint = c.filter_enabled[F_TAINT_TOLERATION]
-        y.f_affinity = c.filter_enabled[F_NODE_AFFINITY] and p.has_node_affinity_filter
-        y.f_ports = c.filter_enabled[F_NODE_PORTS] and p.n_host_ports > 0
-        y.f_fit = c.filter_enabled[F_NODE_RESOURCES_FIT]
+        cdef int fid
+        cdef bint acts
+        # the profile's Filter plugins in order, less those that cannot reject this pod
+        y.n_filters = 0
+        y.in_id_order = True
+        for s in range(N_FILTERS):
+            y.active[s] = False
+        for s in range(c.n_filter_order):
+            fid = c.filter_order[s]
+            if fid == F_NODE_UNSCHEDULABLE:
+                acts = not p.tolerates_unschedulable
+            elif fid == F_NODE_NAME:
+                acts = node_name_row != -1
+            elif fid == F_NODE_AFFINITY:
+                acts = p.has_node_affinity_filter
+            elif fid == F_NODE_PORTS:
+                acts = p.n_host_ports > 0
+            else:
+                acts = True
+            if acts:
+                if y.n_filters and y.filters[y.n_filters - 1] > fid:
+                    y.in_id_order = False
+                y.filters[y.n_filters] = fid
+                y.n_filters += 1
+                y.active[fid] = True
         y.node_name_row = node_name_row
         y.n_all_nodes = n_all_nodes
         for s in range(N_SCORES):

@@ -134,7 +134,7 @@ class Scheduler:
     def _configure_kernel(self):
         k = self.kernel
         k.weights = self._weights
-        k.filter_enabled = np.ones(8, np.uint8)
+        k.filter_order = np.asarray(sorted(self._filters), np.int32)
         k.score_enabled = np.zeros(N_SCORES, np.uint8)
         for p in self._scorers:
             k.score_enabled[p.score_id] = 1

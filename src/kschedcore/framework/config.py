@@ -1,0 +1,209 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): profiles and their plugin sets.
+
+Reproduces v1 defaulting (`apis/config/v1/default_plugins.go` mergePluginSet: an `enabled`
+entry replaces a same-named default in place, others are appended; `disabled` drops defaults,
+`"*"` all of them) and the framework's MultiPoint expansion (`runtime/framework.go`: plugins
+enabled explicitly at an extension point first, then the MultiPoint ones, then the rest), so
+the Filter order and the Score weights are kube-scheduler's.
+"""
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..errors import ValidationError
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+#: The v1 default profile: MultiPoint plugins in order, with score weights.
+DEFAULT_MULTI_POINT = (
+    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0),
+    ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
+    ("DefaultBinder", 0))
+
+#: The extension points (of those kschedcore runs per node) each in-tree plugin implements.
+FILTER_PLUGINS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                  "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+SCORE_PLUGINS = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding",
+                 "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
+                 "ImageLocality"}
+KNOWN_PLUGINS = {name for name, _ in DEFAULT_MULTI_POINT}
+EXTENSION_POINTS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
+                    "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind")
+
+
+@dataclass
+class Profile:
+    scheduler_name: str
+    #: Filter plugins in the order they run
+    filters: list
+    #: Score plugin name -> weight
+    score_weights: dict
+    #: plugin name -> args dict (pluginConfig)
+    plugin_args: dict = field(default_factory=dict)
+    #: None: the configuration's global value
+    percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass
+class SchedulerConfig:
+    profiles: list
+    percentage_of_nodes_to_score: int | None = None
+
+    @classmethod
+    def default(cls) -> "SchedulerConfig":
+        return parse_config({"apiVersion": API_VERSION, "kind": KIND})
+
+
+def load_config(path) -> SchedulerConfig:
+    """Reads a KubeSchedulerConfiguration file."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except OSError as e:
+        raise ValidationError(str(path), "", e.strerror or str(e)) from None
+    except yaml.YAMLError as e:
+        raise ValidationError(str(path), "", f"invalid YAML: {getattr(e, 'problem', e)}") from None
+    return parse_config(doc, source=str(path))
+
+
+def parse_config(doc, source: str = "KubeSchedulerConfiguration") -> SchedulerConfig:
+    """Defaults and validates a KubeSchedulerConfiguration document."""
+    def fail(path, msg):
+        raise ValidationError(source, path, msg)
+
+    if not isinstance(doc, dict):
+        fail("", "expected a KubeSchedulerConfiguration object")
+    if doc.get("apiVersion") != API_VERSION or doc.get("kind") != KIND:
+        fail("apiVersion", f'expected apiVersion "{API_VERSION}" and kind "{KIND}", '
+                           f'got "{doc.get("apiVersion")}" / "{doc.get("kind")}"')
+    global_pct = _percentage(doc.get("percentageOfNodesToScore"), "percentageOfNodesToScore", fail)
+    raw_profiles = doc.get("profiles") or [{}]
+    if not isinstance(raw_profiles, list):
+        fail("profiles", "expected a list")
+    profiles, names = [], set()
+    for i, prof in enumerate(raw_profiles):
+        path = f"profiles[{i}]"
+        if not isinstance(prof, dict):
+            fail(path, "expected an object")
+        name = prof.get("schedulerName", DEFAULT_SCHEDULER_NAME)
+        if not isinstance(name, str) or not name:
+            fail(path + ".schedulerName", "Required value")
+        if name in names:
+            fail(path + ".schedulerName", f'Duplicate value: "{name}"')
+        names.add(name)
+        profiles.append(_profile(prof, name, path, fail))
+    return SchedulerConfig(profiles, global_pct)
+
+
+def _percentage(value, path, fail):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+        fail(path, f"Invalid value: {value!r}: not in valid range [0-100]")
+    return value
+
+
+def _plugin_set(plugins, point, path, fail):
+    """(enabled [(name, weight)], disabled {names}) of one extension point."""
+    ps = plugins.get(point) or {}
+    if not isinstance(ps, dict):
+        fail(f"{path}.{point}", "expected an object")
+    enabled = []
+    for j, p in enumerate(ps.get("enabled") or []):
+        ppath = f"{path}.{point}.enabled[{j}]"
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
+            fail(ppath + ".name", "Required value")
+        if p["name"] not in KNOWN_PLUGINS:
+            fail(ppath + ".name", f'plugin "{p["name"]}" does not exist')
+        weight = p.get("weight", 0)
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
+            fail(ppath + ".weight", f"Invalid value: {weight!r}: must be a non-negative integer")
+        enabled.append((p["name"], weight))
+    disabled = set()
+    for j, p in enumerate(ps.get("disabled") or []):
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
+            fail(f"{path}.{point}.disabled[{j}].name", "Required value")
+        disabled.add(p["name"])
+    return enabled, disabled
+
+
+def _merge(defaults, enabled, disabled):
+    """mergePluginSet: defaults minus disabled, re-configured in place, then the custom rest."""
+    custom = {name: i for i, (name, _) in enumerate(enabled)}
+    out, replaced = [], set()
+    if "*" not in disabled:
+        for name, weight in defaults:
+            if name in disabled:
+                continue
+            if name in custom:
+                name, weight = enabled[custom[name]]
+                replaced.add(custom[name])
+            out.append((name, weight))
+    out += [p for i, p in enumerate(enabled) if i not in replaced]
+    return out
+
+
+def _expand(point_plugins, implementers, multi_point, point_disabled, where, fail):
+    """expandMultiPointPlugins for one extension point: the plugin names in run order."""
+    explicit = []
+    for name, _ in point_plugins:
+        if name not in implementers:
+            fail(where, f'plugin "{name}" does not extend the extension point')
+        if name in explicit:
+            fail(where, f'plugin "{name}" already registered')
+        explicit.append(name)
+    if "*" in point_disabled:
+        return explicit
+    overrides, from_multi = [], []
+    for name, _ in multi_point:
+        if name not in implementers or name in point_disabled:
+            continue
+        if name in explicit:
+            overrides.append(name)
+            continue
+        if name in from_multi:
+            fail(where, f'plugin "{name}" already registered')
+        from_multi.append(name)
+    first = [n for n in explicit if n in overrides]
+    return first + from_multi + [n for n in explicit if n not in overrides]
+
+
+def _profile(prof, name, path, fail) -> Profile:
+    plugins = prof.get("plugins") or {}
+    if not isinstance(plugins, dict):
+        fail(path + ".plugins", "expected an object")
+    for point in plugins:
+        if point not in EXTENSION_POINTS:
+            fail(f"{path}.plugins.{point}", "unknown extension point")
+    mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail)
+    multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
+    f_enabled, f_disabled = _plugin_set(plugins, "filter", path + ".plugins", fail)
+    s_enabled, s_disabled = _plugin_set(plugins, "score", path + ".plugins", fail)
+    filters = _expand(f_enabled, FILTER_PLUGINS, multi_point, f_disabled, path + ".plugins.filter", fail)
+    scores = _expand(s_enabled, SCORE_PLUGINS, multi_point, s_disabled, path + ".plugins.score", fail)
+    # getScoreWeights: the Score point's weight wins over MultiPoint's; 0 means 1
+    weights = {}
+    for n, w in s_enabled + multi_point:
+        if n in scores and n not in weights:
+            weights[n] = w or 1
+    args = {}
+    for j, pc in enumerate(prof.get("pluginConfig") or []):
+        pc_path = f"{path}.pluginConfig[{j}]"
+        if not isinstance(pc, dict) or not isinstance(pc.get("name"), str):
+            fail(pc_path + ".name", "Required value")
+        if pc["name"] in args:
+            fail(pc_path + ".name", f'Duplicate value: "{pc["name"]}"')
+        if pc["name"] not in KNOWN_PLUGINS:
+            fail(pc_path + ".name", f'plugin "{pc["name"]}" does not exist')
+        a = pc.get("args") or {}
+        if not isinstance(a, dict):
+            fail(pc_path + ".args", "expected an object")
+        args[pc["name"]] = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
+    pct = _percentage(prof.get("percentageOfNodesToScore"), path + ".percentageOfNodesToScore", fail)
+    return Profile(name, filters, weights, args, pct)
