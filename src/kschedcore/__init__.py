@@ -1,6 +1,7 @@
 """kschedcore: kube-scheduler v1.34's decisions, in process, with a compiled hot path."""
 from .errors import (KSchedCoreError, ObjectError, QuantityError, UnsupportedError,
                      ValidationError, WorkloadError)
+from .framework.config import SchedulerConfig, load_config, parse_config
 from .framework.fit_error import FitError
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
@@ -11,7 +12,7 @@ from .sources.files import Workload, load_workload
 __version__ = "0.1.0"
 
 __all__ = [
-    "Scheduler", "ScheduleResult", "FitError", "Workload", "load_workload", "Node", "Pod",
+    "Scheduler", "ScheduleResult", "FitError", "SchedulerConfig", "load_config", "parse_config", "Workload", "load_workload", "Node", "Pod",
     "parse_node", "parse_pod", "Quantity", "parse_quantity", "KSchedCoreError", "ValidationError",
     "QuantityError", "ObjectError", "WorkloadError", "UnsupportedError", "__version__",
 ]

@@ -8,6 +8,7 @@ import sys
 import time
 
 from .errors import KSchedCoreError
+from .framework.config import load_config
 from .scheduler import TIE_BREAKS, Scheduler
 from .sources.files import load_workload
 from .sources.generator import generate
@@ -33,6 +34,8 @@ def _parser():
         sp.add_argument("--percentage-of-nodes-to-score", type=_percentage, default=None, metavar="N",
                         help="0 or unset: adaptive, as kube-scheduler (default)")
         sp.add_argument("--seed", type=int, default=0, help="seed of the random tie-break (and generator)")
+        sp.add_argument("--config", metavar="FILE",
+                        help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
         sp.add_argument("--threads", type=int, choices=(1, 2), default=1,
                         help="2: split large scans between two threads (for an idle multi-core machine)")
 
@@ -64,8 +67,10 @@ def main(argv=None) -> int:
 
 
 def _scheduler(args, workload):
+    config = load_config(args.config) if args.config else None
     return Scheduler.from_workload(workload, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
-                                   tie_break=args.tie_break, seed=args.seed, threads=args.threads)
+                                   tie_break=args.tie_break, seed=args.seed, threads=args.threads,
+                                   config=config)
 
 
 # ---- explain ---------------------------------------------------------------------------------
@@ -147,6 +152,7 @@ class _progress:
 
 def _report(sched, results, wall, load_seconds, args) -> dict:
     scheduled = sum(1 for r in results if r.node is not None)
+    ignored = sum(1 for r in results if r.error and r.error.startswith("no profile"))
     reasons, messages = {}, {}
     for r in results:
         if r.fit_error is not None:
@@ -159,10 +165,11 @@ def _report(sched, results, wall, load_seconds, args) -> dict:
         "nodes": len(sched.table),
         "pods": decisions,
         "scheduled": scheduled,
-        "unschedulable": decisions - scheduled,
+        "unschedulable": decisions - scheduled - ignored,
         "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
         "utilization": sched.utilization(),
+        "ignored": ignored,   # pods whose schedulerName no profile has
         "percentageOfNodesToScore": args.percentage_of_nodes_to_score or 0,
         "seed": args.seed,
         "loadSeconds": round(load_seconds, 3),

@@ -6,11 +6,11 @@ on nodes (bound or assumed) update only their node's row.
 """
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels import CompiledPod, NodeKernel, N_SCORES, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from ._kernels import S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.fit_error import FitError
 from .framework.status import Code
@@ -18,16 +18,27 @@ from .objects import resources as res
 from .objects.features import check_supported
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
-from .plugins import REGISTRY, SKIPPING_FILTER_PLUGINS, SKIPPING_SCORE_PLUGINS
+from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
+from .framework.runtime import ProfileRuntime
 from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 TIE_BREAKS = ("random", "first")
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY)
+
+
+def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
+    """The Python API's plugin_args / weights applied to every profile of `config`."""
+    if not plugin_args and not weights:
+        return config
+    profiles = []
+    for prof in config.profiles:
+        args = {**prof.plugin_args, **(plugin_args or {})}
+        score_weights = {n: (weights or {}).get(n, w) for n, w in prof.score_weights.items()}
+        profiles.append(replace(prof, plugin_args=args, score_weights=score_weights))
+    return replace(config, profiles=profiles)
 
 
 @contextmanager
@@ -41,13 +52,6 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
-
-
-def _template_key(pod: Pod) -> tuple:
-    """Everything a CompiledPod depends on: pods equal here compile to the same arrays."""
-    selector = None if pod.node_selector is None else tuple(sorted(pod.node_selector.items()))
-    return (tuple(sorted(pod.requests.items())), pod.non_zero, pod.fit_score_non_zero, pod.tolerations,
-            selector, pod.required_terms, pod.preferred_terms, pod.host_ports, pod.images)
 
 
 def _name_of(obj) -> str:
@@ -92,37 +96,27 @@ class Scheduler:
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None, threads=None):
+                 seed=0, plugin_args=None, weights=None, threads=None, config=None):
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
         if tie_break not in TIE_BREAKS:
             raise ValidationError("scheduler", "tieBreak", f'must be "random" or "first", got "{tie_break}"')
-        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score or 0
-        self.tie_first = tie_break == "first"
-        self.table = NodeTable()
-        self.kernel = NodeKernel()
-        self.kernel.seed(seed)
         # threads=2 splits large scans between two threads (results do not depend on it). Not
         # the default: when the other core is busy, the second thread's wake-ups cost more
         # than it saves.
         if threads not in (None, 1, 2):
             raise ValidationError("scheduler", "threads", f"must be 1 or 2, got {threads}")
-        self.kernel.threads = threads or 1
-        args = plugin_args or {}
-        self.plugins = [cls(args.get(name)) for name, cls in REGISTRY.items()]
-        self._by_name = {p.name: p for p in self.plugins}
-        self._filters = {p.filter_id: p for p in self.plugins if p.filter_id}
-        self._scorers = [p for p in self.plugins if p.score_id >= 0]
-        weights = dict(weights or {})
-        self._weights = np.zeros(N_SCORES, np.int64)
-        for p in self._scorers:
-            self._weights[p.score_id] = weights.get(p.name) or p.default_weight
-        self._configure_kernel()
+        config = _with_overrides(config or SchedulerConfig.default(), plugin_args, weights)
+        if percentage_of_nodes_to_score is None:
+            percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        self.tie_first = tie_break == "first"
+        self.table = NodeTable()
+        self.profiles = {
+            prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
+                                                percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+            for i, prof in enumerate(config.profiles)}
         self.next_start_node_index = 0
-        self._token = object()
-        self._templates = {}       # template key -> CompiledPod
-        self._num_to_find_cache = (-1, 0)
         self._placed = {}          # pod key -> _Placement
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
@@ -130,17 +124,6 @@ class Scheduler:
             self.add_node(n)
         for p in pods:
             self.add_pod(p)
-
-    def _configure_kernel(self):
-        k = self.kernel
-        k.weights = self._weights
-        k.filter_order = np.asarray(sorted(self._filters), np.int32)
-        k.score_enabled = np.zeros(N_SCORES, np.uint8)
-        for p in self._scorers:
-            k.score_enabled[p.score_id] = 1
-        self._by_name["NodeResourcesFit"].configure(k, self.table)
-        self._by_name["NodeResourcesBalancedAllocation"].configure(k, self.table)
-        self._bound_layout = -1
 
     @classmethod
     def from_workload(cls, workload, **options) -> "Scheduler":
@@ -245,16 +228,17 @@ class Scheduler:
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, packed_ports(pod, t)
 
-    def _place(self, pod: Pod, node_name: str, cp: CompiledPod | None = None):
-        """Counts a pod on its node (bound or assumed); `cp`, if given, is its compiled form."""
+    def _place(self, pod: Pod, node_name: str, profile: ProfileRuntime | None = None):
+        """Counts a pod on its node (bound or assumed); `profile`: the one that compiled it."""
         t = self.table
         row = t.row_of.get(node_name)
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
-        if cp is not None and self._bound_layout == t.layout:
+        if profile is not None and profile.bound_layout == t.layout:
+            cp = pod.compiled[1]
             cols, vals, ports = cp.usage
-            if self.kernel.place(cp, row):          # the fast path of a cycle's assume
+            if profile.kernel.place(cp, row):       # the fast path of a cycle's assume
                 t.stale_images.add(row)
         else:
             cols, vals, ports = self._usage(pod)
@@ -281,53 +265,22 @@ class Scheduler:
         return pl
 
     # ---- the scheduling cycle ------------------------------------------------------------------
-    def _compile(self, pod: Pod) -> CompiledPod:
-        """The pod in integer form, cached on the pod and shared by pods of one template.
-
-        Valid while no new taint appears (the tolerated-taint arrays are per taint id).
-        """
-        cached = pod.compiled
-        if cached is not None and cached[0] is self._token and cached[1].taint_version == self.table.taint_version:
-            return cached[1]
-        key = _template_key(pod)
-        cp = self._templates.get(key)
-        if cp is None or cp.taint_version != self.table.taint_version:
-            cp = CompiledPod()
-            for p in self.plugins:
-                p.compile(pod, cp, self.table)
-            cp.prefilter_node_names = self._by_name["NodeAffinity"].prefilter_node_names(pod)
-            cp.preferred_parse_error = pod.preferred_parse_error
-            cp.usage = self._usage(pod)
-            cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
-            cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
-            self._templates[key] = cp
-        pod.compiled = (self._token, cp)
-        return cp
-
-    def _num_to_find(self, n: int) -> int:
-        cached = self._num_to_find_cache
-        if cached[0] != n:
-            cached = self._num_to_find_cache = (n, self.num_feasible_nodes_to_find(n))
-        return cached[1]
-
-    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
-        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-            return num_all_nodes
-        pct = self.percentage_of_nodes_to_score
-        if pct == 0:
-            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-        return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+    def profile_for(self, pod: Pod) -> ProfileRuntime | None:
+        """The profile named by spec.schedulerName; None: not this scheduler's pod."""
+        return self.profiles.get(pod.scheduler_name)
 
     def _run_cycle(self, pod: Pod):
-        """Returns (result, context for explain)."""
+        """Returns (result, profile, context for explain)."""
         t = self.table
+        profile = self.profiles.get(pod.scheduler_name)
+        if profile is None:
+            err = f'no profile for schedulerName "{pod.scheduler_name}"'
+            return ScheduleResult(pod.key, None, 0, 0, error=err), None, None
         n_all = len(t)
         if n_all == 0:
-            return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0)), None
-        cp = self._compile(pod)
-        if self._bound_layout != t.layout:
-            self.kernel.bind(t)
-            self._bound_layout = t.layout
+            return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0)), profile, None
+        cp = profile.compile(pod, t, self._usage)
+        profile.bind(t)
         if t.stale_images:
             t.refresh_snapshot()
         names = cp.prefilter_node_names
@@ -335,48 +288,32 @@ class Scheduler:
         if names is not None:
             if not names:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
-                return ScheduleResult(pod.key, None, 0, 0, err), "prefilter_rejected"
+                return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
-        best, nf, processed = self.kernel.run(
-            cp, scan, start, self._num_to_find(len(scan)), node_name_row, n_all, self.tie_first)
+        best, nf, processed = profile.kernel.run(
+            cp, scan, start, profile.num_to_find(len(scan)), node_name_row, n_all, self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, names is not None)
         if nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
-            return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), ctx
+            return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), profile, ctx
         if best >= 0:
-            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), ctx
-        err = FitError(pod.key, n_all, reasons=self._histogram(processed, n_all - len(scan)))
-        return ScheduleResult(pod.key, None, 0, processed, err), ctx
+            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
+        err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
+        return ScheduleResult(pod.key, None, 0, processed, err), profile, ctx
 
-    def _histogram(self, explicit: int, absent: int) -> dict:
-        """The FitError reason histogram from the kernel's per-plugin counters."""
-        k, t = self.kernel, self.table
-        hist = {}
-
-        def add(reason, count):
-            if count:
-                hist[reason] = hist.get(reason, 0) + count
-
-        for fid, plugin in self._filters.items():
-            if fid == self._by_name["TaintToleration"].filter_id:
-                for tid in np.flatnonzero(np.asarray(k.hist_taint)):
-                    add(plugin.reasons(int(tid), t)[0], int(k.hist_taint[tid]))
-            elif fid == self._by_name["NodeResourcesFit"].filter_id:
-                for bit in np.flatnonzero(np.asarray(k.hist_fit)):
-                    add(plugin.reasons(1 << int(bit), t)[0], int(k.hist_fit[bit]))
-            else:
-                for reason in plugin.reasons(0, t):
-                    add(reason, int(k.hist_plugin[fid]))
-        if absent:
-            add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
-        return hist
+    def num_feasible_nodes_to_find(self, num_all_nodes: int, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> int:
+        """How many feasible nodes a cycle of that profile looks for among `num_all_nodes`."""
+        return self.profiles[scheduler_name].num_feasible_nodes_to_find(num_all_nodes)
 
     def prepare(self, pod) -> None:
         """Compiles a queued pod ahead of its cycle (optional: cycles compile on demand)."""
-        self._compile(pod if isinstance(pod, Pod) else self.parse_pod(pod))
+        pod = pod if isinstance(pod, Pod) else self.parse_pod(pod)
+        profile = self.profiles.get(pod.scheduler_name)
+        if profile is not None:
+            profile.compile(pod, self.table, self._usage)
 
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""
@@ -399,9 +336,9 @@ class Scheduler:
     def schedule_one(self, pod) -> ScheduleResult:
         """Schedules `pod` and, if a node was chosen, assumes it there."""
         pod = self.parse_pod(pod)
-        result = self._run_cycle(pod)[0]
+        result, profile, _ = self._run_cycle(pod)
         if result.node is not None:
-            self._place(pod, result.node, pod.compiled[1])
+            self._place(pod, result.node, profile)
         return result
 
     def schedule_pending(self, callback=None) -> list:
@@ -417,9 +354,9 @@ class Scheduler:
                 self._place(pod, pod.node_name)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
             else:
-                result = self._run_cycle(pod)[0]
+                result, profile, _ = self._run_cycle(pod)
                 if result.node is not None:
-                    self._place(pod, result.node, pod.compiled[1])
+                    self._place(pod, result.node, profile)
                 else:
                     self.pending.append(pod)
             results.append(result)
@@ -434,8 +371,7 @@ class Scheduler:
         scores, skippedFilterPlugins, skippedScorePlugins, fitError, ...). Not assumed.
         """
         pod = self.parse_pod(pod)
-        result, ctx = self._run_cycle(pod)
-        return self._record(pod, result, ctx)
+        return self._record(pod, *self._run_cycle(pod))
 
     def explain_pending(self, callback=None) -> list:
         """explain() every pending pod in order; each chosen pod is assumed before the next.
@@ -450,8 +386,8 @@ class Scheduler:
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
-            result, ctx = self._run_cycle(pod)
-            rec = self._record(pod, result, ctx)
+            result, profile, ctx = self._run_cycle(pod)
+            rec = self._record(pod, result, profile, ctx)
             # The oracle assumes a pre-bound pod only where its cycle chose it (parity data,
             # mixed_small team-b/pod-0007); the real scheduler binds it as is (schedule_pending).
             if result.node:
@@ -463,12 +399,16 @@ class Scheduler:
                 callback(rec)
         return records
 
-    def _record(self, pod: Pod, result: ScheduleResult, ctx) -> dict:
-        t, k = self.table, self.kernel
+    def _record(self, pod: Pod, result: ScheduleResult, profile, ctx) -> dict:
+        t = self.table
         rec = {"pod": pod.key, "node": result.node, "numFeasible": result.feasible_nodes,
                "filter": {}, "scores": {}}
-        skipped_filter = [p.name for p in self.plugins if p.prefilter_skips(pod)]
-        rec["skippedFilterPlugins"] = sorted(skipped_filter + list(SKIPPING_FILTER_PLUGINS))
+        if profile is None:
+            rec.update(error=result.error, fitError=None)
+            return rec
+        k = profile.kernel
+        skipped_filter = [p.name for p in profile.filters.values() if p.prefilter_skips(pod)]
+        rec["skippedFilterPlugins"] = sorted(skipped_filter + profile.skipping_filters)
         if ctx == "prefilter_rejected":
             status = {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
                       "reasons": [result.fit_error.pre_filter_message]}
@@ -482,7 +422,7 @@ class Scheduler:
                 code = Code(int(k.st_code[row]))
                 if code == Code.SUCCESS:
                     continue
-                plugin = self._filters[int(k.st_plugin[row])]
+                plugin = profile.filters[int(k.st_plugin[row])]
                 rec["filter"][t.nodes[row].name] = {
                     "ok": False, "code": code.go_name, "plugin": plugin.name,
                     "reasons": plugin.reasons(int(k.st_detail[row]), t)}
@@ -497,24 +437,24 @@ class Scheduler:
             if result.error:
                 rec["error"] = result.error
             elif result.feasible_nodes > 1:
-                rec["scores"] = self._scores(result.feasible_nodes)
+                rec["scores"] = self._scores(profile, result.feasible_nodes)
         rec["skippedScorePlugins"] = sorted(
-            [p.name for p in self._scorers if p.prescore_skips(pod)] + list(SKIPPING_SCORE_PLUGINS))
+            [p.name for p in profile.scorers if p.prescore_skips(pod)] + profile.skipping_scores)
         if pod.node_name:
             rec["preBound"] = True
         rec["fitError"] = str(result.fit_error) if result.fit_error else None
         return rec
 
-    def _scores(self, nf: int) -> dict:
-        k, t = self.kernel, self.table
-        ran = [p for p in self._scorers if k.score_ran[p.score_id]]
+    def _scores(self, profile: ProfileRuntime, nf: int) -> dict:
+        k, t = profile.kernel, self.table
+        ran = [p for p in profile.scorers if k.score_ran[p.score_id]]
         out = {}
         for j in range(nf):
             entry = {}
             for p in ran:
                 raw = 0 if k.score_zero[p.score_id] else int(k.raw_scores[p.score_id, j])
                 score = int(k.scores[p.score_id, j]) if p.score_id in NORMALIZED_SCORES else raw
-                entry[p.name] = int(self._weights[p.score_id]) * score
+                entry[p.name] = int(profile.weights[p.score_id]) * score
                 entry["raw:" + p.name] = raw
             entry["total"] = int(k.totals[j])
             out[t.nodes[int(k.feasible[j])].name] = entry

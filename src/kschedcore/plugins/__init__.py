@@ -12,10 +12,3 @@ from .taint_toleration import TaintToleration
 REGISTRY = {cls.name: cls for cls in (
     NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
     NodeResourcesBalancedAllocation, ImageLocality)}
-
-#: Default-profile plugins that only act on pod (anti-)affinity, topology spreading, volumes or
-#: resource claims. kschedcore rejects input that would make them act (see objects/features.py),
-#: so for every accepted pod their PreFilter and PreScore return Skip.
-SKIPPING_FILTER_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                           "PodTopologySpread", "InterPodAffinity", "DynamicResources")
-SKIPPING_SCORE_PLUGINS = ("VolumeBinding", "PodTopologySpread", "InterPodAffinity")

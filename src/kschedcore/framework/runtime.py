@@ -1,0 +1,142 @@
+"""ProfileRuntime: one scheduling profile's plugins, kernel configuration and compiled pods.
+
+The node table is shared by every profile (it is the cluster); what a profile owns is which
+plugins run, in which order, with which weights and arguments, and the pods compiled for them.
+"""
+import numpy as np
+
+from .._kernels import N_SCORES, CompiledPod, NodeKernel
+from ..errors import UnsupportedError
+from ..plugins import REGISTRY
+from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class ProfileRuntime:
+    def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1):
+        _check_supported_args(profile)
+        self.name = profile.scheduler_name
+        wanted = set(profile.filters) | set(profile.score_weights)
+        self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
+        self.by_name = {p.name: p for p in self.plugins}
+        #: implemented Filter plugins, by kernel filter id, in profile order
+        self.filters = {self.by_name[n].filter_id: self.by_name[n] for n in profile.filters
+                        if n in self.by_name and self.by_name[n].filter_id}
+        self.scorers = [self.by_name[n] for n in profile.score_weights
+                        if n in self.by_name and self.by_name[n].score_id >= 0]
+        #: plugins of the profile kschedcore refuses input for (they Skip for every accepted pod)
+        self.skipping_filters = sorted(n for n in profile.filters if n in FILTER_PLUGINS and n not in REGISTRY)
+        self.skipping_scores = sorted(n for n in profile.score_weights if n in SCORE_PLUGINS and n not in REGISTRY)
+        self.weights = np.zeros(N_SCORES, np.int64)
+        for p in self.scorers:
+            self.weights[p.score_id] = profile.score_weights[p.name]
+        pct = profile.percentage_of_nodes_to_score
+        self.percentage_of_nodes_to_score = (pct if pct is not None else percentage_of_nodes_to_score) or 0
+        self.kernel = k = NodeKernel()
+        k.seed(seed)
+        k.threads = threads
+        k.weights = self.weights
+        k.filter_order = np.asarray(list(self.filters), np.int32)
+        k.score_enabled = np.zeros(N_SCORES, np.uint8)
+        for p in self.scorers:
+            k.score_enabled[p.score_id] = 1
+        for p in self.plugins:
+            if hasattr(p, "configure"):
+                p.configure(k, table)
+        self.bound_layout = -1
+        self.token = object()
+        self.templates = {}            # template key -> CompiledPod
+        self._num_to_find = (-1, 0)
+
+    def bind(self, table):
+        if self.bound_layout != table.layout:
+            self.kernel.bind(table)
+            self.bound_layout = table.layout
+
+    def compile(self, pod, table, usage) -> CompiledPod:
+        """The pod in integer form, cached on the pod and shared by pods of one template.
+
+        Valid while no new taint appears (the tolerated-taint arrays are per taint id).
+        """
+        cached = pod.compiled
+        if cached is not None and cached[0] is self.token and cached[1].taint_version == table.taint_version:
+            return cached[1]
+        key = template_key(pod)
+        cp = self.templates.get(key)
+        if cp is None or cp.taint_version != table.taint_version:
+            cp = CompiledPod()
+            cp.taint_version = table.taint_version
+            for p in self.plugins:
+                p.compile(pod, cp, table)
+            affinity = self.by_name.get("NodeAffinity")
+            cp.prefilter_node_names = affinity.prefilter_node_names(pod) if affinity else None
+            cp.preferred_parse_error = affinity is not None and pod.preferred_parse_error
+            cp.usage = usage(pod)
+            cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
+            cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
+            self.templates[key] = cp
+        pod.compiled = (self.token, cp)
+        return cp
+
+    def num_to_find(self, n: int) -> int:
+        cached = self._num_to_find
+        if cached[0] != n:
+            cached = self._num_to_find = (n, self.num_feasible_nodes_to_find(n))
+        return cached[1]
+
+    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
+        """schedule_one.go numFeasibleNodesToFind (semantics §5.2)."""
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+            return num_all_nodes
+        pct = self.percentage_of_nodes_to_score
+        if pct == 0:
+            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+        return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+    def histogram(self, table, absent: int) -> dict:
+        """The FitError reason histogram from the kernel's per-plugin counters."""
+        k = self.kernel
+        hist = {}
+
+        def add(reason, count):
+            if count:
+                hist[reason] = hist.get(reason, 0) + count
+
+        for fid, plugin in self.filters.items():
+            if plugin.name == "TaintToleration":
+                for tid in np.flatnonzero(np.asarray(k.hist_taint)):
+                    add(plugin.reasons(int(tid), table)[0], int(k.hist_taint[tid]))
+            elif plugin.name == "NodeResourcesFit":
+                for bit in np.flatnonzero(np.asarray(k.hist_fit)):
+                    add(plugin.reasons(1 << int(bit), table)[0], int(k.hist_fit[bit]))
+            else:
+                for reason in plugin.reasons(0, table):
+                    add(reason, int(k.hist_plugin[fid]))
+        if absent:
+            add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
+        return hist
+
+
+def _check_supported_args(profile: Profile):
+    """Plugin arguments that would make kschedcore answer differently are refused."""
+    def refuse(plugin, field, what):
+        raise UnsupportedError(f"profile {profile.scheduler_name}", f"pluginConfig[{plugin}].args.{field}",
+                               f"{what} is not implemented yet")
+
+    affinity = profile.plugin_args.get("NodeAffinity") or {}
+    if affinity.get("addedAffinity"):
+        refuse("NodeAffinity", "addedAffinity", "scheduler-enforced node affinity")
+    spread = profile.plugin_args.get("PodTopologySpread") or {}
+    if spread.get("defaultingType") == "List" and spread.get("defaultConstraints") \
+            and "PodTopologySpread" in profile.score_weights:
+        refuse("PodTopologySpread", "defaultConstraints", "topology spreading")
+
+
+def template_key(pod) -> tuple:
+    """Everything a CompiledPod depends on: pods equal here compile to the same arrays."""
+    selector = None if pod.node_selector is None else tuple(sorted(pod.node_selector.items()))
+    return (tuple(sorted(pod.requests.items())), tuple(sorted(pod.fit_score_requests.items())),
+            pod.non_zero, pod.fit_score_non_zero, pod.tolerations, selector, pod.required_terms,
+            pod.preferred_terms, pod.host_ports, pod.images)
