@@ -147,11 +147,52 @@ def test_invalid_configurations(doc, message):
     assert message in str(info.value)
 
 
+ADDED = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]},
+    "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}}]}
+
+
+def _added_affinity_scheduler():
+    config = parse_config(cfg({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": ADDED}}]}))
+    nodes = [node("a1", labels={"pool": "a", "zone": "z1"}), node("a2", labels={"pool": "a", "zone": "z2"}),
+             node("b1", labels={"pool": "b", "zone": "z2"})]
+    return Scheduler(nodes, config=config, tie_break="first", percentage_of_nodes_to_score=100)
+
+
+def test_added_affinity_filters_first_and_scores():
+    sched = _added_affinity_scheduler()
+    sched.queue(pod("plain"))
+    rec = sched.explain_pending()[0]
+    assert rec["filter"] == {"b1": {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
+                                    "reasons": ["node(s) didn't match scheduler-enforced node affinity"]}}
+    # the added preferred term scores a pod without preferred terms of its own (no PreScore skip)
+    assert rec["scores"]["a2"]["raw:NodeAffinity"] == 10 and rec["scores"]["a2"]["NodeAffinity"] == 200
+    assert rec["scores"]["a1"]["NodeAffinity"] == 0 and rec["node"] == "a2"
+    assert "NodeAffinity" not in rec["skippedScorePlugins"] + rec["skippedFilterPlugins"]
+
+
+def test_added_affinity_before_the_pods_own():
+    sched = _added_affinity_scheduler()
+    p = pod("wants-b")
+    p["spec"]["nodeSelector"] = {"pool": "b"}
+    sched.queue(p)
+    rec = sched.explain_pending()[0]
+    assert rec["fitError"] == ("0/3 nodes are available: 1 node(s) didn't match scheduler-enforced node affinity, "
+                               "2 node(s) didn't match Pod's node affinity/selector.")
+
+
+def test_invalid_added_affinity_is_rejected():
+    bad = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["x"]}]}]}}
+    with pytest.raises(ValidationError, match="NodeAffinityArgs: addedAffinity"):
+        Scheduler(config=parse_config(cfg({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": bad}}]})))
+
+
 def test_unimplemented_plugin_args_are_refused():
-    doc = cfg({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]}}}}]})
-    with pytest.raises(UnsupportedError, match="addedAffinity"):
+    doc = cfg({"pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]}}]})
+    with pytest.raises(UnsupportedError, match="defaultConstraints"):
         Scheduler(config=parse_config(doc))
 
 

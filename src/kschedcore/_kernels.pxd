@@ -81,7 +81,7 @@ cdef struct PodView:
     bint has_scalar_entry, tolerates_unschedulable, has_node_affinity_filter
     bint skip_balanced, skip_node_affinity_score
     Py_ssize_t n_scalars, n_host_ports, n_images, n_preferred, n_taint_ids
-    int32_t selector_term, required_start, required_end
+    int32_t selector_term, required_start, required_end, added_start, added_end
     int64_t* scalar_cols
     int64_t* scalar_vals
     int64_t* fit_score_req
@@ -180,6 +180,7 @@ cdef class CompiledPod:
     cdef public int32_t[::1] term_start, term_end
     cdef public int32_t selector_term             # nodeSelector as one AND term, -1 if none
     cdef public int32_t required_start, required_end  # OR over these terms; -1: no required affinity
+    cdef public int32_t added_start, added_end        # the profile's addedAffinity terms (OR); -1: none
     cdef public int32_t[::1] preferred_terms
     cdef public int64_t[::1] preferred_weights
     cdef public bint has_node_affinity_filter
@@ -206,7 +207,7 @@ cdef class NodeKernel:
     cdef public int32_t[::1] feasible
     cdef public int64_t[:, ::1] raw_scores, scores
     cdef public int64_t[::1] totals
-    cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
+    cdef public int64_t[::1] hist_plugin, hist_alt, hist_taint, hist_fit   # hist_alt: status detail 1
     cdef public uint8_t[::1] score_ran, score_zero
     cdef Py_ssize_t cap
     # configuration

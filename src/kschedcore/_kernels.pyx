@@ -61,6 +61,7 @@ cdef class CompiledPod:
         self.term_start = self.term_end = self.preferred_terms = self.images = _EMPTY_I32
         self.usage_cols = self.usage_vals = _EMPTY_I64
         self.selector_term = self.required_start = self.required_end = -1
+        self.added_start = self.added_end = -1
         self.n_containers = 1
 
 
@@ -78,6 +79,7 @@ cdef void _load_pod(CompiledPod cp, PodView* p) noexcept:
     p.n_preferred = cp.preferred_terms.shape[0]
     p.n_taint_ids = cp.prefer_intolerable.shape[0]
     p.selector_term, p.required_start, p.required_end = cp.selector_term, cp.required_start, cp.required_end
+    p.added_start, p.added_end = cp.added_start, cp.added_end
     p.scalar_cols, p.scalar_vals = _i64(cp.scalar_cols), _i64(cp.scalar_vals)
     p.fit_score_req, p.balanced_req = _i64(cp.fit_score_req), _i64(cp.balanced_req)
     p.tolerated, p.prefer_intolerable = _u8(cp.tolerated), _u8(cp.prefer_intolerable)
@@ -165,8 +167,19 @@ cdef inline bint _term_matches(Table* t, PodView* p, Py_ssize_t row, Py_ssize_t 
     return True
 
 
-cdef inline bint _node_affinity_matches(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+cdef inline bint _node_affinity_matches(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """NodeAffinity Filter; a node failing the profile's addedAffinity gets detail 1."""
     cdef Py_ssize_t term
+    cdef bint ok
+    if p.added_start >= 0:
+        ok = False
+        for term in range(p.added_start, p.added_end):
+            if _term_matches(t, p, row, term):
+                ok = True
+                break
+        if not ok:
+            detail[0] = 1
+            return False
     if p.selector_term >= 0 and not _term_matches(t, p, row, p.selector_term):
         return False
     if p.required_start < 0:
@@ -404,7 +417,7 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
             detail[0] = 0
         return C_SUCCESS
     if fid == F_NODE_AFFINITY:
-        return C_SUCCESS if _node_affinity_matches(t, p, row) else C_UNRESOLVABLE
+        return C_SUCCESS if _node_affinity_matches(t, p, row, detail) else C_UNRESOLVABLE
     if fid == F_NODE_PORTS:
         return C_UNSCHEDULABLE if _ports_conflict(t, p, row) else C_SUCCESS
     return _fit_filter(t, p, row, detail)
@@ -430,7 +443,7 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
                 plugin[0] = F_TAINT_TOLERATION
                 return C_UNRESOLVABLE
             detail[0] = 0
-        if y.active[F_NODE_AFFINITY] and not _node_affinity_matches(t, p, row):
+        if y.active[F_NODE_AFFINITY] and not _node_affinity_matches(t, p, row, detail):
             plugin[0] = F_NODE_AFFINITY
             return C_UNRESOLVABLE
         if y.active[F_NODE_PORTS] and _ports_conflict(t, p, row):
@@ -578,6 +591,7 @@ cdef class NodeKernel:
         b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
         b.raw = &self.raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
+        self.hist_alt = np.zeros(N_FILTERS, np.int64)
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
@@ -752,6 +766,7 @@ cdef class NodeKernel:
         cdef uint64_t bits
         cdef int plugin
         self.hist_plugin[:] = 0
+        self.hist_alt[:] = 0
         self.hist_taint[:] = 0
         self.hist_fit[:] = 0
         for i in range(processed):
@@ -762,6 +777,9 @@ cdef class NodeKernel:
             self.hist_plugin[plugin] += 1
             if plugin == F_TAINT_TOLERATION:
                 self.hist_taint[self.st_detail[row]] += 1
+            elif plugin == F_NODE_AFFINITY:
+                if self.st_detail[row] == 1:
+                    self.hist_alt[plugin] += 1
             elif plugin == F_NODE_RESOURCES_FIT:
                 bits = <uint64_t>self.st_detail[row]
                 for b in range(64):

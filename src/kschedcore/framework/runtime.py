@@ -111,9 +111,12 @@ class ProfileRuntime:
             elif plugin.name == "NodeResourcesFit":
                 for bit in np.flatnonzero(np.asarray(k.hist_fit)):
                     add(plugin.reasons(1 << int(bit), table)[0], int(k.hist_fit[bit]))
-            else:
+            else:   # status detail 0, or 1 for the nodes counted in hist_alt
+                alt = int(k.hist_alt[fid])
                 for reason in plugin.reasons(0, table):
-                    add(reason, int(k.hist_plugin[fid]))
+                    add(reason, int(k.hist_plugin[fid]) - alt)
+                for reason in plugin.reasons(1, table) if alt else ():
+                    add(reason, alt)
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist
@@ -125,9 +128,6 @@ def _check_supported_args(profile: Profile):
         raise UnsupportedError(f"profile {profile.scheduler_name}", f"pluginConfig[{plugin}].args.{field}",
                                f"{what} is not implemented yet")
 
-    affinity = profile.plugin_args.get("NodeAffinity") or {}
-    if affinity.get("addedAffinity"):
-        refuse("NodeAffinity", "addedAffinity", "scheduler-enforced node affinity")
     spread = profile.plugin_args.get("PodTopologySpread") or {}
     if spread.get("defaultingType") == "List" and spread.get("defaultConstraints") \
             and "PodTopologySpread" in profile.score_weights:

@@ -198,7 +198,7 @@ def to_ints(requests: dict) -> dict:
     return {k: _to_int(k, v) for k, v in requests.items() if res.counts(k)}
 
 
-class _PodReader(FieldReader):
+class PodReader(FieldReader):
     def toleration(self, t, path):
         op = self.string(t, "operator", path + ".operator")
         if op not in TOLERATION_OPERATORS:
@@ -243,6 +243,10 @@ class _PodReader(FieldReader):
     def node_affinity(self, spec):
         path = "spec.affinity.nodeAffinity"
         na = self.mapping(self.mapping(spec, "affinity", "spec.affinity"), "nodeAffinity", path)
+        return self.node_affinity_of(na, path)
+
+    def node_affinity_of(self, na: dict, path: str):
+        """(required terms or None, preferred terms or None) of a v1 NodeAffinity object."""
         required = None
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         if req is not None:
@@ -285,7 +289,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
     ns, name = metadata_name("pod", raw, index_hint)
     ns = ns or "default"
-    r = _PodReader(f"pod {ns}/{name}")
+    r = PodReader(f"pod {ns}/{name}")
     meta = raw["metadata"]
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")

@@ -3,10 +3,13 @@ import numpy as np
 
 from .._kernels import (F_NODE_AFFINITY, OP_DOES_NOT_EXIST, OP_EXISTS, OP_GT, OP_IN, OP_LT,
                         OP_NOT_IN, S_NODE_AFFINITY)
+from ..objects.pod import PodReader
 from ..state.node_table import NAME_KEY
 from .base import EMPTY_I32, EMPTY_I64, Plugin
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+DETAIL_ENFORCED = 1     # the kernel's status detail for a node failing addedAffinity
 REASON_CONFLICT = "pod affinity terms conflict"
 OPS = {"In": OP_IN, "NotIn": OP_NOT_IN, "Exists": OP_EXISTS, "DoesNotExist": OP_DOES_NOT_EXIST,
        "Gt": OP_GT, "Lt": OP_LT}
@@ -59,8 +62,29 @@ class NodeAffinity(Plugin):
     score_id = S_NODE_AFFINITY
     default_weight = 2
 
+    def __init__(self, args=None):
+        super().__init__(args)
+        # NodeAffinityArgs.addedAffinity: terms every pod of the profile must match / prefers
+        self.added_required, self.added_preferred = None, None
+        added = self.args.get("addedAffinity")
+        if added:
+            reader = PodReader("NodeAffinityArgs")
+            if not isinstance(added, dict):
+                reader.fail("addedAffinity", "expected an object")
+            self.added_required, self.added_preferred = reader.node_affinity_of(added, "addedAffinity")
+            terms = list(self.added_required or ()) + [p.term for p in self.added_preferred or ()]
+            if any(not t.parses for t in terms):   # kube-scheduler rejects such args at start-up
+                reader.fail("addedAffinity", "a node selector term does not parse")
+
     def compile(self, pod, cp, table):
         b = _TermBuilder(table)
+        cp.added_start = cp.added_end = -1
+        if self.added_required is not None:
+            cp.added_start = len(b.tstart)
+            for t in self.added_required:
+                if not t.empty:
+                    b.selector_term(t)
+            cp.added_end = len(b.tstart)
         cp.selector_term = -1
         if pod.node_selector:
             cp.selector_term = b.term([(k, "In", (v,)) for k, v in pod.node_selector.items()])
@@ -72,8 +96,9 @@ class NodeAffinity(Plugin):
             for t in usable:
                 b.selector_term(t)
             cp.required_end = len(b.tstart)
-        cp.has_node_affinity_filter = cp.selector_term >= 0 or cp.required_start >= 0
-        preferred = [p for p in (pod.preferred_terms or ()) if p.weight and not p.term.empty]
+        cp.has_node_affinity_filter = cp.selector_term >= 0 or cp.required_start >= 0 or cp.added_start >= 0
+        preferred = [p for p in (pod.preferred_terms or ()) + (self.added_preferred or ())
+                     if p.weight and not p.term.empty]
         cp.preferred_terms = np.asarray([b.selector_term(p.term) for p in preferred], np.int32) \
             if preferred else EMPTY_I32
         cp.preferred_weights = np.asarray([p.weight for p in preferred], np.int64) \
@@ -82,7 +107,7 @@ class NodeAffinity(Plugin):
         b.write(cp)
 
     def prefilter_skips(self, pod):
-        return pod.required_terms is None and pod.node_selector is None
+        return pod.required_terms is None and pod.node_selector is None and self.added_required is None
 
     def prefilter_node_names(self, pod):
         """PreFilterResult: node names when every required term pins metadata.name with In.
@@ -103,7 +128,7 @@ class NodeAffinity(Plugin):
         return names
 
     def prescore_skips(self, pod):
-        return pod.preferred_terms is None
+        return pod.preferred_terms is None and self.added_preferred is None
 
     def reasons(self, detail, table):
-        return [REASON_POD]
+        return [REASON_ENFORCED if detail == DETAIL_ENFORCED else REASON_POD]
