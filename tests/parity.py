@@ -5,7 +5,7 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data" / "parity"
 #: workloads whose every record kschedcore must reproduce exactly
-NODE_LOCAL = ("resources", "taints", "node_affinity", "host_ports")
+NODE_LOCAL = ("resources", "taints", "node_affinity", "host_ports", "interpod_affinity")
 COMPARED_FIELDS = ("node", "numFeasible", "filter", "scores", "fitError", "preFilterStatus", "preFilterNodeNames")
 
 

@@ -122,14 +122,17 @@ BAD_PODS = {
     "namespace not a string": (
         dict(pod(), metadata={"name": "web-1", "namespace": 3}), ObjectError,
         "pod web-1: metadata.namespace: expected a string"),
-    "podAntiAffinity": (
+    "podAntiAffinity without topologyKey": (
         pod(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {}}]}}), UnsupportedError,
-        "pod default/web-1: spec.affinity.podAntiAffinity: inter-pod affinity is not implemented yet"),
-    "podAffinity": (
+            {"labelSelector": {}}]}}), ObjectError,
+        "pod default/web-1: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+        ".topologyKey: can not be empty"),
+    "podAffinity selector operator": (
         pod(affinity={"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 1, "podAffinityTerm": {"topologyKey": "zone"}}]}}), UnsupportedError,
-        "pod default/web-1: spec.affinity.podAffinity: inter-pod affinity is not implemented yet"),
+            {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", "labelSelector": {"matchExpressions": [
+                {"key": "app", "operator": "Gt", "values": ["1"]}]}}}]}}), ObjectError,
+        "pod default/web-1: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+        ".podAffinityTerm.labelSelector.matchExpressions[0].operator: \"Gt\" is not a valid label selector operator"),
     "topologySpreadConstraints": (
         pod(topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
         UnsupportedError,
@@ -160,7 +163,7 @@ def test_bad_pending_pod(case):
 
 
 @pytest.mark.parametrize("case", ["invalid quantity", "negative request", "labels not a map", "hostPort a string",
-                                  "podAntiAffinity", "missing metadata.name"])
+                                  "topologySpreadConstraints", "missing metadata.name"])
 def test_bad_bound_pod(case):
     raw, cls, message = BAD_PODS[case]
     raw = json.loads(json.dumps(raw))
@@ -172,9 +175,9 @@ def test_error_fields_name_the_object_and_path():
     err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["invalid quantity"][0]), QuantityError,
                       BAD_PODS["invalid quantity"][2])
     assert (err.obj, err.field, err.text) == ("pod default/web-1", "spec.containers[0].resources.requests.cpu", "1.2.3")
-    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["podAntiAffinity"][0]), UnsupportedError,
-                      BAD_PODS["podAntiAffinity"][2])
-    assert err.field == "spec.affinity.podAntiAffinity"
+    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["topologySpreadConstraints"][0]),
+                      UnsupportedError, BAD_PODS["topologySpreadConstraints"][2])
+    assert err.field == "spec.topologySpreadConstraints"
 
 
 def test_pod_without_namespace_is_in_default():
@@ -372,10 +375,10 @@ NODE_A = "kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods
     (NODE_A + "kind: Pod\nmetadata: {name: web-1}\nspec:\n  containers:\n"
      "  - name: c\n    resources: {requests: {cpu: '1.2.3'}}\n", ["explain", "-o", "json"],
      'pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'),
-    (NODE_A + "kind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}], affinity: "
-     "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone}]}}}\n",
+    (NODE_A + "kind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}], "
+     "topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}\n",
      ["simulate", "-o", "json"],
-     "pod x/p: spec.affinity.podAntiAffinity: inter-pod affinity is not implemented yet"),
+     "pod x/p: spec.topologySpreadConstraints: topology spreading is not implemented yet"),
     (NODE_A + "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1e16'}}}]}\n",
      ["explain", "-o", "jsonl"],
      "pod default/p: spec.containers[*].resources.requests.cpu: 10000000000000000000 is out of range "

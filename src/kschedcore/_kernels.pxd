@@ -10,7 +10,8 @@ cpdef enum:
     F_NODE_AFFINITY = 4
     F_NODE_PORTS = 5
     F_NODE_RESOURCES_FIT = 6
-    N_FILTERS = 7
+    F_INTER_POD_AFFINITY = 7
+    N_FILTERS = 8
 
 # Score plugin ids (index into the score buffers).
 cpdef enum:
@@ -19,7 +20,8 @@ cpdef enum:
     S_NODE_RESOURCES_FIT = 2
     S_BALANCED_ALLOCATION = 3
     S_IMAGE_LOCALITY = 4
-    N_SCORES = 5
+    S_INTER_POD_AFFINITY = 5
+    N_SCORES = 6
 
 # Status codes written per node.
 cpdef enum:
@@ -100,6 +102,8 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
+    int8_t* ext_status         # per row, computed by a Python PreFilter (InterPodAffinity); NULL: none
+    int64_t* ext_raw           # per row raw score from a Python PreScore; NULL: Skip
 
 
 # The profile's settings, taken at the start of each cycle.
@@ -207,7 +211,11 @@ cdef class NodeKernel:
     cdef public int32_t[::1] feasible
     cdef public int64_t[:, ::1] raw_scores, scores
     cdef public int64_t[::1] totals
-    cdef public int64_t[::1] hist_plugin, hist_alt, hist_taint, hist_fit   # hist_alt: status detail 1
+    cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
+    cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-3] for the other plugins
+    cdef int8_t[::1] ext_status
+    cdef int64_t[::1] ext_raw
+    cdef bint has_ext_status, has_ext_raw
     cdef public uint8_t[::1] score_ran, score_zero
     cdef Py_ssize_t cap
     # configuration

@@ -9,7 +9,7 @@ The loops read raw pointers (the Table / PodView / Config structs of the .pxd) t
 cycle, so the C compiler keeps them in registers; no Python object is touched per node.
 """
 from libc.math cimport fabs, sqrt, round as c_round
-from libc.stdint cimport INT64_MIN
+from libc.stdint cimport INT64_MIN, INT64_MAX
 
 import numpy as np
 
@@ -402,6 +402,16 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
 
 
 # ---- the Filter plugins, in profile order ------------------------------------------------------
+cdef inline int _ext_filter(PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """InterPodAffinity's per-node status, computed at PreFilter: 1 affinity (UU), 2 anti-affinity
+    (U), 3 existing pods' anti-affinity (U)."""
+    cdef int8_t s = p.ext_status[row]
+    if s == 0:
+        return C_SUCCESS
+    detail[0] = s
+    return C_UNRESOLVABLE if s == 1 else C_UNSCHEDULABLE
+
+
 cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t row,
                             int64_t* detail) noexcept nogil:
     """One Filter plugin on one node: its status code (detail: taint id / resource bits)."""
@@ -420,6 +430,8 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
         return C_SUCCESS if _node_affinity_matches(t, p, row, detail) else C_UNRESOLVABLE
     if fid == F_NODE_PORTS:
         return C_UNSCHEDULABLE if _ports_conflict(t, p, row) else C_SUCCESS
+    if fid == F_INTER_POD_AFFINITY:
+        return _ext_filter(p, row, detail)
     return _fit_filter(t, p, row, detail)
 
 
@@ -453,6 +465,11 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
             code = _fit_filter(t, p, row, detail)
             if code != C_SUCCESS:
                 plugin[0] = F_NODE_RESOURCES_FIT
+                return code
+        if y.active[F_INTER_POD_AFFINITY]:
+            code = _ext_filter(p, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = F_INTER_POD_AFFINITY
                 return code
         return C_SUCCESS
     for k in range(y.n_filters):
@@ -508,7 +525,7 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
         b.feasible[j] = row
         b.feas_pos[j] = offset + i
         total = 0
-        if y.use[S_TAINT_TOLERATION]:
+        if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
             raw[S_TAINT_TOLERATION * cap + j] = _taint_score(t, p, row)
         if y.use[S_NODE_AFFINITY]:
             raw[S_NODE_AFFINITY * cap + j] = _node_affinity_score(t, p, row)
@@ -520,7 +537,9 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
             v = _balanced_score(t, p, c, row)
             raw[S_BALANCED_ALLOCATION * cap + j] = v
             total += w[S_BALANCED_ALLOCATION] * v
-        if y.use[S_IMAGE_LOCALITY]:
+        if y.use[S_INTER_POD_AFFINITY]:
+            raw[S_INTER_POD_AFFINITY * cap + j] = p.ext_raw[row]
+        if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
             v = _image_score(t, p, row, y.n_all_nodes)
             raw[S_IMAGE_LOCALITY * cap + j] = v
             total += w[S_IMAGE_LOCALITY] * v
@@ -591,7 +610,7 @@ cdef class NodeKernel:
         b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
         b.raw = &self.raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
-        self.hist_alt = np.zeros(N_FILTERS, np.int64)
+        self.hist_detail = np.zeros((N_FILTERS, 4), np.int64)
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
@@ -619,6 +638,16 @@ cdef class NodeKernel:
 
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
+
+    def set_external(self, status, raw):
+        """Per-row InterPodAffinity status (int8) and raw score (int64) for the next cycle(s);
+        None: its PreFilter / PreScore skip."""
+        self.has_ext_status = status is not None
+        self.has_ext_raw = raw is not None
+        if status is not None:
+            self.ext_status = status
+        if raw is not None:
+            self.ext_raw = raw
 
     def place(self, CompiledPod cp, Py_ssize_t row):
         """Assume: adds a compiled pod's requests to a node row and bumps its generation.
@@ -667,6 +696,8 @@ cdef class NodeKernel:
                 acts = p.has_node_affinity_filter
             elif fid == F_NODE_PORTS:
                 acts = p.n_host_ports > 0
+            elif fid == F_INTER_POD_AFFINITY:
+                acts = p.ext_status != NULL
             else:
                 acts = True
             if acts:
@@ -681,6 +712,7 @@ cdef class NodeKernel:
             y.use[s] = c.score_enabled[s]
         y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
         y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
+        y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.ext_raw != NULL
         # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
         # this pod minds, no node with any of its images
         for s in range(N_SCORES):
@@ -708,6 +740,8 @@ cdef class NodeKernel:
         cdef Config c
         cdef Cycle y
         _load_pod(cp, &p)
+        p.ext_status = &self.ext_status[0] if self.has_ext_status else NULL
+        p.ext_raw = &self.ext_raw[0] if self.has_ext_raw else NULL
         self._load_config(&c)
         self._begin(&p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
@@ -766,7 +800,7 @@ cdef class NodeKernel:
         cdef uint64_t bits
         cdef int plugin
         self.hist_plugin[:] = 0
-        self.hist_alt[:] = 0
+        self.hist_detail[:, :] = 0
         self.hist_taint[:] = 0
         self.hist_fit[:] = 0
         for i in range(processed):
@@ -777,10 +811,9 @@ cdef class NodeKernel:
             self.hist_plugin[plugin] += 1
             if plugin == F_TAINT_TOLERATION:
                 self.hist_taint[self.st_detail[row]] += 1
-            elif plugin == F_NODE_AFFINITY:
-                if self.st_detail[row] == 1:
-                    self.hist_alt[plugin] += 1
-            elif plugin == F_NODE_RESOURCES_FIT:
+            elif plugin != F_NODE_RESOURCES_FIT:
+                self.hist_detail[plugin, self.st_detail[row] & 3] += 1
+            else:
                 bits = <uint64_t>self.st_detail[row]
                 for b in range(64):
                     if (bits >> b) & 1:
@@ -795,6 +828,7 @@ cdef class NodeKernel:
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
         cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
         cdef int64_t max_taint = 0, max_affinity = 0
+        cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
         cdef int64_t* raw = &self.raw_scores[0, 0]
         cdef int64_t* norm = &self.scores[0, 0]
         for s in range(N_SCORES):
@@ -806,6 +840,12 @@ cdef class NodeKernel:
                 max_taint = raw[S_TAINT_TOLERATION * cap + j]
             if y.use[S_NODE_AFFINITY] and raw[S_NODE_AFFINITY * cap + j] > max_affinity:
                 max_affinity = raw[S_NODE_AFFINITY * cap + j]
+            if y.use[S_INTER_POD_AFFINITY]:
+                v = raw[S_INTER_POD_AFFINITY * cap + j]
+                if v < ipa_min:
+                    ipa_min = v
+                if v > ipa_max:
+                    ipa_max = v
         for j in range(nf):
             total = self.totals[j]
             if y.use[S_TAINT_TOLERATION]:
@@ -820,6 +860,14 @@ cdef class NodeKernel:
                     v = _div_small(MAX_NODE_SCORE * v, max_affinity)
                 norm[S_NODE_AFFINITY * cap + j] = v
                 total += c.weights[S_NODE_AFFINITY] * v
+            if y.use[S_INTER_POD_AFFINITY]:
+                # min-max normalisation (scores may be negative), float64 as upstream
+                v = 0
+                if ipa_max - ipa_min > 0:
+                    v = <int64_t>(<double>MAX_NODE_SCORE * (<double>(raw[S_INTER_POD_AFFINITY * cap + j] - ipa_min)
+                                                        / <double>(ipa_max - ipa_min)))
+                norm[S_INTER_POD_AFFINITY * cap + j] = v
+                total += c.weights[S_INTER_POD_AFFINITY] * v
             self.totals[j] = total
             row = self.feasible[j]
             if total > best_total:

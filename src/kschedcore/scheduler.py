@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels import S_NODE_AFFINITY, S_TAINT_TOLERATION
+from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.fit_error import FitError
 from .framework.status import Code
@@ -20,13 +20,14 @@ from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.runtime import ProfileRuntime
+from .plugins.interpod_affinity import PodCounters
 from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
 
 TIE_BREAKS = ("random", "first")
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
-NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY)
+NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY)
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
@@ -112,6 +113,8 @@ class Scheduler:
             percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
         self.tie_first = tie_break == "first"
         self.table = NodeTable()
+        self.counters = PodCounters(self.table)   # matching pods per node row (InterPodAffinity)
+        self.namespaces = {}                      # Namespace name -> labels
         self.profiles = {
             prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
                                                 percentage_of_nodes_to_score=percentage_of_nodes_to_score)
@@ -136,6 +139,8 @@ class Scheduler:
         sched = cls(**options)
         for i, node in enumerate(workload.nodes):
             sched.add_node(parse_node(node, f"nodes[{i}]"))
+        for ns in workload.objects.get("Namespace", ()):
+            sched.add_namespace(ns)
         for i, pod in enumerate(workload.pods):
             sched.add_pod(parse_pod(pod, f"pods[{i}]"))
         for i, pod in enumerate(workload.pending):
@@ -162,6 +167,16 @@ class Scheduler:
         for key in [k for k, pl in self._placed.items() if pl.node == name]:
             self._orphans.setdefault(name, []).append(self._unplace(key).pod)
         self.table.remove_node(name)
+
+    def add_namespace(self, namespace) -> None:
+        """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
+        meta = namespace.get("metadata") if isinstance(namespace, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise ValidationError("namespace", "metadata.name", "missing or empty")
+        labels = meta.get("labels") or {}
+        if not isinstance(labels, dict):
+            raise ValidationError(f"namespace {meta['name']}", "metadata.labels", "expected an object")
+        self.namespaces[meta["name"]] = dict(labels)
 
     @property
     def node_names(self) -> list:
@@ -246,6 +261,7 @@ class Scheduler:
             t.touch(row)
         if ports:
             t.add_ports(row, ports, 1)
+        self.counters.place(pod, row, 1)
         self._placed[pod.key] = _Placement(pod, node_name, cols, vals, ports)
 
     def _add_usage_numpy(self, row, cols, vals, pod, sign):
@@ -261,6 +277,7 @@ class Scheduler:
         self._add_usage_numpy(row, pl.cols, pl.vals, pl.pod, -1)
         if pl.ports:
             self.table.add_ports(row, pl.ports, -1)
+        self.counters.place(pl.pod, row, -1)
         self.table.touch(row)
         return pl
 
@@ -290,6 +307,7 @@ class Scheduler:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
+        self._inter_pod_affinity(profile, pod)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = profile.kernel.run(
@@ -303,6 +321,16 @@ class Scheduler:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
         err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
         return ScheduleResult(pod.key, None, 0, processed, err), profile, ctx
+
+    def _inter_pod_affinity(self, profile: ProfileRuntime, pod: Pod):
+        """InterPodAffinity's PreFilter/PreScore from the cache's counters, for the kernel."""
+        plugin = profile.inter_pod_affinity
+        if plugin is None or (pod.pod_affinity.empty and not self.counters.existing):
+            if plugin is not None:
+                plugin.last = (pod.key, True, True)
+            profile.kernel.set_external(None, None)
+            return
+        profile.kernel.set_external(*plugin.cycle(pod, self.counters, self.namespaces))
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> int:
         """How many feasible nodes a cycle of that profile looks for among `num_all_nodes`."""

@@ -45,6 +45,7 @@ class ProfileRuntime:
         for p in self.plugins:
             if hasattr(p, "configure"):
                 p.configure(k, table)
+        self.inter_pod_affinity = self.by_name.get("InterPodAffinity")
         self.bound_layout = -1
         self.token = object()
         self.templates = {}            # template key -> CompiledPod
@@ -111,12 +112,11 @@ class ProfileRuntime:
             elif plugin.name == "NodeResourcesFit":
                 for bit in np.flatnonzero(np.asarray(k.hist_fit)):
                     add(plugin.reasons(1 << int(bit), table)[0], int(k.hist_fit[bit]))
-            else:   # status detail 0, or 1 for the nodes counted in hist_alt
-                alt = int(k.hist_alt[fid])
-                for reason in plugin.reasons(0, table):
-                    add(reason, int(k.hist_plugin[fid]) - alt)
-                for reason in plugin.reasons(1, table) if alt else ():
-                    add(reason, alt)
+            else:   # counted per status detail
+                for detail in range(4):
+                    count = int(k.hist_detail[fid, detail])
+                    for reason in plugin.reasons(detail, table) if count else ():
+                        add(reason, count)
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist

@@ -14,10 +14,6 @@ def check_supported(pod):
     volume or DRA plugin act."""
     spec = pod.raw.get("spec") or {}
     obj = f"pod {pod.key}"
-    affinity = spec.get("affinity") or {}
-    for kind in ("podAffinity", "podAntiAffinity"):
-        if affinity.get(kind):
-            raise UnsupportedError(obj, f"spec.affinity.{kind}", "inter-pod affinity is not implemented yet")
     if spec.get("topologySpreadConstraints"):
         raise UnsupportedError(obj, "spec.topologySpreadConstraints", "topology spreading is not implemented yet")
     for i, vol in enumerate(spec.get("volumes") or ()):

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
+from .pod_affinity import PodAffinity, parse_pod_affinity
 
 TOLERATION_OPERATORS = ("", "Equal", "Exists")
 TAINT_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -85,6 +86,7 @@ class Pod:
     preferred_terms: tuple | None     # None: no preferred node affinity
     host_ports: tuple
     images: tuple                     # normalized image names of init + app containers
+    pod_affinity: PodAffinity         # spec.affinity.podAffinity / podAntiAffinity
     phase: str                        # status.phase; Succeeded/Failed pods never reach a scheduler
     nominated_node_name: str          # status.nominatedNodeName
     raw: dict = field(repr=False)
@@ -383,6 +385,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         fit_score_non_zero=(_to_int(res.CPU, fit_nz.get(res.CPU, 0)), _to_int(res.MEMORY, fit_nz.get(res.MEMORY, 0))),
         tolerations=tolerations, node_selector=selector, required_terms=required,
         preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images),
+        pod_affinity=parse_pod_affinity(r, spec, ns),
         phase=r.string(status, "phase", "status.phase"),
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
     )
