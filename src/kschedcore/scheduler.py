@@ -325,12 +325,16 @@ class Scheduler:
     def _inter_pod_affinity(self, profile: ProfileRuntime, pod: Pod):
         """InterPodAffinity's PreFilter/PreScore from the cache's counters, for the kernel."""
         plugin = profile.inter_pod_affinity
-        if plugin is None or (pod.pod_affinity.empty and not self.counters.existing):
-            if plugin is not None:
-                plugin.last = (pod.key, True, True)
-            profile.kernel.set_external(None, None)
+        if plugin is None:
+            return
+        if pod.pod_affinity.empty and not self.counters.existing:
+            plugin.last = None                       # both PreFilter and PreScore skip
+            if profile.external_set:
+                profile.kernel.set_external(None, None)
+                profile.external_set = False
             return
         profile.kernel.set_external(*plugin.cycle(pod, self.counters, self.namespaces))
+        profile.external_set = True
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> int:
         """How many feasible nodes a cycle of that profile looks for among `num_all_nodes`."""

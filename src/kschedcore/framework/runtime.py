@@ -46,6 +46,7 @@ class ProfileRuntime:
             if hasattr(p, "configure"):
                 p.configure(k, table)
         self.inter_pod_affinity = self.by_name.get("InterPodAffinity")
+        self.external_set = False      # the kernel holds InterPodAffinity arrays for this cycle
         self.bound_layout = -1
         self.token = object()
         self.templates = {}            # template key -> CompiledPod

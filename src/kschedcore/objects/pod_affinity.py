@@ -66,11 +66,8 @@ class PodAffinity:
     preferred_anti: tuple = ()
     #: the pod spec has non-empty preferred (anti-)affinity lists (PreScore then looks at every pod)
     has_preferred: bool = False
-
-    @property
-    def empty(self) -> bool:
-        return not (self.required_affinity or self.required_anti or self.preferred_affinity
-                    or self.preferred_anti)
+    #: no term at all (precomputed: asked once per cycle)
+    empty: bool = True
 
 
 def parse_label_selector(reader, d, path):
@@ -129,4 +126,5 @@ def parse_pod_affinity(reader, spec, namespace) -> PodAffinity:
                                             namespace)))
         out[f"preferred_{prefix}"] = tuple(preferred)
         has_preferred = has_preferred or bool(preferred)
-    return PodAffinity(has_preferred=has_preferred, **out)
+    empty = not any(out.values())
+    return PodAffinity(has_preferred=has_preferred, empty=empty, **out)

@@ -88,13 +88,13 @@ class InterPodAffinity(Plugin):
         super().__init__(args)
         self.hard_weight = int(self.args.get("hardPodAffinityWeight", 1))
         self.ignore_existing_preferred = bool(self.args.get("ignorePreferredTermsOfExistingPods", False))
-        self.last = (None, True, True)      # (pod key, PreFilter skipped, PreScore skipped)
+        self.last = None      # (pod key, PreFilter skipped, PreScore skipped) of the last cycle
 
     def prefilter_skips(self, pod):
-        return self.last[0] != pod.key or self.last[1]
+        return self.last is None or self.last[0] != pod.key or self.last[1]
 
     def prescore_skips(self, pod):
-        return self.last[0] != pod.key or self.last[2]
+        return self.last is None or self.last[0] != pod.key or self.last[2]
 
     def reasons(self, detail, table):
         return [REASONS[detail]]
