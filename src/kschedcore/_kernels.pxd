@@ -73,6 +73,8 @@ cdef struct Table:
     int32_t* n_images
     int64_t* image_size
     int64_t* image_count
+    int64_t* domains           # [domain row, label value id]: matching pods per topology domain
+    Py_ssize_t dom_stride
     int64_t* value_int
     uint8_t* value_is_int
 
@@ -102,8 +104,15 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
-    int8_t* ext_status         # per row, computed by a Python PreFilter (InterPodAffinity); NULL: none
-    int64_t* ext_raw           # per row raw score from a Python PreScore; NULL: Skip
+    # InterPodAffinity, from PreFilter / PreScore: constraints on per-topology-domain counts
+    Py_ssize_t n_ipa_filter, n_ipa_score   # -1: that extension point skips
+    int8_t* ipa_kind           # 1 affinity term, 2 anti-affinity term, 3 existing pods' anti-affinity
+    int32_t* ipa_col           # label key column of the term's topology key
+    int32_t* ipa_dom           # row of the domain-count table
+    bint ipa_self_affine       # first pod of a self-affine group: affinity terms pass
+    int32_t* ipa_score_col
+    int32_t* ipa_score_dom
+    int64_t* ipa_score_weight
 
 
 # The profile's settings, taken at the start of each cycle.
@@ -213,9 +222,11 @@ cdef class NodeKernel:
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-3] for the other plugins
-    cdef int8_t[::1] ext_status
-    cdef int64_t[::1] ext_raw
-    cdef bint has_ext_status, has_ext_raw
+    cdef int8_t[::1] ipa_kind
+    cdef int32_t[::1] ipa_col, ipa_dom, ipa_score_col, ipa_score_dom
+    cdef int64_t[::1] ipa_score_weight
+    cdef Py_ssize_t n_ipa_filter, n_ipa_score
+    cdef bint ipa_self_affine
     cdef public uint8_t[::1] score_ran, score_zero
     cdef Py_ssize_t cap
     # configuration

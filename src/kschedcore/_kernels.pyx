@@ -402,14 +402,41 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
 
 
 # ---- the Filter plugins, in profile order ------------------------------------------------------
-cdef inline int _ext_filter(PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
-    """InterPodAffinity's per-node status, computed at PreFilter: 1 affinity (UU), 2 anti-affinity
-    (U), 3 existing pods' anti-affinity (U)."""
-    cdef int8_t s = p.ext_status[row]
-    if s == 0:
-        return C_SUCCESS
-    detail[0] = s
-    return C_UNRESOLVABLE if s == 1 else C_UNSCHEDULABLE
+cdef inline int _ext_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """InterPodAffinity Filter from per-topology-domain counts: every affinity term's domain
+    must hold a matching pod (UU), no anti-affinity term's (U), no existing pod's (U)."""
+    cdef Py_ssize_t i
+    cdef int kind
+    cdef int32_t v
+    cdef int64_t count
+    for i in range(p.n_ipa_filter):
+        kind = p.ipa_kind[i]
+        v = t.labels[row * t.n_keys + p.ipa_col[i]]
+        if v < 0:
+            if kind == 1:                  # the node lacks an affinity term's topology key
+                detail[0] = 1
+                return C_UNRESOLVABLE
+            continue
+        count = t.domains[p.ipa_dom[i] * t.dom_stride + v]
+        if kind == 1:
+            if count <= 0 and not p.ipa_self_affine:
+                detail[0] = 1
+                return C_UNRESOLVABLE
+        elif count > 0:
+            detail[0] = kind
+            return C_UNSCHEDULABLE
+    return C_SUCCESS
+
+
+cdef inline int64_t _ipa_score(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int32_t v
+    cdef int64_t total = 0
+    for i in range(p.n_ipa_score):
+        v = t.labels[row * t.n_keys + p.ipa_score_col[i]]
+        if v >= 0:
+            total += p.ipa_score_weight[i] * t.domains[p.ipa_score_dom[i] * t.dom_stride + v]
+    return total
 
 
 cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t row,
@@ -431,7 +458,7 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
     if fid == F_NODE_PORTS:
         return C_UNSCHEDULABLE if _ports_conflict(t, p, row) else C_SUCCESS
     if fid == F_INTER_POD_AFFINITY:
-        return _ext_filter(p, row, detail)
+        return _ext_filter(t, p, row, detail)
     return _fit_filter(t, p, row, detail)
 
 
@@ -467,7 +494,7 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
                 plugin[0] = F_NODE_RESOURCES_FIT
                 return code
         if y.active[F_INTER_POD_AFFINITY]:
-            code = _ext_filter(p, row, detail)
+            code = _ext_filter(t, p, row, detail)
             if code != C_SUCCESS:
                 plugin[0] = F_INTER_POD_AFFINITY
                 return code
@@ -538,7 +565,7 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
             raw[S_BALANCED_ALLOCATION * cap + j] = v
             total += w[S_BALANCED_ALLOCATION] * v
         if y.use[S_INTER_POD_AFFINITY]:
-            raw[S_INTER_POD_AFFINITY * cap + j] = p.ext_raw[row]
+            raw[S_INTER_POD_AFFINITY * cap + j] = _ipa_score(t, p, row)
         if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
             v = _image_score(t, p, row, y.n_all_nodes)
             raw[S_IMAGE_LOCALITY * cap + j] = v
@@ -574,8 +601,9 @@ cdef class NodeKernel:
         cdef int64_t[:, ::1] ports = table.ports
         cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
         cdef int64_t[::1] image_count = table.image_count
+        cdef int64_t[:, ::1] domains = table.domains
         # keep the arrays alive as long as the raw pointers are used
-        self._arrays = (table.image_count, table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+        self._arrays = (table.domains, table.image_count, table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
                         table.order_key, table.unschedulable, table.value_is_int, table.labels,
                         table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
                         table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
@@ -592,6 +620,7 @@ cdef class NodeKernel:
         t.images, t.image_nn, t.n_images = &images[0, 0], &image_nn[0, 0], &n_images[0]
         t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
         t.image_count = &image_count[0]
+        t.domains, t.dom_stride = &domains[0, 0], domains.shape[1]
         cap = alloc.shape[0]
         if self.cap != cap:
             self.cap = cap
@@ -617,6 +646,10 @@ cdef class NodeKernel:
         self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
+        self.n_ipa_filter = self.n_ipa_score = -1
+        self.ipa_kind = np.zeros(0, np.int8)
+        self.ipa_col = self.ipa_dom = self.ipa_score_col = self.ipa_score_dom = _EMPTY_I32
+        self.ipa_score_weight = _EMPTY_I64
         self.filter_order = _EMPTY_I32
         self.score_enabled = np.zeros(N_SCORES, np.uint8)
         self.weights = np.zeros(N_SCORES, np.int64)
@@ -639,15 +672,23 @@ cdef class NodeKernel:
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
-    def set_external(self, status, raw):
-        """Per-row InterPodAffinity status (int8) and raw score (int64) for the next cycle(s);
-        None: its PreFilter / PreScore skip."""
-        self.has_ext_status = status is not None
-        self.has_ext_raw = raw is not None
-        if status is not None:
-            self.ext_status = status
-        if raw is not None:
-            self.ext_raw = raw
+    def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
+        """InterPodAffinity's PreFilter / PreScore results for the next cycle(s).
+
+        filter_terms: (kind int8[], label column int32[], domain row int32[]) or None (Skip);
+        score_terms: (label column int32[], domain row int32[], weight int64[]) or None (Skip).
+        """
+        if filter_terms is None:
+            self.n_ipa_filter = -1
+        else:
+            self.ipa_kind, self.ipa_col, self.ipa_dom = filter_terms
+            self.n_ipa_filter = self.ipa_kind.shape[0]
+        self.ipa_self_affine = self_affine
+        if score_terms is None:
+            self.n_ipa_score = -1
+        else:
+            self.ipa_score_col, self.ipa_score_dom, self.ipa_score_weight = score_terms
+            self.n_ipa_score = self.ipa_score_col.shape[0]
 
     def place(self, CompiledPod cp, Py_ssize_t row):
         """Assume: adds a compiled pod's requests to a node row and bumps its generation.
@@ -697,7 +738,7 @@ cdef class NodeKernel:
             elif fid == F_NODE_PORTS:
                 acts = p.n_host_ports > 0
             elif fid == F_INTER_POD_AFFINITY:
-                acts = p.ext_status != NULL
+                acts = p.n_ipa_filter >= 0
             else:
                 acts = True
             if acts:
@@ -712,7 +753,7 @@ cdef class NodeKernel:
             y.use[s] = c.score_enabled[s]
         y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
         y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
-        y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.ext_raw != NULL
+        y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.n_ipa_score >= 0
         # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
         # this pod minds, no node with any of its images
         for s in range(N_SCORES):
@@ -740,8 +781,11 @@ cdef class NodeKernel:
         cdef Config c
         cdef Cycle y
         _load_pod(cp, &p)
-        p.ext_status = &self.ext_status[0] if self.has_ext_status else NULL
-        p.ext_raw = &self.ext_raw[0] if self.has_ext_raw else NULL
+        p.n_ipa_filter, p.n_ipa_score = self.n_ipa_filter, self.n_ipa_score
+        p.ipa_self_affine = self.ipa_self_affine
+        p.ipa_kind, p.ipa_col, p.ipa_dom = _i8(self.ipa_kind), _i32(self.ipa_col), _i32(self.ipa_dom)
+        p.ipa_score_col, p.ipa_score_dom = _i32(self.ipa_score_col), _i32(self.ipa_score_dom)
+        p.ipa_score_weight = _i64(self.ipa_score_weight)
         self._load_config(&c)
         self._begin(&p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1

@@ -159,6 +159,7 @@ class Scheduler:
         if node.name not in self.table.row_of:
             raise ValidationError(f"node {node.name}", "metadata.name", "no such node")
         self.table.update_node(node)
+        self.counters.relabelled()
 
     def remove_node(self, name: str) -> None:
         if name not in self.table.row_of:
@@ -330,11 +331,12 @@ class Scheduler:
         if pod.pod_affinity.empty and not self.counters.existing:
             plugin.last = None                       # both PreFilter and PreScore skip
             if profile.external_set:
-                profile.kernel.set_external(None, None)
+                profile.kernel.set_inter_pod_affinity(None, False, None)
                 profile.external_set = False
             return
-        profile.kernel.set_external(*plugin.cycle(pod, self.counters, self.namespaces))
+        profile.kernel.set_inter_pod_affinity(*plugin.cycle(pod, self.counters, self.namespaces))
         profile.external_set = True
+        profile.bind(self.table)      # registering a counter may have grown the domains array
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> int:
         """How many feasible nodes a cycle of that profile looks for among `num_all_nodes`."""

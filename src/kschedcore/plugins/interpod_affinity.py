@@ -1,10 +1,9 @@
 """InterPodAffinity (plugins/interpodaffinity): required (anti-)affinity filter, preferred score.
 
-Counts of matching pods live in the cache as per-node-row counters, one per term (or term
-group) ever asked about, updated when a pod is placed on or removed from a node -- never a
-rescan of all pods per cycle. A cycle turns the row counters into per-topology-domain counts
-with one NumPy bincount per term over the node table's label column, and hands the kernel a
-per-node status and raw score (semantics §3.8, §4.6).
+Counts of matching pods per topology domain live in the cache (PodCounters), one counter per
+term (or term group) ever asked about, updated when a pod is placed on or removed from a node:
+never a rescan of all pods per cycle. A cycle picks the counters that apply to the pod
+(PreFilter, PreScore) and the kernel looks each node's domain up in them (semantics §3.8, §4.6).
 """
 import numpy as np
 
@@ -15,50 +14,88 @@ REASONS = {1: "node(s) didn't match pod affinity rules",
            2: "node(s) didn't match pod anti-affinity rules",
            3: "node(s) didn't satisfy existing pods anti-affinity rules"}
 AFFINITY_FAIL, ANTI_FAIL, EXISTING_ANTI_FAIL = 1, 2, 3
-CODES = {1: 3, 2: 2, 3: 2}       # detail -> status code (UU for affinity, U otherwise)
 # kinds of an existing pod's terms kept in the cache
 REQUIRED_ANTI, REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI = range(4)
 
 
 class PodCounters:
-    """Per-node-row counts of placed pods, per term signature; kept current incrementally."""
+    """Matching pods per topology domain, kept current as pods are placed and removed.
+
+    A counter is a row of the node table's `domains` array: for a (term signature, topology key)
+    it holds, per label value id of that key, the number of placed pods matching the signature
+    on nodes with that value. Counters are registered on first use (one scan of the placed
+    pods) and updated incrementally after that.
+    """
 
     def __init__(self, table):
         self.table = table
         self.placed = {}          # pod key -> (pod, row)
-        self.incoming = {}        # signature -> int64[rows]: pods matching it, per row
-        self.existing = {}        # (kind, term, weight) -> int64[rows]: pods having it, per row
+        self.incoming = {}        # signature -> {label column: domain row}
+        self.existing = {}        # (kind, term, weight) -> (label column, domain row)
+        self.totals = []          # domain row -> pods counted in it
+        self.n_rows = 0
 
-    def _rows(self, counts):
-        cap = self.table.alloc.shape[0]
-        if len(counts) < cap:
-            counts = np.concatenate([counts, np.zeros(cap - len(counts), np.int64)])
-        return counts
+    # ---- the domains array ---------------------------------------------------------------------
+    def _fit(self, rows=0):
+        t = self.table
+        shape = t.domains.shape
+        need = (max(rows, shape[0]), max(len(t.label_values), shape[1]))
+        if need != shape:
+            grown = np.zeros((max(need[0], 2 * shape[0] if rows > shape[0] else shape[0]),
+                              max(need[1], 2 * shape[1] if need[1] > shape[1] else shape[1])), np.int64)
+            grown[:shape[0], :shape[1]] = t.domains
+            t.domains = grown
+            t.layout += 1
 
+    def _new_row(self) -> int:
+        self._fit(self.n_rows + 1)
+        self.table.domains[self.n_rows] = 0
+        self.totals.append(0)
+        self.n_rows += 1
+        return self.n_rows - 1
+
+    def _count(self, dom, row, col, sign):
+        v = self.table.labels[row, col]
+        if v >= 0:
+            if v >= self.table.domains.shape[1]:
+                self._fit()
+            self.table.domains[dom, v] += sign
+            self.totals[dom] += sign
+
+    # ---- pods ----------------------------------------------------------------------------------
     def place(self, pod, row, sign):
         if sign > 0:
             self.placed[pod.key] = (pod, row)
         else:
             self.placed.pop(pod.key, None)
-        for sig, counts in self.incoming.items():
+        for sig, cols in self.incoming.items():
             if _matches(sig, pod):
-                counts = self.incoming[sig] = self._rows(counts)
-                counts[row] += sign
+                for col, dom in cols.items():
+                    self._count(dom, row, col, sign)
         for key in _existing_terms(pod):
-            counts = self.existing.get(key)
-            counts = self.existing[key] = self._rows(counts if counts is not None else np.zeros(0, np.int64))
-            counts[row] += sign
+            entry = self.existing.get(key)
+            if entry is None:
+                entry = self.existing[key] = (self.table.label_key_col(key[1].topology_key), self._new_row())
+            self._count(entry[1], row, entry[0], sign)
 
-    def incoming_counts(self, sig):
-        """Row counts of placed pods matching `sig`; built once by a scan, then incremental."""
-        counts = self.incoming.get(sig)
-        if counts is None:
-            counts = np.zeros(self.table.alloc.shape[0], np.int64)
+    def incoming_row(self, sig, key: str):
+        """(label column, domain row) counting placed pods that match `sig` by `key`'s values."""
+        col = self.table.label_key_col(key)
+        cols = self.incoming.setdefault(sig, {})
+        dom = cols.get(col)
+        if dom is None:
+            dom = cols[col] = self._new_row()
             for pod, row in self.placed.values():
                 if _matches(sig, pod):
-                    counts[row] += 1
-            self.incoming[sig] = counts
-        return self._rows(counts)
+                    self._count(dom, row, col, 1)
+        return col, dom
+
+    def relabelled(self):
+        """A node's labels changed: every count keyed by label values is rebuilt."""
+        placed = list(self.placed.values())
+        self.placed, self.incoming, self.existing, self.totals, self.n_rows = {}, {}, {}, [], 0
+        for pod, row in placed:
+            self.place(pod, row, 1)
 
 
 def _matches(sig, pod) -> bool:
@@ -101,107 +138,50 @@ class InterPodAffinity(Plugin):
 
     # ---- one cycle ---------------------------------------------------------------------------
     def cycle(self, pod, counters: PodCounters, namespaces: dict):
-        """(per-row status detail int8 or None if PreFilter skips, per-row raw score or None if
-        PreScore skips)."""
-        t = counters.table
+        """PreFilter and PreScore from the counters: (filter terms or None if PreFilter skips,
+        self-affine flag, score terms or None if PreScore skips), as the kernel takes them."""
         ns_labels = namespaces.get(pod.namespace)
+        filter_terms, self_affine = self._prefilter(pod, counters, namespaces, ns_labels)
+        score_terms = self._prescore(pod, counters, namespaces, ns_labels)
+        self.last = (pod.key, filter_terms is None, score_terms is None)
+        return filter_terms, self_affine, score_terms
+
+    def _prefilter(self, pod, counters, namespaces, ns_labels):
         a = pod.pod_affinity
         req_aff = tuple(x.resolved(namespaces) for x in a.required_affinity)
         req_anti = tuple(x.resolved(namespaces) for x in a.required_anti)
-        labels = t.labels
-        status = self._filter(pod, counters, ns_labels, req_aff, req_anti, labels, t)
-        raw = self._score(pod, counters, namespaces, ns_labels, labels, t)
-        self.last = (pod.key, status is None, raw is None)
-        return status, raw
+        terms, any_count = [], False
+        for term in req_aff:       # counted: pods matching *all* the affinity terms
+            col, dom = counters.incoming_row(("all", req_aff), term.topology_key)
+            terms.append((AFFINITY_FAIL, col, dom))
+            any_count = any_count or counters.totals[dom] > 0
+        for term in req_anti:
+            col, dom = counters.incoming_row(("one", term), term.topology_key)
+            terms.append((ANTI_FAIL, col, dom))
+        existing = [(EXISTING_ANTI_FAIL, col, dom) for (kind, term, _), (col, dom) in counters.existing.items()
+                    if kind == REQUIRED_ANTI and counters.totals[dom] > 0
+                    and term.matches(pod.labels, pod.namespace, ns_labels)]
+        if not existing and not req_aff and not req_anti:
+            return None, False                             # PreFilter: Skip
+        terms += existing
+        self_affine = bool(req_aff) and not any_count and \
+            all(x.matches(pod.labels, pod.namespace, None) for x in req_aff)
+        return _arrays(terms, np.int8, np.int32, np.int32), self_affine
 
-    def _domain(self, t, counts, key, labels, weight=1):
-        """Counts per value id of label `key` over the rows (None: no node has the key)."""
-        col = t.label_keys.get(key)
-        if col < 0:
-            return None, -1
-        vals = labels[:len(counts), col]
-        ok = (vals >= 0) & (counts != 0)
-        return np.bincount(vals[ok], weights=counts[ok] * weight, minlength=len(t.label_values)), col
-
-    def _filter(self, pod, counters, ns_labels, req_aff, req_anti, labels, t):
-        # existing pods' required anti-affinity terms that match the incoming pod
-        forbidden = []
-        for (kind, term, _), counts in counters.existing.items():
-            if kind == REQUIRED_ANTI and counts.any() and term.matches(pod.labels, pod.namespace, ns_labels):
-                dom, col = self._domain(t, counts, term.topology_key, labels)
-                if dom is not None and dom.any():
-                    forbidden.append((col, dom))
-        if not forbidden and not req_aff and not req_anti:
-            return None                                  # PreFilter: Skip
-        n = labels.shape[0]
-        status = np.zeros(n, np.int8)
-        if req_aff:
-            counts = counters.incoming_counts(("all", req_aff))
-            doms, any_count = {}, False
-            for term in req_aff:
-                dom, col = self._domain(t, counts, term.topology_key, labels)
-                if dom is not None:
-                    doms[col] = doms.get(col, 0) + dom
-                    any_count = any_count or bool(dom.any())
-            self_affine = not any_count and all(x.matches(pod.labels, pod.namespace, None) for x in req_aff)
-            ok = np.ones(n, bool)
-            for term in req_aff:
-                col = t.label_keys.get(term.topology_key)
-                if col < 0:
-                    ok[:] = False
-                    break
-                vals = labels[:, col]
-                has = vals >= 0
-                dom = doms.get(col)
-                exists = np.zeros(n, bool) if dom is None else (has & (dom[np.where(has, vals, 0)] > 0))
-                ok &= has & (exists | self_affine)
-            status[~ok] = AFFINITY_FAIL
-        if req_anti:
-            counts_by_col = {}
-            for term in req_anti:
-                dom, col = self._domain(t, counters.incoming_counts(("one", term)), term.topology_key, labels)
-                if dom is not None:
-                    counts_by_col[col] = counts_by_col.get(col, 0) + dom
-            for term in req_anti:
-                col = t.label_keys.get(term.topology_key)
-                if col < 0 or col not in counts_by_col:
-                    continue
-                vals = labels[:, col]
-                has = vals >= 0
-                bad = has & (counts_by_col[col][np.where(has, vals, 0)] > 0)
-                status[(status == 0) & bad] = ANTI_FAIL
-        for col, dom in forbidden:
-            vals = labels[:, col]
-            has = vals >= 0
-            bad = has & (dom[np.where(has, vals, 0)] > 0)
-            status[(status == 0) & bad] = EXISTING_ANTI_FAIL
-        return status
-
-    def _score(self, pod, counters, namespaces, ns_labels, labels, t):
+    def _prescore(self, pod, counters, namespaces, ns_labels):
         a = pod.pod_affinity
         if self.ignore_existing_preferred and not a.has_preferred:
             return None
-        doms, recorded = {}, False
-
-        def add(counts, key, weight):
-            nonlocal recorded
-            dom, col = self._domain(t, counts, key, labels, weight)
-            if dom is None:
-                return
-            has = labels[:len(counts), col] >= 0
-            if (counts[has] != 0).any():
-                recorded = True
-                doms[col] = doms.get(col, 0) + dom
-
-        if a.has_preferred:
-            for w, term in a.preferred_affinity:
-                term = term.resolved(namespaces)
-                add(counters.incoming_counts(("one", term)), term.topology_key, w)
-            for w, term in a.preferred_anti:
-                term = term.resolved(namespaces)
-                add(counters.incoming_counts(("one", term)), term.topology_key, -w)
-        for (kind, term, w), counts in counters.existing.items():
-            if kind == REQUIRED_ANTI or not counts.any():
+        contributions = []
+        if a.has_preferred:        # every placed pod against the pod's preferred terms
+            for sign, preferred in ((1, a.preferred_affinity), (-1, a.preferred_anti)):
+                for w, term in preferred:
+                    term = term.resolved(namespaces)
+                    col, dom = counters.incoming_row(("one", term), term.topology_key)
+                    if counters.totals[dom] > 0:
+                        contributions.append((col, dom, sign * w))
+        for (kind, term, w), (col, dom) in counters.existing.items():   # placed pods' terms
+            if kind == REQUIRED_ANTI or counters.totals[dom] <= 0:
                 continue
             if kind == REQUIRED_AFFINITY:
                 if self.hard_weight <= 0:
@@ -212,12 +192,11 @@ class InterPodAffinity(Plugin):
             else:
                 weight = w if kind == PREFERRED_AFFINITY else -w
             if term.matches(pod.labels, pod.namespace, ns_labels):
-                add(counts, term.topology_key, weight)
-        if not recorded:
-            return None                                  # PreScore: Skip
-        raw = np.zeros(labels.shape[0], np.int64)
-        for col, dom in doms.items():
-            vals = labels[:, col]
-            has = vals >= 0
-            raw += np.where(has, np.asarray(dom, np.int64)[np.where(has, vals, 0)], 0)
-        return raw
+                contributions.append((col, dom, weight))
+        if not contributions:
+            return None                                    # PreScore: Skip (nothing recorded)
+        return _arrays(contributions, np.int32, np.int32, np.int64)
+
+
+def _arrays(rows, *dtypes):
+    return tuple(np.asarray([r[i] for r in rows], dt) for i, dt in enumerate(dtypes))

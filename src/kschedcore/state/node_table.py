@@ -128,6 +128,8 @@ class NodeTable:
         self.image_count = np.zeros(n_ids, np.int64)   # image id -> number of nodes having it
         self.value_int = np.zeros(n_ids, np.int64)
         self.value_is_int = np.zeros(n_ids, np.uint8)
+        # matching pods per (counter, label value id): InterPodAffinity's domain counts
+        self.domains = np.zeros((1, n_ids), np.int64)
 
     def _grow(self, rows=None, cols=None):
         """Reallocates: rows to at least `rows`; cols maps a column name to a minimum width."""
