@@ -8,7 +8,7 @@ import pytest
 
 from kschedcore import Scheduler
 
-from workloads import basic, kube_scheduler_pods_per_second
+from workloads import basic, kube_scheduler_pods_per_second, parity_bench
 
 CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
 KUBE = kube_scheduler_pods_per_second()
@@ -61,3 +61,30 @@ def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
 
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1, warmup_rounds=1)
     benchmark.extra_info["podsPerSecond"] = round(len(state["results"]) / benchmark.stats.stats.median)
+
+
+def test_schedule_required_anti_affinity_5000(benchmark):
+    """kube-scheduler's scheduler_perf-like required pod anti-affinity: 5,000 nodes, 1,000 pods
+    (each repels the others on its hostname), default sampling."""
+    state = {}
+
+    def setup():
+        sched = Scheduler.from_workload(parity_bench("bench_antiaffinity_5000"))
+        for pod in sched.pending:
+            sched.prepare(pod)
+        state["sched"] = sched
+        return (), {}
+
+    def run():
+        state["results"] = state["sched"].schedule_pending()
+
+    benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
+    results = state["results"]
+    assert all(r.node is not None for r in results)
+    assert len({r.node for r in results}) == len(results)        # anti-affinity: one per node
+    median = benchmark.stats.stats.median
+    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
+    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
+    kube = KUBE.get(("bench_antiaffinity_5000", 0))
+    benchmark.extra_info["kubeSchedulerPodsPerSecond"] = kube
+    benchmark.extra_info["speedup"] = round(len(results) / median / kube, 1)
