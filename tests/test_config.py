@@ -140,6 +140,8 @@ def test_percentage_per_profile_overrides_global():
     (cfg({"plugins": {"scoring": {}}}), "profiles[0].plugins.scoring: unknown extension point"),
     (cfg({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Best"}}}]}),
      'NodeResourcesFitArgs: scoringStrategy.type: Unsupported value: "Best"'),
+    (cfg({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]}),
+     "InterPodAffinityArgs: hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
 ])
 def test_invalid_configurations(doc, message):
     with pytest.raises(ValidationError) as info:
@@ -213,3 +215,25 @@ def test_default_multi_point_order_is_kube_schedulers():
     assert [n for n, _ in DEFAULT_MULTI_POINT][:8] == [
         "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
         "NodePorts", "NodeResourcesFit"]
+
+
+def test_hard_pod_affinity_weight_scores_existing_required_affinity():
+    """An existing pod's required affinity term that the incoming pod matches adds
+    hardPodAffinityWeight in its domain (0 disables it, and with it the whole PreScore)."""
+    def run(weight):
+        config = parse_config(cfg({"pluginConfig": [{"name": "InterPodAffinity",
+                                                      "args": {"hardPodAffinityWeight": weight}}]}))
+        nodes = [node("a", labels={"zone": "z1"}), node("b", labels={"zone": "z2"})]
+        anchor = pod("anchor", node_name="a")
+        anchor["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "web"}}}]}}
+        incoming = pod("web")
+        incoming["metadata"]["labels"] = {"app": "web"}
+        sched = Scheduler(nodes, [anchor], config=config, tie_break="first", percentage_of_nodes_to_score=100)
+        sched.queue(incoming)
+        return sched.explain_pending()[0]
+    rec = run(7)
+    assert rec["scores"]["a"]["raw:InterPodAffinity"] == 7 and rec["scores"]["b"]["raw:InterPodAffinity"] == 0
+    assert rec["scores"]["a"]["InterPodAffinity"] == 200 and rec["scores"]["b"]["InterPodAffinity"] == 0
+    rec = run(0)
+    assert "InterPodAffinity" in rec["skippedScorePlugins"]

@@ -8,6 +8,7 @@ never a rescan of all pods per cycle. A cycle picks the counters that apply to t
 import numpy as np
 
 from .._kernels import F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY
+from ..errors import ValidationError
 from .base import Plugin
 
 REASONS = {1: "node(s) didn't match pod affinity rules",
@@ -123,8 +124,15 @@ class InterPodAffinity(Plugin):
 
     def __init__(self, args=None):
         super().__init__(args)
-        self.hard_weight = int(self.args.get("hardPodAffinityWeight", 1))
-        self.ignore_existing_preferred = bool(self.args.get("ignorePreferredTermsOfExistingPods", False))
+        weight = self.args.get("hardPodAffinityWeight", 1)
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100:
+            raise ValidationError("InterPodAffinityArgs", "hardPodAffinityWeight",
+                                  f"Invalid value: {weight!r}: not in valid range [0, 100]")
+        ignore = self.args.get("ignorePreferredTermsOfExistingPods", False)
+        if not isinstance(ignore, bool):
+            raise ValidationError("InterPodAffinityArgs", "ignorePreferredTermsOfExistingPods",
+                                  f"expected a boolean, got {ignore!r}")
+        self.hard_weight, self.ignore_existing_preferred = weight, ignore
         self.last = None      # (pod key, PreFilter skipped, PreScore skipped) of the last cycle
 
     def prefilter_skips(self, pod):
