@@ -308,7 +308,11 @@ class Scheduler:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
-        self._inter_pod_affinity(profile, pod)
+        if profile.inter_pod_affinity is not None:
+            if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
+                profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
+            else:
+                self._inter_pod_affinity(profile, pod)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = profile.kernel.run(

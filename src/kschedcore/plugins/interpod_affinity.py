@@ -69,11 +69,13 @@ class PodCounters:
             self.placed[pod.key] = (pod, row)
         else:
             self.placed.pop(pod.key, None)
+        if not self.incoming and pod.pod_affinity.empty:
+            return
         for sig, cols in self.incoming.items():
             if _matches(sig, pod):
                 for col, dom in cols.items():
                     self._count(dom, row, col, sign)
-        for key in _existing_terms(pod):
+        for key in () if pod.pod_affinity.empty else _existing_terms(pod):
             entry = self.existing.get(key)
             if entry is None:
                 entry = self.existing[key] = (self.table.label_key_col(key[1].topology_key), self._new_row())
