@@ -12,14 +12,14 @@ import numpy as np
 
 from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .errors import DuplicateError, UnsupportedError, ValidationError
+from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
+from .framework.runtime import ProfileRuntime
 from .framework.status import Code
 from .objects import resources as res
 from .objects.features import check_supported
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
-from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
-from .framework.runtime import ProfileRuntime
 from .plugins.interpod_affinity import PodCounters
 from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
@@ -87,9 +87,12 @@ class _Placement:
 
 
 class Scheduler:
-    """kube-scheduler's default profile (node-local plugins) over an in-process node table.
+    """kube-scheduler's profiles over an in-process node table (not thread-safe: one thread
+    drives one Scheduler; the kernel releases the GIL, so several Schedulers run in parallel).
 
-    percentage_of_nodes_to_score: None or 0 = adaptive, else 1-100 (semantics §5.2).
+    config: a SchedulerConfig (KubeSchedulerConfiguration); default: the default profile.
+    percentage_of_nodes_to_score: None = the configuration's; 0 = adaptive, else 1-100 (§5.2);
+        a profile's own value wins, as in kube-scheduler.
     tie_break: "random" (uniform among the best totals, seeded) or "first" (first in input order).
     plugin_args: {plugin name: args dict}, e.g. NodeResourcesFit's scoringStrategy.
     threads: 1 (default) or 2: split large scans between two threads, for an otherwise idle
