@@ -405,3 +405,145 @@ def scoring_strategies(draw):
     if kind == "RequestedToCapacityRatio":
         s["requestedToCapacityRatio"] = {"shape": draw(shapes())}
     return s
+
+
+# ---- inter-pod affinity ------------------------------------------------------------------------
+POD_LABEL_VALUES = {"app": ["web", "db", "cache"], "tier": ["fe", "be"]}
+IPA_NAMESPACES = ["default", "team-a"]
+#: a namespace pods may use without a Namespace object (its labels are then the empty set)
+IPA_NS_UNKNOWN = "team-b"
+NS_LABEL_VALUES = {"env": ["prod", "dev"], "team": ["a", "b"]}
+TOPOLOGY_KEYS = [HOSTNAME, ZONE, ZONE, HOSTNAME, POOL, "rack"]   # rack: no node has it
+
+
+@st.composite
+def pod_labels(draw):
+    labels = {}
+    for key, values in POD_LABEL_VALUES.items():
+        if draw(st.integers(0, 3)):
+            labels[key] = draw(st.sampled_from(values))
+    return labels
+
+
+@st.composite
+def label_selectors(draw, vocab):
+    """A valid metav1.LabelSelector over vocab (key -> values): None (nil: matches nothing),
+    {} (everything), or matchLabels and/or matchExpressions (In/NotIn/Exists/DoesNotExist)."""
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return {}
+    sel = {}
+    if draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(vocab)))
+        sel["matchLabels"] = {key: draw(st.sampled_from(vocab[key]))}
+    if not sel or draw(st.booleans()):
+        exprs = []
+        for _ in range(draw(st.integers(1, 2))):
+            key = draw(st.sampled_from(sorted(vocab)))
+            op = draw(st.sampled_from(["In", "In", "NotIn", "Exists", "DoesNotExist"]))
+            e = {"key": key, "operator": op}
+            if op in ("In", "NotIn"):
+                e["values"] = draw(st.lists(st.sampled_from(vocab[key]), min_size=1, max_size=2, unique=True))
+            exprs.append(e)
+        sel["matchExpressions"] = exprs
+    return sel
+
+
+@st.composite
+def pod_affinity_terms(draw):
+    """A v1.PodAffinityTerm: label selector, topology key, namespaces, namespaceSelector."""
+    term = {"topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
+    sel = draw(label_selectors(POD_LABEL_VALUES))
+    if sel is not None:
+        term["labelSelector"] = sel
+    if draw(st.integers(0, 3)) == 0:
+        term["namespaces"] = draw(st.lists(st.sampled_from(IPA_NAMESPACES + [IPA_NS_UNKNOWN]), min_size=0,
+                                           max_size=2, unique=True))
+    k = draw(st.integers(0, 5))
+    if k == 0:
+        term["namespaceSelector"] = {}
+    elif k == 1:
+        ns_sel = draw(label_selectors(NS_LABEL_VALUES))
+        if ns_sel is not None:
+            term["namespaceSelector"] = ns_sel
+    return term
+
+
+@st.composite
+def pod_affinity_specs(draw):
+    """spec.affinity.podAffinity / podAntiAffinity (either may be absent; lists may be empty)."""
+    out = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if draw(st.integers(0, 2)) == 0:
+            continue
+        block = {}
+        if draw(st.booleans()):
+            block["requiredDuringSchedulingIgnoredDuringExecution"] = draw(
+                st.lists(pod_affinity_terms(), min_size=0 if draw(st.integers(0, 7)) == 0 else 1, max_size=2))
+        if draw(st.booleans()):
+            block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": draw(st.sampled_from([1, 2, 5, 10, 50, 100])), "podAffinityTerm": draw(pod_affinity_terms())}
+                for _ in range(draw(st.sampled_from([0, 1, 1, 2])))]
+        out[kind] = block
+    return out
+
+
+@st.composite
+def ipa_nodes(draw, name):
+    node = draw(nodes_dicts(name, extended=False))
+    labels = node["metadata"]["labels"]
+    labels.pop(HOSTNAME, None)
+    labels.pop(ZONE, None)
+    if draw(st.integers(0, 9)):
+        labels[HOSTNAME] = name
+    if draw(st.integers(0, 5)):
+        labels[ZONE] = draw(st.sampled_from(ZONES[:2] if draw(st.booleans()) else ZONES))
+    # keep most nodes able to take pods, so the affinity plugin decides
+    if draw(st.integers(0, 3)):
+        node["spec"].pop("unschedulable", None)
+        node["spec"].pop("taints", None)
+    node["status"]["allocatable"]["pods"] = "110"
+    node["status"]["capacity"]["pods"] = "110"
+    return node
+
+
+@st.composite
+def ipa_pods(draw, name, node_names, bound=False):
+    pod = draw(pods_dicts(name, node_names, bound=bound, extended=False))
+    ns = draw(st.sampled_from(IPA_NAMESPACES * 4 + [IPA_NS_UNKNOWN]))
+    pod["metadata"]["namespace"] = ns
+    pod["metadata"]["uid"] = f"uid-{ns}-{name}"
+    if draw(st.integers(0, 2)):                 # less node-local noise: pod affinity decides
+        pod["spec"].pop("affinity", None)
+        pod["spec"].pop("nodeSelector", None)
+    labels = draw(pod_labels())
+    if labels:
+        pod["metadata"]["labels"] = labels
+    if draw(st.integers(0, 4)):
+        affinity = pod["spec"].setdefault("affinity", {})
+        affinity.update(draw(pod_affinity_specs()))
+    return pod
+
+
+@st.composite
+def ipa_namespaces(draw):
+    out = []
+    for name in IPA_NAMESPACES:
+        labels = {"kubernetes.io/metadata.name": name}
+        for key, values in NS_LABEL_VALUES.items():
+            if draw(st.integers(0, 3)):
+                labels[key] = draw(st.sampled_from(values))
+        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+    return out
+
+
+@st.composite
+def ipa_workloads(draw):
+    """(namespaces, nodes, bound pods, pending pods) with pod (anti-)affinity everywhere."""
+    nodes = [draw(ipa_nodes(f"n{i}")) for i in range(draw(st.integers(4, 10)))]
+    names = [n["metadata"]["name"] for n in nodes]
+    bound = [draw(ipa_pods(f"b{i}", names, bound=True)) for i in range(draw(st.integers(0, 6)))]
+    pending = [draw(ipa_pods(f"p{i}", names)) for i in range(draw(st.integers(1, 6)))]
+    return draw(ipa_namespaces()), nodes, bound, pending

@@ -4,6 +4,9 @@ Random but valid Nodes and Pods (tests/strategies.py) go through both
 ``Scheduler(...).queue(...).explain_pending()`` and ``kschedcore.reference.explain_workload``;
 every explain record must be the same (``parity.diff``), and so must the skipped plugins.
 
+InterPodAffinity has its own property (``S.ipa_workloads``: Namespace objects added with
+``add_namespace`` before the bound pods) and two hand-checked cases.
+
 The hand-written cases at the end pin disagreements these properties once found (terminal
 pods, unparsable terms, PreFilterResult names, pod-level hugepages in Fit scoring).
 """
@@ -342,3 +345,94 @@ def test_nominated_pods_are_refused_until_implemented():
     pod = dict(_pod("nominated", {"cpu": "1"}), status={"nominatedNodeName": "n3"})
     with pytest.raises(UnsupportedError, match="status.nominatedNodeName"):
         Scheduler(TWO_ZONES).queue(pod)
+
+
+# ---- InterPodAffinity --------------------------------------------------------------------------
+
+def run_both_ipa(namespaces, nodes, bound, pending):
+    """(kernel records, reference records) for a workload with Namespace objects."""
+    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first")
+    for ns in copy.deepcopy(namespaces):
+        sched.add_namespace(ns)
+    for pod in copy.deepcopy(bound):
+        sched.add_pod(pod)
+    for pod in copy.deepcopy(pending):
+        sched.queue(pod)
+    got = sched.explain_pending()
+    want = explain_workload(copy.deepcopy(nodes), copy.deepcopy(bound), copy.deepcopy(pending),
+                            percentage_of_nodes_to_score=100, tie_break="first",
+                            namespaces=copy.deepcopy(namespaces))
+    return got, want
+
+
+def assert_same_ipa(namespaces, nodes, bound, pending):
+    got, want = run_both_ipa(namespaces, nodes, bound, pending)
+    assert [r["pod"] for r in got] == [r["pod"] for r in want]
+    names = {n["metadata"]["name"] for n in nodes}
+    for i, (g, w) in enumerate(zip(got, want)):
+        d = record_diff(g, w, names)
+        if d:
+            pytest.fail(f"record {i} ({w['pod']}) differs:\n{d}\n\npod: {json.dumps(pending[i])}", pytrace=False)
+    return got, want
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(S.ipa_workloads())
+def test_interpod_affinity_matches_reference(workload):
+    assert_same_ipa(*workload)
+
+
+def _ipa_pod(name, ns="default", labels=None, node=None, **affinity):
+    pod = _pod(name, {"cpu": "100m"}, node=node)
+    pod["metadata"].update(namespace=ns, uid=f"uid-{ns}-{name}", labels=labels or {})
+    if affinity:
+        pod["spec"]["affinity"] = affinity
+    return pod
+
+
+def _ipa_term(selector, key=S.ZONE, **extra):
+    term = {"topologyKey": key, **extra}
+    if selector is not None:
+        term["labelSelector"] = selector
+    return term
+
+
+_IPA_NODES = [_node(f"n{i}", labels={S.HOSTNAME: f"n{i}", S.ZONE: f"z{i % 2}"}) for i in range(4)]
+_IPA_NS = [{"metadata": {"name": "default", "labels": {"env": "prod"}}},
+           {"metadata": {"name": "team-a", "labels": {"env": "dev"}}}]
+_WEB = {"matchLabels": {"app": "web"}}
+
+
+def test_interpod_affinity_self_affine_group_and_existing_anti_affinity():
+    # the first web pod is affine to web pods: no web pod yet, it matches its own term, so
+    # every node passes; the second one must then follow it into the same zone
+    self_affine = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_ipa_term(_WEB)]}}
+    # a bound pod in team-a repels (by hostname) pods of namespaces labelled env=prod: the
+    # namespaceSelector of an existing pod is matched against the incoming pod's namespace labels
+    repel = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        _ipa_term({}, S.HOSTNAME, namespaceSelector={"matchLabels": {"env": "prod"}})]}}
+    bound = [_ipa_pod("guard", "team-a", {"app": "guard"}, node="n0", **repel)]
+    pending = [_ipa_pod("w1", labels={"app": "web"}, **self_affine),
+               _ipa_pod("w2", labels={"app": "web"}, **self_affine),
+               _ipa_pod("other", "team-a", labels={"app": "web"})]
+    got, want = assert_same_ipa(_IPA_NS, _IPA_NODES, bound, pending)
+    w1, w2, other = want
+    assert w1["filter"]["n0"]["reasons"] == ["node(s) didn't satisfy existing pods anti-affinity rules"]
+    assert w1["node"] == "n1" and w2["node"] == "n3"        # n1 and n3 are zone z1
+    assert w2["filter"]["n2"]["reasons"] == ["node(s) didn't match pod affinity rules"]
+    assert other["numFeasible"] == 4                        # team-a is env=dev: not repelled
+
+
+def test_interpod_affinity_incoming_namespace_selector_and_preferred_scores():
+    # the incoming pod's namespaceSelector is resolved into the Namespace names it matches
+    # (team-a), then matches nothing else: the pod in team-b (no Namespace object) is not seen
+    bound = [_ipa_pod("a", "team-a", {"app": "web"}, node="n0"),
+             _ipa_pod("b", "team-b", {"app": "web"}, node="n3")]
+    near_a = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": _ipa_term(_WEB, S.HOSTNAME, namespaceSelector={"matchLabels": {"env": "dev"}})}]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "podAffinityTerm": _ipa_term(_WEB, S.ZONE, namespaces=["team-b"])}]}}
+    got, want = assert_same_ipa(_IPA_NS, _IPA_NODES, bound, [_ipa_pod("p", **near_a)])
+    raw = {n: s["raw:InterPodAffinity"] for n, s in want[0]["scores"].items()}
+    assert raw == {"n0": 10, "n1": -5, "n2": 0, "n3": -5}
+    assert {n: s["InterPodAffinity"] for n, s in want[0]["scores"].items()} == {"n0": 200, "n1": 0, "n2": 66, "n3": 0}

@@ -4,7 +4,7 @@ The parity data (tests/data/parity) is what the real
 kube-scheduler decided: one explain record per pending pod, with percentageOfNodesToScore
 100 and ties broken by the first node in node-list order.
 
-* ``test_exact``: node-local workloads, run end to end with ``explain_workload``; every record
+* ``test_exact``: node-local and InterPodAffinity workloads, run end to end with ``explain_workload``; every record
   must match field by field.
 * ``test_follow``: workloads that also use the cross-pod plugins (which the reference does not
   implement).  The reference follows the real scheduler's choices (each pod is assumed onto
@@ -25,8 +25,8 @@ from kschedcore.reference import ReferenceScheduler, explain_workload
 
 DATA = Path(__file__).parent / "data" / "parity"
 
-EXACT_WORKLOADS = ["resources", "taints", "node_affinity", "host_ports"]
-FOLLOW_WORKLOADS = ["images_default_spread", "mixed_small", "interpod_affinity", "topology_spread"]
+EXACT_WORKLOADS = ["resources", "taints", "node_affinity", "host_ports", "interpod_affinity"]
+FOLLOW_WORKLOADS = ["images_default_spread", "mixed_small", "topology_spread"]
 
 COMPARED_FIELDS = ["node", "numFeasible", "filter", "scores", "fitError", "preFilterStatus",
                    "skippedFilterPlugins", "skippedScorePlugins", "preFilterNodeNames", "preBound"]
@@ -76,7 +76,8 @@ def test_exact(workload):
     data = load_workload(workload)
     expected = load_explain(workload)
     got = explain_workload(data["nodes"], data["pods"], data["pending"],
-                           percentage_of_nodes_to_score=100, tie_break="first")
+                           percentage_of_nodes_to_score=100, tie_break="first",
+                           namespaces=data.get("namespaces", []))
     assert len(got) == len(expected), f"{workload}: {len(got)} records, want {len(expected)}"
     for mine, want in zip(got, expected):
         assert_field(workload, want["pod"], "pod", mine["pod"], want["pod"])
@@ -88,7 +89,8 @@ def test_exact(workload):
 def test_follow(workload):
     data = load_workload(workload)
     expected = load_explain(workload)
-    sched = ReferenceScheduler(data["nodes"], data["pods"], percentage_of_nodes_to_score=100, tie_break="first")
+    sched = ReferenceScheduler(data["nodes"], data["pods"], percentage_of_nodes_to_score=100, tie_break="first",
+                               namespaces=data.get("namespaces", []))
     compared_filter = compared_total = 0
     for pod, want in zip(data["pending"], expected):
         name = want["pod"]

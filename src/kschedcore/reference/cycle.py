@@ -1,21 +1,22 @@
-"""The scheduling cycle of the default profile, node-local plugins only (semantics §2, §5).
+"""The scheduling cycle of the default profile: node-local plugins and InterPodAffinity (semantics §2, §5).
 
 ``ReferenceScheduler.explain(pod)`` runs PreFilter, Filter, PreScore, Score, Normalize and
 selectHost for one pod on the current state and returns a parity explain record
 (/work/shared/parity/README.md); ``assume`` adds the pod to its node.  ``explain_workload``
 drives a whole workload.
 
-The cross-pod and volume plugins (InterPodAffinity, PodTopologySpread, VolumeRestrictions,
-NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources) are not implemented: they are
-treated as skipping at PreFilter and PreScore, which is what kube-scheduler does for pods
-that do not use them (and when no existing pod has pod (anti-)affinity).
+InterPodAffinity is implemented in ``interpod`` (it needs the Namespace objects: the
+``namespaces=`` keyword).  The other cross-pod and volume plugins (PodTopologySpread,
+VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources) are not
+implemented: they are treated as skipping at PreFilter and PreScore, which is what
+kube-scheduler does for pods that do not use them.
 """
 from __future__ import annotations
 
 import copy
 import random
 
-from . import affinity, plugins
+from . import affinity, interpod, plugins
 from .plugins import UU, FitArgs, PreFilterOutcome, Status, parse_fit_args
 from .requests import fit_filter_request
 from .state import Cluster, NodeInfo, pod_key
@@ -42,7 +43,7 @@ SCORE_PLUGINS = [  # (name, weight)
 #: Not implemented by the reference: always Skip at PreFilter / PreScore.
 NOT_IMPLEMENTED = {
     "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-    "InterPodAffinity", "DynamicResources",
+    "DynamicResources",
 }
 
 # §5.2
@@ -90,11 +91,12 @@ def fit_error_message(num_all_nodes: int, statuses: dict[str, Status], absent: S
 
 
 class ReferenceScheduler:
-    """Plain-Python kube-scheduler v1.34.1 default profile over node-local plugins."""
+    """Plain-Python kube-scheduler v1.34.1 default profile over node-local plugins and
+    InterPodAffinity (``namespaces``: raw Namespace objects, see ``add_namespace``)."""
 
     def __init__(self, nodes: list[dict], bound_pods: list[dict] = (), *,
                  percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
-                 scoring_strategy: dict | None = None, seed: int = 0):
+                 scoring_strategy: dict | None = None, seed: int = 0, namespaces: list[dict] = ()):
         if tie_break not in ("first", "random"):
             raise ValueError(f"tie_break must be 'first' or 'random', not {tie_break!r}")
         self.cluster = Cluster(nodes)
@@ -104,6 +106,10 @@ class ReferenceScheduler:
         self.fit_args: FitArgs = parse_fit_args(scoring_strategy)
         self.next_start_node_index = 0
         self.input_index = {name: i for i, name in enumerate(self.cluster.input_order)}
+        #: Namespace objects: name -> labels (what namespaceSelectors see)
+        self.namespaces: dict[str, dict] = {}
+        for ns in namespaces:
+            self.add_namespace(ns)
         for pod in bound_pods:
             # §7.1: Succeeded/Failed pods never reach the cache.
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -111,6 +117,10 @@ class ReferenceScheduler:
             self.cluster.add_pod(pod, (pod.get("spec") or {}).get("nodeName") or "")
 
     # --- state changes ---------------------------------------------------------------------
+
+    def add_namespace(self, namespace: dict) -> None:
+        meta = namespace.get("metadata") or {}
+        self.namespaces[meta.get("name") or ""] = dict(meta.get("labels") or {})
 
     def assume(self, pod: dict, node: str) -> None:
         """Assume: a copy of the pod with spec.nodeName = node joins that node (§6 step 1)."""
@@ -287,6 +297,8 @@ class ReferenceScheduler:
         if plugin == "NodeResourcesFit":
             state["fit_request"] = fit_filter_request(pod)
             return PreFilterOutcome()
+        if plugin == "InterPodAffinity":
+            return interpod.pre_filter(pod, self.cluster, self.namespaces, state)
         raise AssertionError(plugin)
 
     def _run_filters(self, pod: dict, ni: NodeInfo, state: dict, skip: set[str]) -> Status | None:
@@ -306,6 +318,8 @@ class ReferenceScheduler:
                 st = plugins.node_ports_filter(pod, ni)
             elif plugin == "NodeResourcesFit":
                 st = plugins.node_resources_fit_filter(pod, ni, state["fit_request"], self.fit_args)
+            elif plugin == "InterPodAffinity":
+                st = interpod.filter_node(state, ni)
             else:
                 raise AssertionError(plugin)
             if st is not None:
@@ -335,6 +349,8 @@ class ReferenceScheduler:
                 return True, None
             state["balanced_requests"] = reqs
             return False, None
+        if plugin == "InterPodAffinity":
+            return interpod.pre_score(pod, self.cluster, self.namespaces, state)
         raise AssertionError(plugin)
 
     def _score(self, plugin: str, pod: dict, ni: NodeInfo, state: dict) -> int:
@@ -348,6 +364,8 @@ class ReferenceScheduler:
             return plugins.balanced_allocation_score(state["balanced_requests"], ni)
         if plugin == "ImageLocality":
             return plugins.image_locality_score(pod, ni, self.cluster)
+        if plugin == "InterPodAffinity":
+            return interpod.score(state, ni)
         raise AssertionError(plugin)
 
     def _normalize(self, plugin: str, raw: dict[str, int]) -> dict[str, int]:
@@ -355,18 +373,23 @@ class ReferenceScheduler:
             return plugins.default_normalize(raw, reverse=True)
         if plugin == "NodeAffinity":
             return plugins.default_normalize(raw, reverse=False)
+        if plugin == "InterPodAffinity":
+            return interpod.normalize(raw)
         return dict(raw)  # no ScoreExtensions
 
 
 def explain_workload(nodes: list[dict], bound_pods: list[dict], pending: list[dict], *,
                      percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
-                     scoring_strategy: dict | None = None, seed: int = 0) -> list[dict]:
+                     scoring_strategy: dict | None = None, seed: int = 0,
+                     namespaces: list[dict] = ()) -> list[dict]:
     """Schedule ``pending`` in order on ``nodes`` + ``bound_pods``; one explain record each.
 
     Each chosen pod is assumed onto its node before the next pod.  A pre-bound pod (one with
     spec.nodeName) is evaluated like the others (record with ``preBound: true``) and joins
     spec.nodeName when the filters passed there (see ``ReferenceScheduler.schedule``).
+    ``namespaces``: raw Namespace objects (their labels are what namespaceSelectors match).
     """
     sched = ReferenceScheduler(nodes, bound_pods, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                               tie_break=tie_break, scoring_strategy=scoring_strategy, seed=seed)
+                               tie_break=tie_break, scoring_strategy=scoring_strategy, seed=seed,
+                               namespaces=namespaces)
     return [sched.schedule(pod) for pod in pending]
