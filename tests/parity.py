@@ -5,7 +5,8 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data" / "parity"
 #: workloads whose every record kschedcore must reproduce exactly
-NODE_LOCAL = ("resources", "taints", "node_affinity", "host_ports", "interpod_affinity")
+PARITY_WORKLOADS = ("resources", "taints", "node_affinity", "host_ports", "interpod_affinity", "topology_spread",
+              "images_default_spread", "mixed_small", "mixed_medium")
 COMPARED_FIELDS = ("node", "numFeasible", "filter", "scores", "fitError", "preFilterStatus", "preFilterNodeNames")
 
 

@@ -8,7 +8,7 @@ from kschedcore import Scheduler
 from kschedcore.cli import main
 from kschedcore.sources.files import workload_from_documents
 
-from parity import DATA, NODE_LOCAL, diff, load
+from parity import DATA, PARITY_WORKLOADS, diff, load
 
 
 def _workload_path(name):
@@ -16,7 +16,7 @@ def _workload_path(name):
     return path if path.exists() else DATA / f"{name}.json.gz"
 
 
-@pytest.mark.parametrize("name", NODE_LOCAL)
+@pytest.mark.parametrize("name", PARITY_WORKLOADS)
 def test_explain_records_match_kube_scheduler(name):
     workload, want = load(name)
     sched = Scheduler.from_workload(workload_from_documents([workload]),
@@ -27,7 +27,7 @@ def test_explain_records_match_kube_scheduler(name):
     assert not mismatches, f"{name}: {len(mismatches)} records differ; first:\n" + "\n".join(mismatches[:3])
 
 
-@pytest.mark.parametrize("name", NODE_LOCAL)
+@pytest.mark.parametrize("name", PARITY_WORKLOADS)
 def test_cli_explain_jsonl_matches_kube_scheduler(name, capsys):
     _, want = load(name)
     rc = main(["explain", str(_workload_path(name)), "--percentage-of-nodes-to-score", "100",
@@ -42,7 +42,7 @@ def test_cli_explain_jsonl_matches_kube_scheduler(name, capsys):
 def test_parity_data_exercises_every_outcome():
     """Guards against a vacuous comparison: the data has rejections, scores and FitErrors."""
     seen = {"filter": 0, "scores": 0, "fitError": 0, "single": 0}
-    for name in NODE_LOCAL:
+    for name in PARITY_WORKLOADS:
         for r in load(name)[1]:
             seen["filter"] += bool(r["filter"])
             seen["scores"] += bool(r["scores"])

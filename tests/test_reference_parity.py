@@ -34,7 +34,7 @@ COMPARED_FIELDS = ["node", "numFeasible", "filter", "scores", "fitError", "preFi
 CROSS_POD_FILTER = {"InterPodAffinity", "PodTopologySpread", "VolumeRestrictions", "NodeVolumeLimits",
                     "VolumeBinding", "VolumeZone", "DynamicResources"}
 CROSS_POD_SCORE = {"InterPodAffinity", "PodTopologySpread", "VolumeBinding"}
-NODE_LOCAL_SCORE = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+PARITY_WORKLOADS_SCORE = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
                     "ImageLocality"]
 
 
@@ -106,7 +106,7 @@ def test_follow(workload):
         if want["scores"] and mine["scores"]:
             # Node-local plugin scores on the nodes both consider feasible.
             for node in sorted(set(want["scores"]) & set(mine["scores"])):
-                for plugin in NODE_LOCAL_SCORE:
+                for plugin in PARITY_WORKLOADS_SCORE:
                     for key in (plugin, "raw:" + plugin):
                         assert_field(workload, name, f"scores[{node}][{key}]",
                                      mine["scores"][node].get(key), want["scores"][node].get(key))

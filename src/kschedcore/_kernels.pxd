@@ -10,8 +10,9 @@ cpdef enum:
     F_NODE_AFFINITY = 4
     F_NODE_PORTS = 5
     F_NODE_RESOURCES_FIT = 6
-    F_INTER_POD_AFFINITY = 7
-    N_FILTERS = 8
+    F_POD_TOPOLOGY_SPREAD = 7
+    F_INTER_POD_AFFINITY = 8
+    N_FILTERS = 9
 
 # Score plugin ids (index into the score buffers).
 cpdef enum:
@@ -21,7 +22,8 @@ cpdef enum:
     S_BALANCED_ALLOCATION = 3
     S_IMAGE_LOCALITY = 4
     S_INTER_POD_AFFINITY = 5
-    N_SCORES = 6
+    S_POD_TOPOLOGY_SPREAD = 6      # scored after the pass, in Python (needs the feasible set)
+    N_SCORES = 7
 
 # Status codes written per node.
 cpdef enum:
@@ -104,6 +106,7 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
+    int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew); NULL: Skip
     # InterPodAffinity, from PreFilter / PreScore: constraints on per-topology-domain counts
     Py_ssize_t n_ipa_filter, n_ipa_score   # -1: that extension point skips
     int8_t* ipa_kind           # 1 affinity term, 2 anti-affinity term, 3 existing pods' anti-affinity
@@ -222,6 +225,8 @@ cdef class NodeKernel:
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-3] for the other plugins
+    cdef int8_t[::1] spread_status
+    cdef bint has_spread_status
     cdef int8_t[::1] ipa_kind
     cdef int32_t[::1] ipa_col, ipa_dom, ipa_score_col, ipa_score_dom
     cdef int64_t[::1] ipa_score_weight

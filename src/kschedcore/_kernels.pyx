@@ -402,6 +402,16 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
 
 
 # ---- the Filter plugins, in profile order ------------------------------------------------------
+cdef inline int _spread_filter(PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """PodTopologySpread's per-node status from PreFilter: 1 the node lacks a constraint's
+    topology key (UU), 2 placing the pod there would exceed maxSkew (U)."""
+    cdef int8_t s = p.spread_status[row]
+    if s == 0:
+        return C_SUCCESS
+    detail[0] = s
+    return C_UNRESOLVABLE if s == 1 else C_UNSCHEDULABLE
+
+
 cdef inline int _ext_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
     """InterPodAffinity Filter from per-topology-domain counts: every affinity term's domain
     must hold a matching pod (UU), no anti-affinity term's (U), no existing pod's (U)."""
@@ -459,6 +469,8 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
         return C_UNSCHEDULABLE if _ports_conflict(t, p, row) else C_SUCCESS
     if fid == F_INTER_POD_AFFINITY:
         return _ext_filter(t, p, row, detail)
+    if fid == F_POD_TOPOLOGY_SPREAD:
+        return _spread_filter(p, row, detail)
     return _fit_filter(t, p, row, detail)
 
 
@@ -492,6 +504,11 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
             code = _fit_filter(t, p, row, detail)
             if code != C_SUCCESS:
                 plugin[0] = F_NODE_RESOURCES_FIT
+                return code
+        if y.active[F_POD_TOPOLOGY_SPREAD]:
+            code = _spread_filter(p, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = F_POD_TOPOLOGY_SPREAD
                 return code
         if y.active[F_INTER_POD_AFFINITY]:
             code = _ext_filter(t, p, row, detail)
@@ -672,6 +689,12 @@ cdef class NodeKernel:
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
+    def set_topology_spread(self, status):
+        """PodTopologySpread's per-row status (int8) for the next cycle(s); None: PreFilter skips."""
+        self.has_spread_status = status is not None
+        if status is not None:
+            self.spread_status = status
+
     def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
         """InterPodAffinity's PreFilter / PreScore results for the next cycle(s).
 
@@ -739,6 +762,8 @@ cdef class NodeKernel:
                 acts = p.n_host_ports > 0
             elif fid == F_INTER_POD_AFFINITY:
                 acts = p.n_ipa_filter >= 0
+            elif fid == F_POD_TOPOLOGY_SPREAD:
+                acts = p.spread_status != NULL
             else:
                 acts = True
             if acts:
@@ -781,6 +806,7 @@ cdef class NodeKernel:
         cdef Config c
         cdef Cycle y
         _load_pod(cp, &p)
+        p.spread_status = &self.spread_status[0] if self.has_spread_status else NULL
         p.n_ipa_filter, p.n_ipa_score = self.n_ipa_filter, self.n_ipa_score
         p.ipa_self_affine = self.ipa_self_affine
         p.ipa_kind, p.ipa_col, p.ipa_dom = _i8(self.ipa_kind), _i32(self.ipa_col), _i32(self.ipa_dom)

@@ -5,12 +5,13 @@ node table (Filter, Score, NormalizeScore, selectHost), then builds the result. 
 on nodes (bound or assumed) update only their node's row.
 """
 import gc
+import random
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
 from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
@@ -21,13 +22,14 @@ from .objects.features import check_supported
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
 from .plugins.interpod_affinity import PodCounters
+from .plugins.pod_topology_spread import SpreadContext
 from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
 
 TIE_BREAKS = ("random", "first")
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
-NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY)
+NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD)
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
@@ -118,6 +120,9 @@ class Scheduler:
         self.table = NodeTable()
         self.counters = PodCounters(self.table)   # matching pods per node row (InterPodAffinity)
         self.namespaces = {}                      # Namespace name -> labels
+        self.objects = {}                         # kind -> [raw]: Services, controllers (spreading)
+        self.spread_context = SpreadContext(self.table, self.counters, self.objects)
+        self._rng = random.Random(seed)           # ties among totals changed after the kernel pass
         self.profiles = {
             prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
                                                 percentage_of_nodes_to_score=percentage_of_nodes_to_score)
@@ -134,12 +139,10 @@ class Scheduler:
     @classmethod
     def from_workload(cls, workload, **options) -> "Scheduler":
         """A scheduler holding a Workload's nodes and bound pods, its pending pods queued."""
-        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController"):
-            if workload.objects.get(kind):
-                raise UnsupportedError(f"{kind} {_name_of(workload.objects[kind][0])}", "",
-                                       "default topology spreading from Services and controllers "
-                                       "is not implemented yet")
         sched = cls(**options)
+        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController"):
+            for obj in workload.objects.get(kind, ()):
+                sched.add_object(obj)
         for i, node in enumerate(workload.nodes):
             sched.add_node(parse_node(node, f"nodes[{i}]"))
         for ns in workload.objects.get("Namespace", ()):
@@ -171,6 +174,15 @@ class Scheduler:
         for key in [k for k, pl in self._placed.items() if pl.node == name]:
             self._orphans.setdefault(name, []).append(self._unplace(key).pod)
         self.table.remove_node(name)
+
+    def add_object(self, obj) -> None:
+        """A Service, ReplicationController, ReplicaSet or StatefulSet: their selectors give
+        the system default topology spread constraints of the pods they select."""
+        if not isinstance(obj, dict) or obj.get("kind") not in (
+                "Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
+            raise ValidationError("object", "kind", "expected a Service, ReplicationController, ReplicaSet "
+                                  "or StatefulSet")
+        self.objects.setdefault(obj["kind"], []).append(obj)
 
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
@@ -311,6 +323,8 @@ class Scheduler:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
+        if profile.spread is not None:
+            self._topology_spread_prefilter(profile, pod)
         if profile.inter_pod_affinity is not None:
             if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
                 profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
@@ -325,10 +339,52 @@ class Scheduler:
         if nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
             return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), profile, ctx
+        if nf > 1 and profile.spread_scores:
+            best = self._topology_spread_score(profile, pod, nf, best)
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
         err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
         return ScheduleResult(pod.key, None, 0, processed, err), profile, ctx
+
+    def _topology_spread_prefilter(self, profile: ProfileRuntime, pod: Pod):
+        plugin, kernel = profile.spread, profile.kernel
+        if not pod.topology_spread:          # no DoNotSchedule constraint: PreFilter skips
+            plugin.last = (pod.key, True, True)
+            if profile.spread_set:
+                kernel.set_topology_spread(None)
+                profile.spread_set = False
+            return
+        self.spread_context.begin(pod)
+        status = plugin.prefilter(pod, self.spread_context)
+        kernel.set_topology_spread(status)
+        profile.spread_set = status is not None
+        profile.bind(self.table)             # a new topology key may have grown the table
+
+    def _topology_spread_score(self, profile: ProfileRuntime, pod: Pod, nf: int, best: int) -> int:
+        """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes;
+        the totals change, so selectHost runs again."""
+        plugin, k = profile.spread, profile.kernel
+        s = plugin.score_id
+        if not pod.topology_spread and not self.objects:
+            k.score_ran[s] = 0                # no constraint and no default selector: Skip
+            return best
+        self.spread_context.begin(pod)
+        feasible = np.asarray(k.feasible)[:nf]
+        result = plugin.score(pod, self.spread_context, feasible)
+        k.score_ran[s] = result is not None
+        if result is None:
+            return best
+        raw, norm = result
+        np.asarray(k.raw_scores)[s, :nf] = raw
+        np.asarray(k.scores)[s, :nf] = norm
+        totals = np.asarray(k.totals)[:nf]
+        totals += profile.weights[s] * norm
+        ties = np.flatnonzero(totals == totals.max())
+        if self.tie_first:
+            j = ties[np.argmin(self.table.order_key[feasible[ties]])]
+        else:
+            j = ties[self._rng.randrange(len(ties))]
+        return int(feasible[j])
 
     def _inter_pod_affinity(self, profile: ProfileRuntime, pod: Pod):
         """InterPodAffinity's PreFilter/PreScore from the cache's counters, for the kernel."""

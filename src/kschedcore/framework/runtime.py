@@ -41,11 +41,14 @@ class ProfileRuntime:
         k.filter_order = np.asarray(list(self.filters), np.int32)
         k.score_enabled = np.zeros(N_SCORES, np.uint8)
         for p in self.scorers:
-            k.score_enabled[p.score_id] = 1
+            k.score_enabled[p.score_id] = getattr(p, "scored_in_kernel", True)
         for p in self.plugins:
             if hasattr(p, "configure"):
                 p.configure(k, table)
         self.inter_pod_affinity = self.by_name.get("InterPodAffinity")
+        self.spread = self.by_name.get("PodTopologySpread")
+        self.spread_scores = any(p.name == "PodTopologySpread" for p in self.scorers)
+        self.spread_set = False        # the kernel holds a PodTopologySpread status array
         self.external_set = False      # the kernel holds InterPodAffinity arrays for this cycle
         self.bound_layout = -1
         self.token = object()
@@ -129,10 +132,6 @@ def _check_supported_args(profile: Profile):
         raise UnsupportedError(f"profile {profile.scheduler_name}", f"pluginConfig[{plugin}].args.{field}",
                                f"{what} is not implemented yet")
 
-    spread = profile.plugin_args.get("PodTopologySpread") or {}
-    if spread.get("defaultingType") == "List" and spread.get("defaultConstraints") \
-            and "PodTopologySpread" in profile.score_weights:
-        refuse("PodTopologySpread", "defaultConstraints", "topology spreading")
 
 
 def template_key(pod) -> tuple:

@@ -14,8 +14,6 @@ def check_supported(pod):
     volume or DRA plugin act."""
     spec = pod.raw.get("spec") or {}
     obj = f"pod {pod.key}"
-    if spec.get("topologySpreadConstraints"):
-        raise UnsupportedError(obj, "spec.topologySpreadConstraints", "topology spreading is not implemented yet")
     for i, vol in enumerate(spec.get("volumes") or ()):
         for kind in _VOLUME_KINDS:
             if isinstance(vol, dict) and vol.get(kind) is not None:

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
-from .pod_affinity import PodAffinity, parse_pod_affinity
+from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
 
 TOLERATION_OPERATORS = ("", "Equal", "Exists")
 TAINT_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -87,6 +87,8 @@ class Pod:
     host_ports: tuple
     images: tuple                     # normalized image names of init + app containers
     pod_affinity: PodAffinity         # spec.affinity.podAffinity / podAntiAffinity
+    topology_spread: tuple            # spec.topologySpreadConstraints, parsed (dicts)
+    terminating: bool                 # metadata.deletionTimestamp is set
     phase: str                        # status.phase; Succeeded/Failed pods never reach a scheduler
     nominated_node_name: str          # status.nominatedNodeName
     raw: dict = field(repr=False)
@@ -287,6 +289,38 @@ class PodReader(FieldReader):
         return out
 
 
+def parse_spread_constraints(r, spec) -> tuple:
+    out = []
+    for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):
+        path = f"spec.topologySpreadConstraints[{i}]"
+        c = r.item(c, path)
+        key = r.string(c, "topologyKey", path + ".topologyKey")
+        if not key:
+            r.fail(path + ".topologyKey", "Required value")
+        skew = r.integer(c, "maxSkew", path + ".maxSkew")
+        if skew < 1:
+            r.fail(path + ".maxSkew", f"must be greater than zero, got {skew}")
+        when = r.string(c, "whenUnsatisfiable", path + ".whenUnsatisfiable")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            r.fail(path + ".whenUnsatisfiable", f'Unsupported value: "{when}"')
+        min_domains = c.get("minDomains")
+        if min_domains is None:
+            min_domains = 1
+        elif isinstance(min_domains, bool) or not isinstance(min_domains, int) or min_domains < 1:
+            r.fail(path + ".minDomains", f"must be greater than zero, got {min_domains!r}")
+        policies = {}
+        for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+            v = r.string(c, name, f"{path}.{name}") or default
+            if v not in ("Honor", "Ignore"):
+                r.fail(f"{path}.{name}", f'Unsupported value: "{v}"')
+            policies[name] = v
+        out.append({"topologyKey": key, "maxSkew": skew, "whenUnsatisfiable": when,
+                    "selector": parse_label_selector(r, c.get("labelSelector"), path + ".labelSelector"),
+                    "matchLabelKeys": tuple(r.string_list(c, "matchLabelKeys", path + ".matchLabelKeys")),
+                    "minDomains": min_domains, **policies})
+    return tuple(out)
+
+
 def parse_pod(raw, index_hint: str = "") -> Pod:
     """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
     ns, name = metadata_name("pod", raw, index_hint)
@@ -386,6 +420,8 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         tolerations=tolerations, node_selector=selector, required_terms=required,
         preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images),
         pod_affinity=parse_pod_affinity(r, spec, ns),
+        topology_spread=parse_spread_constraints(r, spec),
+        terminating=meta.get("deletionTimestamp") is not None,
         phase=r.string(status, "phase", "status.phase"),
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
     )

@@ -1,6 +1,7 @@
 """In-tree plugins. Each module is one kube-scheduler plugin; the kernels do the per-node work."""
 from .image_locality import ImageLocality
 from .interpod_affinity import InterPodAffinity
+from .pod_topology_spread import PodTopologySpread
 from .node_affinity import NodeAffinity
 from .node_name import NodeName
 from .node_ports import NodePorts
@@ -12,4 +13,4 @@ from .taint_toleration import TaintToleration
 #: The implemented plugins of the default profile, in its multiPoint order.
 REGISTRY = {cls.name: cls for cls in (
     NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-    InterPodAffinity, NodeResourcesBalancedAllocation, ImageLocality)}
+    PodTopologySpread, InterPodAffinity, NodeResourcesBalancedAllocation, ImageLocality)}

@@ -33,6 +33,7 @@ class PodCounters:
         self.placed = {}          # pod key -> (pod, row)
         self.incoming = {}        # signature -> {label column: domain row}
         self.existing = {}        # (kind, term, weight) -> (label column, domain row)
+        self.rows = {}            # (namespace, selector) -> int64[node rows]: PodTopologySpread
         self.totals = []          # domain row -> pods counted in it
         self.n_rows = 0
 
@@ -69,6 +70,11 @@ class PodCounters:
             self.placed[pod.key] = (pod, row)
         else:
             self.placed.pop(pod.key, None)
+        for (ns, selector), counts in self.rows.items():
+            if _spread_counts(ns, selector, pod):
+                if len(counts) <= row:
+                    counts = self.rows[(ns, selector)] = self._grow_rows(counts)
+                counts[row] += sign
         if not self.incoming and pod.pod_affinity.empty:
             return
         for sig, cols in self.incoming.items():
@@ -93,12 +99,38 @@ class PodCounters:
                     self._count(dom, row, col, 1)
         return col, dom
 
+    def _grow_rows(self, counts):
+        grown = np.zeros(self.table.alloc.shape[0], np.int64)
+        grown[:len(counts)] = counts
+        return grown
+
+    def row_counts(self, namespace, selector):
+        """Per node row: placed pods of `namespace`, not terminating, matching `selector`
+        (countPodsMatchSelector; an empty selector counts none). Registered on first use."""
+        key = (namespace, selector)
+        counts = self.rows.get(key)
+        if counts is None:
+            counts = np.zeros(self.table.alloc.shape[0], np.int64)
+            for pod, row in self.placed.values():
+                if _spread_counts(namespace, selector, pod):
+                    counts[row] += 1
+            self.rows[key] = counts
+        elif len(counts) < self.table.alloc.shape[0]:
+            counts = self.rows[key] = self._grow_rows(counts)
+        return counts
+
     def relabelled(self):
         """A node's labels changed: every count keyed by label values is rebuilt."""
         placed = list(self.placed.values())
         self.placed, self.incoming, self.existing, self.totals, self.n_rows = {}, {}, {}, [], 0
+        self.rows = {}
         for pod, row in placed:
             self.place(pod, row, 1)
+
+
+def _spread_counts(namespace, selector, pod) -> bool:
+    return (pod.namespace == namespace and not pod.terminating and selector is not None
+            and bool(selector.requirements) and selector.matches(pod.labels))
 
 
 def _matches(sig, pod) -> bool:

@@ -132,3 +132,47 @@ class NodeAffinity(Plugin):
 
     def reasons(self, detail, table):
         return [REASON_ENFORCED if detail == DETAIL_ENFORCED else REASON_POD]
+
+
+def required_mask(pod, table) -> np.ndarray:
+    """Per node row: the node matches the pod's nodeSelector and required node affinity
+    (GetRequiredNodeAffinity, without addedAffinity), over the whole table with NumPy.
+    PodTopologySpread's nodeAffinityPolicy=Honor counts only such nodes."""
+    labels = table.labels
+    n = labels.shape[0]
+
+    def requirement(key, op, values):
+        col = table.label_keys.get(key)
+        v = labels[:, col] if col >= 0 else np.full(n, -1, np.int32)
+        if op in ("In", "NotIn"):
+            ids = [table.label_values.get(x) for x in values]
+            found = np.isin(v, [i for i in ids if i >= 0]) & (v >= 0)
+            return found if op == "In" else ~found
+        if op == "Exists":
+            return v >= 0
+        if op == "DoesNotExist":
+            return v < 0
+        bound = int(values[0])
+        safe = np.where(v >= 0, v, 0)
+        ok = (v >= 0) & (table.value_is_int[safe] == 1)
+        return ok & ((table.value_int[safe] > bound) if op == "Gt" else (table.value_int[safe] < bound))
+
+    def term(t):
+        if t.empty or not t.parses:
+            return np.zeros(n, bool)
+        m = np.ones(n, bool)
+        for r in t.expressions:
+            m &= requirement(r.key, r.operator, r.values)
+        for r in t.fields:
+            m &= requirement(NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key, r.operator, r.values)
+        return m
+
+    mask = np.ones(n, bool)
+    for key, value in (pod.node_selector or {}).items():
+        mask &= requirement(key, "In", (value,))
+    if pod.required_terms is not None:
+        any_term = np.zeros(n, bool)
+        for t in pod.required_terms:
+            any_term |= term(t)
+        mask &= any_term
+    return mask

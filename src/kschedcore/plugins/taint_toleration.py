@@ -28,3 +28,16 @@ class TaintToleration(Plugin):
     def reasons(self, detail, table):
         key, value, _ = table.taint_ids[detail]
         return [f"node(s) had untolerated taint {{{key}: {value}}}"]
+
+
+def tolerated_mask(pod, table) -> np.ndarray:
+    """Per node row: the pod tolerates every NoSchedule/NoExecute taint of the node
+    (PodTopologySpread's nodeTaintsPolicy=Honor)."""
+    tolerated = np.asarray([any(t.tolerates(k, v, e) for t in pod.tolerations) or e == "PreferNoSchedule"
+                            for k, v, e in table.taint_ids.items], bool)
+    n, width = table.taints.shape
+    if not len(tolerated):
+        return np.ones(n, bool)
+    within = np.arange(width)[None, :] < table.n_taints[:, None]
+    bad = within & ~tolerated[table.taints]
+    return ~bad.any(axis=1)

@@ -1,0 +1,257 @@
+"""PodTopologySpread (plugins/podtopologyspread): DoNotSchedule filter, ScheduleAnyway score.
+
+Semantics §3.9 and §4.7. Matching pods per node row come from the cache's counters (kept
+current as pods are placed and removed); a cycle sums them per topology domain over the
+nodes the constraint counts (keys present, inclusion policies) with NumPy, and hands the
+kernel a per-node status. The score needs the feasible set, so it runs after the kernel's
+pass, over the feasible nodes only.
+"""
+import math
+
+import numpy as np
+
+from .._kernels import F_POD_TOPOLOGY_SPREAD, S_POD_TOPOLOGY_SPREAD
+from ..errors import UnsupportedError
+from ..objects.pod_affinity import LabelSelector
+from .base import Plugin
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+REASON_MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"
+REASON_SKEW = "node(s) didn't match pod topology spread constraints"
+MISSING_LABEL, SKEW = 1, 2
+#: defaultingType System (§3.9): ScheduleAnyway only, so they act on Score alone
+SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
+
+
+class Constraint:
+    __slots__ = ("key", "max_skew", "selector", "min_domains", "honor_affinity", "honor_taints")
+
+    def __init__(self, key, max_skew, selector, min_domains=1, honor_affinity=True, honor_taints=False):
+        self.key, self.max_skew, self.selector = key, max_skew, selector
+        self.min_domains, self.honor_affinity, self.honor_taints = min_domains, honor_affinity, honor_taints
+
+
+def pod_constraints(pod, action):
+    """filterTopologySpreadConstraints: the pod's constraints for `action`, selectors merged
+    with matchLabelKeys (a nil selector stays nil)."""
+    out = []
+    for c in pod.topology_spread:
+        if c["whenUnsatisfiable"] != action:
+            continue
+        selector = c["selector"]
+        match = {k: pod.labels[k] for k in c["matchLabelKeys"] if k in pod.labels}
+        if match and selector is not None:
+            selector = LabelSelector(tuple((k, "In", frozenset([v])) for k, v in match.items())
+                                     + selector.requirements)
+        out.append(Constraint(c["topologyKey"], c["maxSkew"], selector, c["minDomains"],
+                              c["nodeAffinityPolicy"] != "Ignore", c["nodeTaintsPolicy"] == "Honor"))
+    return out
+
+
+class PodTopologySpread(Plugin):
+    name = "PodTopologySpread"
+    filter_id = F_POD_TOPOLOGY_SPREAD
+    score_id = S_POD_TOPOLOGY_SPREAD
+    default_weight = 2
+    scored_in_kernel = False
+
+    def __init__(self, args=None):
+        super().__init__(args)
+        kind = self.args.get("defaultingType", "System")
+        if kind == "List" and self.args.get("defaultConstraints"):
+            raise UnsupportedError("PodTopologySpreadArgs", "defaultConstraints",
+                                   "List default constraints are not implemented yet")
+        self.system_defaulted = kind != "List"
+        self.last = None        # (pod key, PreFilter skipped, PreScore skipped)
+
+    def prefilter_skips(self, pod):
+        return self.last is None or self.last[0] != pod.key or self.last[1]
+
+    def prescore_skips(self, pod):
+        return self.last is None or self.last[0] != pod.key or self.last[2]
+
+    def reasons(self, detail, table):
+        return [REASON_MISSING if detail == MISSING_LABEL else REASON_SKEW]
+
+    # ---- PreFilter + Filter ------------------------------------------------------------------
+    def prefilter(self, pod, ctx):
+        """Per-row status for the kernel, or None (Skip: no DoNotSchedule constraint)."""
+        constraints = pod_constraints(pod, "DoNotSchedule") if pod.topology_spread else []
+        self.last = (pod.key, not constraints, True)
+        if not constraints:
+            return None
+        t = ctx.table
+        n = t.labels.shape[0]
+        cols = [t.label_key_col(c.key) for c in constraints]
+        labels = t.labels
+        has_all = np.ones(n, bool)
+        for col in cols:
+            has_all &= labels[:, col] >= 0
+        status = np.zeros(n, np.int8)
+        for c, col in zip(constraints, cols):
+            vals = labels[:, col]
+            eligible = has_all & ctx.alive & ctx.policy_mask(pod, c)
+            counts = ctx.row_counts(pod.namespace, c.selector)
+            by_value = np.bincount(vals[eligible], weights=counts[eligible], minlength=len(t.label_values))
+            domains = np.unique(vals[eligible])
+            if len(domains) < c.min_domains:
+                min_match = 0
+            else:
+                min_match = int(by_value[domains].min())
+            self_match = 1 if c.selector is not None and c.selector.matches(pod.labels) else 0
+            has = vals >= 0
+            over = has & (by_value[np.where(has, vals, 0)] + self_match - min_match > c.max_skew)
+            status[(status == 0) & ~has] = MISSING_LABEL
+            status[(status == 0) & over] = SKEW
+        return status
+
+    # ---- PreScore + Score + NormalizeScore, over the feasible nodes ---------------------------
+    def score(self, pod, ctx, feasible):
+        """(raw, normalized) int64 arrays aligned with `feasible` rows, or None (Skip)."""
+        if pod.topology_spread:
+            constraints, require_all = pod_constraints(pod, "ScheduleAnyway"), True
+        else:
+            constraints, require_all = self._defaults(pod, ctx), not self.system_defaulted
+        if not constraints:
+            self.last = (pod.key, self.last[1] if self.last and self.last[0] == pod.key else True, True)
+            return None
+        t = ctx.table
+        labels = t.labels
+        empty_value = t.label_value_id("")            # a missing label reads as "" in Go
+        cols = [t.label_key_col(c.key) for c in constraints]
+        fl = labels[feasible]
+        ignored = np.zeros(len(feasible), bool)
+        if require_all:
+            for col in cols:
+                ignored |= fl[:, col] < 0
+        alive = ctx.alive
+        all_keys = np.ones(labels.shape[0], bool)
+        if require_all:
+            for col in cols:
+                all_keys &= labels[:, col] >= 0
+        raw_f = np.zeros(len(feasible), np.float64)
+        for c, col in zip(constraints, cols):
+            counts = ctx.row_counts(pod.namespace, c.selector)
+            fvals = np.where(fl[:, col] >= 0, fl[:, col], empty_value)
+            has = fl[:, col] >= 0
+            if c.key == HOSTNAME:
+                size = len(feasible) - int(ignored.sum())
+                cnt = counts[feasible]
+            else:
+                domains = np.unique(fvals[~ignored])
+                size = len(domains)
+                vals = np.where(labels[:, col] >= 0, labels[:, col], empty_value)
+                counted = alive & all_keys & ctx.policy_mask(pod, c)
+                by_value = np.bincount(vals[counted], weights=counts[counted], minlength=len(t.label_values))
+                in_domains = np.zeros(len(by_value), bool)
+                in_domains[domains] = True
+                by_value = np.where(in_domains, by_value, 0)
+                cnt = by_value[fvals]
+            weight = math.log(size + 2)
+            raw_f += np.where(has, cnt.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
+        raw = np.where(ignored, 0, _go_round(raw_f)).astype(np.int64)
+        kept = raw[~ignored]
+        lo = int(kept.min()) if len(kept) else 0
+        hi = max(int(kept.max()), 0) if len(kept) else 0
+        if hi == 0:
+            norm = np.full(len(feasible), 100, np.int64)
+        else:
+            norm = (100 * (hi + lo - raw)) // hi
+        norm[ignored] = 0
+        self.last = (pod.key, self.last[1] if self.last and self.last[0] == pod.key else True, False)
+        return raw, norm
+
+    def _defaults(self, pod, ctx):
+        """System default constraints with the selector of the pod's Services and controller."""
+        if not self.system_defaulted:
+            return []
+        selector = ctx.default_selector(pod)
+        if selector is None or not selector.requirements:
+            return []
+        return [Constraint(key, skew, selector) for key, skew in SYSTEM_DEFAULTS]
+
+
+def _go_round(x):
+    """math.Round: half away from zero."""
+    return np.where(x >= 0, np.floor(x + 0.5), -np.floor(-x + 0.5))
+
+
+class SpreadContext:
+    """What PodTopologySpread reads of the cluster: node table, counters, Services and
+    controllers (for the system default constraints' selector)."""
+
+    def __init__(self, table, counters, objects):
+        self.table, self.counters, self.objects = table, counters, objects
+        self._alive_key, self._alive = None, None
+        self._masks = {}
+
+    def begin(self, pod):
+        self._masks = {}
+        t = self.table
+        key = (t.layout, t._next_order, len(t.free_rows))
+        if key != self._alive_key:
+            alive = np.zeros(t.labels.shape[0], bool)
+            alive[list(t.row_of.values())] = True
+            self._alive_key, self._alive = key, alive
+
+    @property
+    def alive(self):
+        return self._alive
+
+    def row_counts(self, namespace, selector):
+        counts = self.counters.row_counts(namespace, selector)
+        n = self.table.labels.shape[0]
+        return counts if len(counts) == n else np.resize(counts, n) * (np.arange(n) < len(counts))
+
+    def policy_mask(self, pod, c):
+        from .node_affinity import required_mask
+        from .taint_toleration import tolerated_mask
+        mask = np.ones(self.table.labels.shape[0], bool)
+        if c.honor_affinity:
+            if "affinity" not in self._masks:
+                self._masks["affinity"] = required_mask(pod, self.table)
+            mask &= self._masks["affinity"]
+        if c.honor_taints:
+            if "taints" not in self._masks:
+                self._masks["taints"] = tolerated_mask(pod, self.table)
+            mask &= self._masks["taints"]
+        return mask
+
+    def default_selector(self, pod):
+        """helper.DefaultSelector: the pod's Services' selectors merged, plus its controlling
+        ReplicationController's (merged) or ReplicaSet's / StatefulSet's (requirements added)."""
+        label_set = {}
+        for svc in self.objects.get("Service", ()):
+            meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+            selector = spec.get("selector")
+            if (meta.get("namespace") or "default") != pod.namespace or selector is None:
+                continue
+            if all(pod.labels.get(k) == v for k, v in selector.items()):
+                label_set.update(selector)
+        reqs = tuple((k, "In", frozenset([v])) for k, v in sorted(label_set.items()))
+        owner = next((o for o in (pod.raw.get("metadata") or {}).get("ownerReferences") or ()
+                      if isinstance(o, dict) and o.get("controller")), None)
+        if owner is not None:
+            kind = (owner.get("apiVersion"), owner.get("kind"))
+            obj = self._find(kind, pod.namespace, owner.get("name"))
+            if obj is not None and kind == ("v1", "ReplicationController"):
+                label_set.update((obj.get("spec") or {}).get("selector") or {})
+                reqs = tuple((k, "In", frozenset([v])) for k, v in sorted(label_set.items()))
+            elif obj is not None:
+                from ..objects.fields import FieldReader
+                from ..objects.pod_affinity import parse_label_selector
+                sel = parse_label_selector(FieldReader(f"{kind[1]} {owner.get('name')}"),
+                                           (obj.get("spec") or {}).get("selector"), "spec.selector")
+                if sel is not None:
+                    reqs = reqs + sel.requirements
+        return LabelSelector(reqs)
+
+    def _find(self, kind, namespace, name):
+        kinds = {("v1", "ReplicationController"): "ReplicationController",
+                 ("apps/v1", "ReplicaSet"): "ReplicaSet", ("apps/v1", "StatefulSet"): "StatefulSet"}
+        for obj in self.objects.get(kinds.get(kind, ""), ()):
+            meta = obj.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+                return obj
+        return None
