@@ -63,13 +63,16 @@ def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
     benchmark.extra_info["podsPerSecond"] = round(len(state["results"]) / benchmark.stats.stats.median)
 
 
-def test_schedule_required_anti_affinity_5000(benchmark):
-    """kube-scheduler's scheduler_perf-like required pod anti-affinity: 5,000 nodes, 1,000 pods
-    (each repels the others on its hostname), default sampling."""
+@pytest.mark.parametrize("name,pods", [("bench_antiaffinity_5000", 1000), ("bench_spread_5000", 2000)],
+                         ids=["required-anti-affinity", "topology-spread"])
+def test_schedule_cross_pod_5000(benchmark, name, pods):
+    """kube-scheduler's scheduler_perf-like workloads at 5,000 nodes, default sampling: required
+    pod anti-affinity (each pod repels the others on its hostname) and topology spreading
+    (DoNotSchedule over zones, ScheduleAnyway over hostnames)."""
     state = {}
 
     def setup():
-        sched = Scheduler.from_workload(parity_bench("bench_antiaffinity_5000"))
+        sched = Scheduler.from_workload(parity_bench(name))
         for pod in sched.pending:
             sched.prepare(pod)
         state["sched"] = sched
@@ -80,11 +83,10 @@ def test_schedule_required_anti_affinity_5000(benchmark):
 
     benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
     results = state["results"]
-    assert all(r.node is not None for r in results)
-    assert len({r.node for r in results}) == len(results)        # anti-affinity: one per node
+    assert len(results) == pods and all(r.node is not None for r in results)
     median = benchmark.stats.stats.median
     benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
     benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
-    kube = KUBE.get(("bench_antiaffinity_5000", 0))
+    kube = KUBE.get((name, 0))
     benchmark.extra_info["kubeSchedulerPodsPerSecond"] = kube
     benchmark.extra_info["speedup"] = round(len(results) / median / kube, 1)

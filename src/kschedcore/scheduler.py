@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
-from .errors import DuplicateError, UnsupportedError, ValidationError
+from .errors import DuplicateError, ValidationError
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
 from .framework.runtime import ProfileRuntime
@@ -55,11 +55,6 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
-
-
-def _name_of(obj) -> str:
-    meta = obj.get("metadata") or {} if isinstance(obj, dict) else {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
 
 
 @dataclass(slots=True)
