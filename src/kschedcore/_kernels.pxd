@@ -106,7 +106,11 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
-    int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew); NULL: Skip
+    int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew)
+    Py_ssize_t n_spread        # or, >= 0: constraints on domain counts (-1 with no status: Skip)
+    int32_t* spread_col
+    int32_t* spread_dom
+    int64_t* spread_limit      # a node fails when its domain's count exceeds this
     # InterPodAffinity, from PreFilter / PreScore: constraints on per-topology-domain counts
     Py_ssize_t n_ipa_filter, n_ipa_score   # -1: that extension point skips
     int8_t* ipa_kind           # 1 affinity term, 2 anti-affinity term, 3 existing pods' anti-affinity
@@ -227,6 +231,9 @@ cdef class NodeKernel:
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-3] for the other plugins
     cdef int8_t[::1] spread_status
     cdef bint has_spread_status
+    cdef int32_t[::1] spread_col, spread_dom
+    cdef int64_t[::1] spread_limit
+    cdef Py_ssize_t n_spread
     cdef int8_t[::1] ipa_kind
     cdef int32_t[::1] ipa_col, ipa_dom, ipa_score_col, ipa_score_dom
     cdef int64_t[::1] ipa_score_weight

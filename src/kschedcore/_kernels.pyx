@@ -402,10 +402,23 @@ cdef inline int64_t _image_score(Table* t, PodView* p, Py_ssize_t row, int64_t n
 
 
 # ---- the Filter plugins, in profile order ------------------------------------------------------
-cdef inline int _spread_filter(PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
-    """PodTopologySpread's per-node status from PreFilter: 1 the node lacks a constraint's
-    topology key (UU), 2 placing the pod there would exceed maxSkew (U)."""
-    cdef int8_t s = p.spread_status[row]
+cdef inline int _spread_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """PodTopologySpread Filter: 1 the node lacks a constraint's topology key (UU), 2 placing the
+    pod there would exceed maxSkew (U) -- from domain counts, or from a per-node status."""
+    cdef Py_ssize_t i
+    cdef int32_t v
+    cdef int8_t s
+    if p.n_spread >= 0:
+        for i in range(p.n_spread):
+            v = t.labels[row * t.n_keys + p.spread_col[i]]
+            if v < 0:
+                detail[0] = 1
+                return C_UNRESOLVABLE
+            if t.domains[p.spread_dom[i] * t.dom_stride + v] > p.spread_limit[i]:
+                detail[0] = 2
+                return C_UNSCHEDULABLE
+        return C_SUCCESS
+    s = p.spread_status[row]
     if s == 0:
         return C_SUCCESS
     detail[0] = s
@@ -470,7 +483,7 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
     if fid == F_INTER_POD_AFFINITY:
         return _ext_filter(t, p, row, detail)
     if fid == F_POD_TOPOLOGY_SPREAD:
-        return _spread_filter(p, row, detail)
+        return _spread_filter(t, p, row, detail)
     return _fit_filter(t, p, row, detail)
 
 
@@ -506,7 +519,7 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
                 plugin[0] = F_NODE_RESOURCES_FIT
                 return code
         if y.active[F_POD_TOPOLOGY_SPREAD]:
-            code = _spread_filter(p, row, detail)
+            code = _spread_filter(t, p, row, detail)
             if code != C_SUCCESS:
                 plugin[0] = F_POD_TOPOLOGY_SPREAD
                 return code
@@ -663,6 +676,9 @@ cdef class NodeKernel:
         self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
+        self.n_spread = -1
+        self.spread_col = self.spread_dom = _EMPTY_I32
+        self.spread_limit = _EMPTY_I64
         self.n_ipa_filter = self.n_ipa_score = -1
         self.ipa_kind = np.zeros(0, np.int8)
         self.ipa_col = self.ipa_dom = self.ipa_score_col = self.ipa_score_dom = _EMPTY_I32
@@ -689,11 +705,17 @@ cdef class NodeKernel:
     def seed(self, seed):
         self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
 
-    def set_topology_spread(self, status):
-        """PodTopologySpread's per-row status (int8) for the next cycle(s); None: PreFilter skips."""
+    def set_topology_spread(self, status, terms=None):
+        """PodTopologySpread's PreFilter result for the next cycle(s): a per-row status (int8),
+        or terms (label column int32[], domain row int32[], count limit int64[]); both None:
+        PreFilter skips."""
         self.has_spread_status = status is not None
         if status is not None:
             self.spread_status = status
+        self.n_spread = -1
+        if terms is not None:
+            self.spread_col, self.spread_dom, self.spread_limit = terms
+            self.n_spread = self.spread_col.shape[0]
 
     def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
         """InterPodAffinity's PreFilter / PreScore results for the next cycle(s).
@@ -763,7 +785,7 @@ cdef class NodeKernel:
             elif fid == F_INTER_POD_AFFINITY:
                 acts = p.n_ipa_filter >= 0
             elif fid == F_POD_TOPOLOGY_SPREAD:
-                acts = p.spread_status != NULL
+                acts = p.spread_status != NULL or p.n_spread >= 0
             else:
                 acts = True
             if acts:
@@ -807,6 +829,8 @@ cdef class NodeKernel:
         cdef Cycle y
         _load_pod(cp, &p)
         p.spread_status = &self.spread_status[0] if self.has_spread_status else NULL
+        p.n_spread = self.n_spread
+        p.spread_col, p.spread_dom, p.spread_limit = _i32(self.spread_col), _i32(self.spread_dom), _i64(self.spread_limit)
         p.n_ipa_filter, p.n_ipa_score = self.n_ipa_filter, self.n_ipa_score
         p.ipa_self_affine = self.ipa_self_affine
         p.ipa_kind, p.ipa_col, p.ipa_dom = _i8(self.ipa_kind), _i32(self.ipa_col), _i32(self.ipa_dom)

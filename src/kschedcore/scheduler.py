@@ -346,14 +346,14 @@ class Scheduler:
         if not pod.topology_spread:          # no DoNotSchedule constraint: PreFilter skips
             plugin.last = (pod.key, True, True)
             if profile.spread_set:
-                kernel.set_topology_spread(None)
+                kernel.set_topology_spread(None, None)
                 profile.spread_set = False
             return
         self.spread_context.begin(pod)
-        status = plugin.prefilter(pod, self.spread_context)
-        kernel.set_topology_spread(status)
-        profile.spread_set = status is not None
-        profile.bind(self.table)             # a new topology key may have grown the table
+        status, terms = plugin.prefilter(pod, self.spread_context)
+        profile.bind(self.table)             # a new key or counter may have grown the table
+        kernel.set_topology_spread(status, terms)
+        profile.spread_set = status is not None or terms is not None
 
     def _topology_spread_score(self, profile: ProfileRuntime, pod: Pod, nf: int, best: int) -> int:
         """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes;

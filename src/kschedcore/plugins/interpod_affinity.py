@@ -136,6 +136,8 @@ def _spread_counts(namespace, selector, pod) -> bool:
 def _matches(sig, pod) -> bool:
     """("all", terms): the pod matches every term; ("one", term): it matches that term."""
     kind, terms = sig
+    if kind == "spread":
+        return _spread_counts(terms[0], terms[1], pod)
     if kind == "one":
         return terms.matches(pod.labels, pod.namespace, None)
     return bool(terms) and all(t.matches(pod.labels, pod.namespace, None) for t in terms)

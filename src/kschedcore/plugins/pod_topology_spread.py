@@ -76,11 +76,33 @@ class PodTopologySpread(Plugin):
 
     # ---- PreFilter + Filter ------------------------------------------------------------------
     def prefilter(self, pod, ctx):
-        """Per-row status for the kernel, or None (Skip: no DoNotSchedule constraint)."""
+        """(per-row status, None) or (None, domain-count terms) for the kernel; (None, None):
+        Skip, no DoNotSchedule constraint."""
         constraints = pod_constraints(pod, "DoNotSchedule") if pod.topology_spread else []
         self.last = (pod.key, not constraints, True)
         if not constraints:
-            return None
+            return None, None
+        if len({c.key for c in constraints}) == 1 and not any(ctx.policy_restricts(pod, c) for c in constraints):
+            return None, self._domain_terms(pod, ctx, constraints)
+        return self._status(pod, ctx, constraints), None
+
+    def _domain_terms(self, pod, ctx, constraints):
+        """The usual case -- one topology key, no inclusion policy narrowing the nodes: every
+        node with the key counts, so the cache's per-domain counters are the counts."""
+        limits, cols, doms = [], [], []
+        for c in constraints:
+            col, dom = ctx.counters.incoming_row(("spread", (pod.namespace, c.selector)), c.key)
+            domains = ctx.domain_values(col)
+            counts = ctx.table.domains[dom]
+            min_match = 0 if len(domains) < c.min_domains else int(counts[domains].min())
+            self_match = 1 if c.selector is not None and c.selector.matches(pod.labels) else 0
+            cols.append(col)
+            doms.append(dom)
+            limits.append(c.max_skew - self_match + min_match)
+        return (np.asarray(cols, np.int32), np.asarray(doms, np.int32), np.asarray(limits, np.int64))
+
+    def _status(self, pod, ctx, constraints):
+        """Per-row status, summing row counters over the nodes each constraint counts."""
         t = ctx.table
         n = t.labels.shape[0]
         cols = [t.label_key_col(c.key) for c in constraints]
@@ -120,27 +142,28 @@ class PodTopologySpread(Plugin):
         labels = t.labels
         empty_value = t.label_value_id("")            # a missing label reads as "" in Go
         cols = [t.label_key_col(c.key) for c in constraints]
-        fl = labels[feasible]
+        fcols = {col: labels[feasible, col] for col in cols}
         ignored = np.zeros(len(feasible), bool)
         if require_all:
             for col in cols:
-                ignored |= fl[:, col] < 0
+                ignored |= fcols[col] < 0
         alive = ctx.alive
-        all_keys = np.ones(labels.shape[0], bool)
-        if require_all:
-            for col in cols:
-                all_keys &= labels[:, col] >= 0
+        all_keys = None
         raw_f = np.zeros(len(feasible), np.float64)
         for c, col in zip(constraints, cols):
             counts = ctx.row_counts(pod.namespace, c.selector)
-            fvals = np.where(fl[:, col] >= 0, fl[:, col], empty_value)
-            has = fl[:, col] >= 0
+            has = fcols[col] >= 0
             if c.key == HOSTNAME:
                 size = len(feasible) - int(ignored.sum())
                 cnt = counts[feasible]
             else:
+                fvals = np.where(has, fcols[col], empty_value)
                 domains = np.unique(fvals[~ignored])
                 size = len(domains)
+                if all_keys is None:
+                    all_keys = np.ones(labels.shape[0], bool)
+                    for key_col in cols if require_all else ():
+                        all_keys &= labels[:, key_col] >= 0
                 vals = np.where(labels[:, col] >= 0, labels[:, col], empty_value)
                 counted = alive & all_keys & ctx.policy_mask(pod, c)
                 by_value = np.bincount(vals[counted], weights=counts[counted], minlength=len(t.label_values))
@@ -173,8 +196,11 @@ class PodTopologySpread(Plugin):
 
 
 def _go_round(x):
-    """math.Round: half away from zero."""
-    return np.where(x >= 0, np.floor(x + 0.5), -np.floor(-x + 0.5))
+    """math.Round: half away from zero, exactly (floor(x + 0.5) is off for 0.49999999999999994)."""
+    a = np.abs(x)
+    r = np.floor(a)
+    r += (a - r) >= 0.5
+    return np.copysign(r, x)
 
 
 class SpreadContext:
@@ -185,11 +211,12 @@ class SpreadContext:
         self.table, self.counters, self.objects = table, counters, objects
         self._alive_key, self._alive = None, None
         self._masks = {}
+        self._domains = {}
 
     def begin(self, pod):
         self._masks = {}
         t = self.table
-        key = (t.layout, t._next_order, len(t.free_rows))
+        key = (t.layout, t.node_version)
         if key != self._alive_key:
             alive = np.zeros(t.labels.shape[0], bool)
             alive[list(t.row_of.values())] = True
@@ -203,6 +230,24 @@ class SpreadContext:
         counts = self.counters.row_counts(namespace, selector)
         n = self.table.labels.shape[0]
         return counts if len(counts) == n else np.resize(counts, n) * (np.arange(n) < len(counts))
+
+    def policy_restricts(self, pod, c) -> bool:
+        """Whether an inclusion policy can leave out nodes that have the topology key."""
+        return (c.honor_affinity and (bool(pod.node_selector) or pod.required_terms is not None)) \
+            or c.honor_taints
+
+    def domain_values(self, col):
+        """Label value ids of `col` on the live nodes (the topology domains), cached until the
+        nodes change."""
+        key = (self.table.node_version, col)
+        cached = self._domains.get(key)
+        if cached is None:
+            vals = self.table.labels[self._alive, col]
+            cached = np.unique(vals[vals >= 0])
+            if len(self._domains) > 64:
+                self._domains.clear()
+            self._domains[key] = cached
+        return cached
 
     def policy_mask(self, pod, c):
         from .node_affinity import required_mask

@@ -93,6 +93,7 @@ class NodeTable:
         self._scan_order_stale = False
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
+        self.node_version = 0                    # bumped by every node add, update and remove
         self._alloc_columns(capacity)
 
     @property
@@ -245,6 +246,7 @@ class NodeTable:
 
     def remove_node(self, name: str) -> int:
         row = self.row_of.pop(name)
+        self.node_version += 1
         self._clear_images(row)
         self.tree.remove(self.zone_of[row], row)
         self._scan_order_stale = True
@@ -259,6 +261,7 @@ class NodeTable:
         return row
 
     def _set_node_facts(self, row: int, node):
+        self.node_version += 1
         self.nodes[row] = node
         self.generation[row] += 1
         self.zone_of[row] = zone_key(node.labels)
