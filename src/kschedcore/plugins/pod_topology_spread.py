@@ -6,12 +6,11 @@ nodes the constraint counts (keys present, inclusion policies) with NumPy, and h
 kernel a per-node status. The score needs the feasible set, so it runs after the kernel's
 pass, over the feasible nodes only.
 """
-import math
-
 import numpy as np
 
 from .._kernels import F_POD_TOPOLOGY_SPREAD, S_POD_TOPOLOGY_SPREAD
 from ..errors import UnsupportedError
+from ..framework.gomath import go_log
 from ..objects.pod_affinity import LabelSelector
 from .base import Plugin
 
@@ -171,7 +170,7 @@ class PodTopologySpread(Plugin):
                 in_domains[domains] = True
                 by_value = np.where(in_domains, by_value, 0)
                 cnt = by_value[fvals]
-            weight = math.log(size + 2)
+            weight = go_log(size + 2)
             raw_f += np.where(has, cnt.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
         raw = np.where(ignored, 0, _go_round(raw_f)).astype(np.int64)
         kept = raw[~ignored]
