@@ -319,7 +319,10 @@ class Scheduler:
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
             scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
         if profile.spread is not None:
-            self._topology_spread_prefilter(profile, pod)
+            if pod.topology_spread or profile.spread_set:
+                self._topology_spread_prefilter(profile, pod)
+            else:
+                profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
         if profile.inter_pod_affinity is not None:
             if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
                 profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
@@ -334,7 +337,7 @@ class Scheduler:
         if nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
             return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), profile, ctx
-        if nf > 1 and profile.spread_scores:
+        if nf > 1 and profile.spread_scores and (pod.topology_spread or self.objects):
             best = self._topology_spread_score(profile, pod, nf, best)
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
@@ -359,10 +362,7 @@ class Scheduler:
         """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes;
         the totals change, so selectHost runs again."""
         plugin, k = profile.spread, profile.kernel
-        s = plugin.score_id
-        if not pod.topology_spread and not self.objects:
-            k.score_ran[s] = 0                # no constraint and no default selector: Skip
-            return best
+        s = plugin.score_id                   # the kernel leaves score_ran[s] 0: it does not score it
         self.spread_context.begin(pod)
         feasible = np.asarray(k.feasible)[:nf]
         result = plugin.score(pod, self.spread_context, feasible)

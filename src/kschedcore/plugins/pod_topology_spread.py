@@ -135,7 +135,7 @@ class PodTopologySpread(Plugin):
         else:
             constraints, require_all = self._defaults(pod, ctx), not self.system_defaulted
         if not constraints:
-            self.last = (pod.key, self.last[1] if self.last and self.last[0] == pod.key else True, True)
+            self.last = (pod.key, self._filter_skipped(pod), True)
             return None
         t = ctx.table
         labels = t.labels
@@ -181,8 +181,11 @@ class PodTopologySpread(Plugin):
         else:
             norm = (100 * (hi + lo - raw)) // hi
         norm[ignored] = 0
-        self.last = (pod.key, self.last[1] if self.last and self.last[0] == pod.key else True, False)
+        self.last = (pod.key, self._filter_skipped(pod), False)
         return raw, norm
+
+    def _filter_skipped(self, pod):
+        return self.last is None or self.last[0] != pod.key or self.last[1]
 
     def _defaults(self, pod, ctx):
         """System default constraints with the selector of the pod's Services and controller."""
