@@ -547,3 +547,127 @@ def ipa_workloads(draw):
     bound = [draw(ipa_pods(f"b{i}", names, bound=True)) for i in range(draw(st.integers(0, 6)))]
     pending = [draw(ipa_pods(f"p{i}", names)) for i in range(draw(st.integers(1, 6)))]
     return draw(ipa_namespaces()), nodes, bound, pending
+
+
+# ---- pod topology spread -----------------------------------------------------------------------
+PTS_KEYS = [ZONE, ZONE, ZONE, HOSTNAME, HOSTNAME, POOL, "rack"]   # rack: no node has it
+#: (apiVersion, kind) of the controllers a pod may name as its controlling owner
+PTS_CONTROLLERS = [("v1", "ReplicationController"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"),
+                   ("apps/v1beta1", "ReplicaSet"), ("apps/v1", "Deployment")]
+
+
+@st.composite
+def topology_spread_constraints(draw):
+    """A v1.TopologySpreadConstraint: both actions, maxSkew 1-3, minDomains 1-3 (or unset),
+    node inclusion policies (or unset), matchLabelKeys (or unset), any label selector."""
+    c = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": draw(st.sampled_from(PTS_KEYS)),
+         "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))}
+    sel = draw(label_selectors(POD_LABEL_VALUES))
+    if sel is not None:
+        c["labelSelector"] = sel
+    if c["whenUnsatisfiable"] == "DoNotSchedule" and draw(st.integers(0, 2)) == 0:
+        c["minDomains"] = draw(st.integers(1, 3))
+    for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        if draw(st.integers(0, 2)) == 0:
+            c[field] = draw(st.sampled_from(["Honor", "Ignore"]))
+    if draw(st.integers(0, 3)) == 0:
+        c["matchLabelKeys"] = draw(st.lists(st.sampled_from(sorted(POD_LABEL_VALUES) + ["pod-template-hash"]),
+                                            min_size=1, max_size=2, unique=True))
+    return c
+
+
+@st.composite
+def pts_pods(draw, name, node_names, bound=False):
+    pod = draw(pods_dicts(name, node_names, bound=bound, extended=False))
+    ns = draw(st.sampled_from(IPA_NAMESPACES * 4 + [IPA_NS_UNKNOWN]))
+    pod["metadata"]["namespace"] = ns
+    pod["metadata"]["uid"] = f"uid-{ns}-{name}"
+    if draw(st.integers(0, 2)):                 # less node-local noise: spreading decides
+        pod["spec"].pop("affinity", None)
+        pod["spec"].pop("nodeSelector", None)
+        pod["spec"].pop("nodeName", None) if not bound else None
+    labels = draw(pod_labels())
+    if labels:
+        pod["metadata"]["labels"] = labels
+    if bound and draw(st.integers(0, 9)) == 0:
+        pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if draw(st.integers(0, 3)) == 0:
+        api_version, kind = draw(st.sampled_from(PTS_CONTROLLERS))
+        pod["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": kind,
+                                               "name": draw(st.sampled_from(["c0", "c1"])), "uid": "u",
+                                               "controller": draw(st.sampled_from([True, True, False, None]))}]
+    if not bound and draw(st.integers(0, 4)):
+        pod["spec"]["topologySpreadConstraints"] = draw(
+            st.lists(topology_spread_constraints(), min_size=0 if draw(st.integers(0, 7)) == 0 else 1, max_size=3))
+    return pod
+
+
+@st.composite
+def pts_services(draw):
+    out = []
+    for i in range(draw(st.integers(0, 3))):
+        svc = {"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": f"svc{i}", "namespace": draw(st.sampled_from(IPA_NAMESPACES))},
+               "spec": {}}
+        k = draw(st.integers(0, 5))
+        if k == 1:
+            svc["spec"]["selector"] = {}
+        elif k > 1:
+            key = draw(st.sampled_from(sorted(POD_LABEL_VALUES)))
+            svc["spec"]["selector"] = {key: draw(st.sampled_from(POD_LABEL_VALUES[key]))}
+        out.append(svc)
+    for i in range(draw(st.integers(0, 3))):
+        api_version, kind = draw(st.sampled_from(PTS_CONTROLLERS[:3]))
+        obj = {"apiVersion": api_version, "kind": kind,
+               "metadata": {"name": f"c{i}", "namespace": draw(st.sampled_from(IPA_NAMESPACES))}, "spec": {}}
+        if kind == "ReplicationController":
+            if draw(st.integers(0, 4)):
+                key = draw(st.sampled_from(sorted(POD_LABEL_VALUES)))
+                obj["spec"]["selector"] = {key: draw(st.sampled_from(POD_LABEL_VALUES[key]))}
+        else:
+            sel = draw(label_selectors(POD_LABEL_VALUES))
+            if sel is not None:
+                obj["spec"]["selector"] = sel
+        out.append(obj)
+    return out
+
+
+@st.composite
+def pts_workloads(draw):
+    """(objects, nodes, bound pods, pending pods) with topology spread constraints (and the
+    system default spreading for pods without constraints that Services or their controlling
+    ReplicationController / ReplicaSet / StatefulSet select); objects: Services and controllers."""
+    nodes = [draw(ipa_nodes(f"n{i}")) for i in range(draw(st.integers(3, 9)))]
+    names = [n["metadata"]["name"] for n in nodes]
+    bound = [draw(pts_pods(f"b{i}", names, bound=True)) for i in range(draw(st.integers(0, 12)))]
+    pending = [draw(pts_pods(f"p{i}", names)) for i in range(draw(st.integers(1, 6)))]
+    return draw(pts_services()), nodes, bound, pending
+
+
+@st.composite
+def pts_focused_workloads(draw):
+    """Like ``pts_workloads``, but most pods are one group (app=web) spread by its own label, so
+    that skew, minDomains and the scores decide: few node-local rejections."""
+    nodes = []
+    for i in range(draw(st.integers(3, 9))):
+        node = draw(ipa_nodes(f"n{i}"))
+        node["spec"].pop("unschedulable", None)
+        node["metadata"]["labels"][HOSTNAME] = f"n{i}"
+        if draw(st.integers(0, 5)):
+            node["metadata"]["labels"][ZONE] = draw(st.sampled_from(ZONES))
+        node["status"]["allocatable"].update({"cpu": "64", "memory": "256Gi"})
+        node["status"]["capacity"].update({"cpu": "64", "memory": "256Gi"})
+        nodes.append(node)
+    names = [n["metadata"]["name"] for n in nodes]
+
+    def group(pod):
+        if draw(st.integers(0, 4)):
+            pod["metadata"]["labels"] = dict(pod["metadata"].get("labels") or {}, app="web")
+        for c in pod["spec"].get("topologySpreadConstraints") or []:
+            if draw(st.integers(0, 2)):
+                c["labelSelector"] = {"matchLabels": {"app": "web"}}
+        return pod
+
+    bound = [group(draw(pts_pods(f"b{i}", names, bound=True))) for i in range(draw(st.integers(0, 12)))]
+    pending = [group(draw(pts_pods(f"p{i}", names))) for i in range(draw(st.integers(1, 8)))]
+    return draw(pts_services()), nodes, bound, pending

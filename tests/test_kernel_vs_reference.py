@@ -5,7 +5,9 @@ Random but valid Nodes and Pods (tests/strategies.py) go through both
 every explain record must be the same (``parity.diff``), and so must the skipped plugins.
 
 InterPodAffinity has its own property (``S.ipa_workloads``: Namespace objects added with
-``add_namespace`` before the bound pods) and two hand-checked cases.
+``add_namespace`` before the bound pods) and two hand-checked cases; PodTopologySpread has
+two (``S.pts_workloads``, ``S.pts_focused_workloads``: Services and controllers added with
+``add_object``).
 
 The hand-written cases at the end pin disagreements these properties once found (terminal
 pods, unparsable terms, PreFilterResult names, pod-level hugepages in Fit scoring).
@@ -436,3 +438,53 @@ def test_interpod_affinity_incoming_namespace_selector_and_preferred_scores():
     raw = {n: s["raw:InterPodAffinity"] for n, s in want[0]["scores"].items()}
     assert raw == {"n0": 10, "n1": -5, "n2": 0, "n3": -5}
     assert {n: s["InterPodAffinity"] for n, s in want[0]["scores"].items()} == {"n0": 200, "n1": 0, "n2": 66, "n3": 0}
+
+
+# ---- PodTopologySpread -------------------------------------------------------------------------
+
+def run_both_pts(objects, nodes, bound, pending):
+    """(kernel records, reference records) for a workload with Services and controllers."""
+    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first")
+    for ns in S.IPA_NAMESPACES:
+        sched.add_namespace({"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
+    for obj in copy.deepcopy(objects):
+        sched.add_object(obj)
+    for pod in copy.deepcopy(bound):
+        sched.add_pod(pod)
+    for pod in copy.deepcopy(pending):
+        sched.queue(pod)
+    got = sched.explain_pending()
+    want = explain_workload(copy.deepcopy(nodes), copy.deepcopy(bound), copy.deepcopy(pending),
+                            percentage_of_nodes_to_score=100, tie_break="first",
+                            objects=_by_kind(copy.deepcopy(objects)))
+    return got, want
+
+
+def _by_kind(objects):
+    out = {}
+    for obj in objects:
+        out.setdefault(obj["kind"], []).append(obj)
+    return out
+
+
+def assert_same_pts(objects, nodes, bound, pending):
+    got, want = run_both_pts(objects, nodes, bound, pending)
+    assert [r["pod"] for r in got] == [r["pod"] for r in want]
+    names = {n["metadata"]["name"] for n in nodes}
+    for i, (g, w) in enumerate(zip(got, want)):
+        d = record_diff(g, w, names)
+        if d:
+            pytest.fail(f"record {i} ({w['pod']}) differs:\n{d}\n\npod: {json.dumps(pending[i])}", pytrace=False)
+    return got, want
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(S.pts_workloads())
+def test_topology_spread_matches_reference(workload):
+    assert_same_pts(*workload)
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(S.pts_focused_workloads())
+def test_topology_spread_skew_matches_reference(workload):
+    assert_same_pts(*workload)

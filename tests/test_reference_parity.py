@@ -4,13 +4,9 @@ The parity data (tests/data/parity) is what the real
 kube-scheduler decided: one explain record per pending pod, with percentageOfNodesToScore
 100 and ties broken by the first node in node-list order.
 
-* ``test_exact``: node-local and InterPodAffinity workloads, run end to end with ``explain_workload``; every record
+* ``test_exact``: every parity workload, run end to end with ``explain_workload``; every record
   must match field by field.
-* ``test_follow``: workloads that also use the cross-pod plugins (which the reference does not
-  implement).  The reference follows the real scheduler's choices (each pod is assumed onto
-  the node kube-scheduler chose) and only the node-local parts are compared: the whole Filter
-  outcome when kube-scheduler skipped every cross-pod Filter for that pod, the node-local
-  plugins' scores always, and totals / choice when every cross-pod Score was skipped too.
+* the other tests: hand-checked cases for paths the parity data does not reach.
 """
 from __future__ import annotations
 
@@ -20,22 +16,15 @@ from pathlib import Path
 
 import pytest
 
-
-from kschedcore.reference import ReferenceScheduler, explain_workload
+from kschedcore.reference import explain_workload
 
 DATA = Path(__file__).parent / "data" / "parity"
 
-EXACT_WORKLOADS = ["resources", "taints", "node_affinity", "host_ports", "interpod_affinity"]
-FOLLOW_WORKLOADS = ["images_default_spread", "mixed_small", "topology_spread"]
+EXACT_WORKLOADS = ["resources", "taints", "node_affinity", "host_ports", "interpod_affinity", "topology_spread",
+                   "images_default_spread", "mixed_small", "mixed_medium"]
 
 COMPARED_FIELDS = ["node", "numFeasible", "filter", "scores", "fitError", "preFilterStatus",
                    "skippedFilterPlugins", "skippedScorePlugins", "preFilterNodeNames", "preBound"]
-
-CROSS_POD_FILTER = {"InterPodAffinity", "PodTopologySpread", "VolumeRestrictions", "NodeVolumeLimits",
-                    "VolumeBinding", "VolumeZone", "DynamicResources"}
-CROSS_POD_SCORE = {"InterPodAffinity", "PodTopologySpread", "VolumeBinding"}
-PARITY_WORKLOADS_SCORE = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                    "ImageLocality"]
 
 
 def load_workload(name: str) -> dict:
@@ -45,6 +34,14 @@ def load_workload(name: str) -> dict:
             return json.load(f)
     with gzip.open(DATA / f"{name}.json.gz", "rt") as f:
         return json.load(f)
+
+
+def workload_objects(data: dict) -> dict:
+    """The workload's Services / controllers, as the reference's ``objects=`` keyword."""
+    return {"Service": data.get("services", []),
+            "ReplicationController": data.get("replicationControllers", []),
+            "ReplicaSet": data.get("replicaSets", []),
+            "StatefulSet": data.get("statefulSets", [])}
 
 
 def load_explain(name: str) -> list[dict]:
@@ -77,50 +74,12 @@ def test_exact(workload):
     expected = load_explain(workload)
     got = explain_workload(data["nodes"], data["pods"], data["pending"],
                            percentage_of_nodes_to_score=100, tie_break="first",
-                           namespaces=data.get("namespaces", []))
+                           namespaces=data.get("namespaces", []), objects=workload_objects(data))
     assert len(got) == len(expected), f"{workload}: {len(got)} records, want {len(expected)}"
     for mine, want in zip(got, expected):
         assert_field(workload, want["pod"], "pod", mine["pod"], want["pod"])
         for field in COMPARED_FIELDS:
             assert_field(workload, want["pod"], field, mine.get(field), want.get(field))
-
-
-@pytest.mark.parametrize("workload", FOLLOW_WORKLOADS)
-def test_follow(workload):
-    data = load_workload(workload)
-    expected = load_explain(workload)
-    sched = ReferenceScheduler(data["nodes"], data["pods"], percentage_of_nodes_to_score=100, tie_break="first",
-                               namespaces=data.get("namespaces", []))
-    compared_filter = compared_total = 0
-    for pod, want in zip(data["pending"], expected):
-        name = want["pod"]
-        mine = sched.explain(pod)
-        assert_field(workload, name, "pod", mine["pod"], name)
-
-        filter_local = CROSS_POD_FILTER <= set(want.get("skippedFilterPlugins") or ()) or "preFilterStatus" in want
-        if filter_local:
-            compared_filter += 1
-            for field in ("numFeasible", "filter", "fitError", "preFilterStatus", "preFilterNodeNames"):
-                assert_field(workload, name, field, mine.get(field), want.get(field))
-
-        if want["scores"] and mine["scores"]:
-            # Node-local plugin scores on the nodes both consider feasible.
-            for node in sorted(set(want["scores"]) & set(mine["scores"])):
-                for plugin in PARITY_WORKLOADS_SCORE:
-                    for key in (plugin, "raw:" + plugin):
-                        assert_field(workload, name, f"scores[{node}][{key}]",
-                                     mine["scores"][node].get(key), want["scores"][node].get(key))
-            score_local = CROSS_POD_SCORE <= set(want.get("skippedScorePlugins") or ())
-            if filter_local and score_local:
-                compared_total += 1
-                assert_field(workload, name, "scores", mine["scores"], want["scores"])
-                assert_field(workload, name, "node", mine["node"], want["node"])
-
-        # Follow kube-scheduler: each pod joins the node it chose (a pre-bound pod its own node
-        # when it passed the filters there, as ReferenceScheduler.schedule does).
-        if want["node"] is not None:
-            sched.assume(pod, want["node"])
-    assert compared_filter > 0 or workload in ("interpod_affinity", "topology_spread")
 
 
 def test_tie_break_first_is_input_order():
@@ -249,3 +208,30 @@ def test_status_resources_for_bound_pods():
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
     pod["status"]["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
     assert pod_resource_on_node(pod).resource.milli_cpu == 2000   # spec left out when Infeasible
+
+
+def test_default_topology_spread_hand_checked():
+    # n1 (z1) holds one app=web pod.  System defaults, selector app=web (the Service):
+    # hostname w = zone w = ln(2 + 2); n1: 1*ln4 + 2 + 1*ln4 + 4 = 8.77 -> 9, n2: 2 + 4 = 6;
+    # normalized 100 * (9 + 6 - s) / 9: n1 66, n2 100; weight 2.
+    nodes = [_node("n1", zone="z1"), _node("n2", zone="z2")]
+    web = {"app": "web"}
+    bound = [dict(_pod("b", [_c("app", cpu="100m")], nodeName="n1"))]
+    bound[0]["metadata"]["labels"] = web
+    pod = _pod("p", [_c("app", cpu="100m")])
+    pod["metadata"]["labels"] = web
+    svc = {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": web}}
+    nil_svc = {"kind": "Service", "metadata": {"name": "nil", "namespace": "default"}, "spec": {}}
+    (rec,) = explain_workload(nodes, bound, [pod], objects={"Service": [svc, nil_svc]})
+    assert (rec["scores"]["n1"]["raw:PodTopologySpread"], rec["scores"]["n2"]["raw:PodTopologySpread"]) == (9, 6)
+    assert (rec["scores"]["n1"]["PodTopologySpread"], rec["scores"]["n2"]["PodTopologySpread"]) == (132, 200)
+    # No Service: an empty default selector, so no constraints and PreScore skips.
+    (rec,) = explain_workload(nodes, bound, [pod], objects={"Service": [nil_svc]})
+    assert "PodTopologySpread" in rec["skippedScorePlugins"]
+    # A controlling ReplicaSet's selector (requirements added) works the same way.
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+                                           "controller": True}]
+    rs = {"kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "default"},
+          "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}}}
+    (rec,) = explain_workload(nodes, bound, [pod], objects={"ReplicaSet": [rs]})
+    assert rec["scores"]["n1"]["raw:PodTopologySpread"] == 9

@@ -1,4 +1,5 @@
-"""The scheduling cycle of the default profile: node-local plugins and InterPodAffinity (semantics §2, §5).
+"""The scheduling cycle of the default profile: node-local plugins, InterPodAffinity and
+PodTopologySpread (semantics §2, §5).
 
 ``ReferenceScheduler.explain(pod)`` runs PreFilter, Filter, PreScore, Score, Normalize and
 selectHost for one pod on the current state and returns a parity explain record
@@ -6,17 +7,18 @@ selectHost for one pod on the current state and returns a parity explain record
 drives a whole workload.
 
 InterPodAffinity is implemented in ``interpod`` (it needs the Namespace objects: the
-``namespaces=`` keyword).  The other cross-pod and volume plugins (PodTopologySpread,
-VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources) are not
-implemented: they are treated as skipping at PreFilter and PreScore, which is what
-kube-scheduler does for pods that do not use them.
+``namespaces=`` keyword), PodTopologySpread in ``topology`` (its system default constraints
+need the Services, ReplicationControllers, ReplicaSets and StatefulSets: the ``objects=``
+keyword).  The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+VolumeZone) and DynamicResources are not implemented: they are treated as skipping at
+PreFilter and PreScore, which is what kube-scheduler does for pods that do not use them.
 """
 from __future__ import annotations
 
 import copy
 import random
 
-from . import affinity, interpod, plugins
+from . import affinity, interpod, plugins, topology
 from .plugins import UU, FitArgs, PreFilterOutcome, Status, parse_fit_args
 from .requests import fit_filter_request
 from .state import Cluster, NodeInfo, pod_key
@@ -42,8 +44,7 @@ SCORE_PLUGINS = [  # (name, weight)
 ]
 #: Not implemented by the reference: always Skip at PreFilter / PreScore.
 NOT_IMPLEMENTED = {
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-    "DynamicResources",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
 }
 
 # §5.2
@@ -91,12 +92,14 @@ def fit_error_message(num_all_nodes: int, statuses: dict[str, Status], absent: S
 
 
 class ReferenceScheduler:
-    """Plain-Python kube-scheduler v1.34.1 default profile over node-local plugins and
-    InterPodAffinity (``namespaces``: raw Namespace objects, see ``add_namespace``)."""
+    """Plain-Python kube-scheduler v1.34.1 default profile over node-local plugins,
+    InterPodAffinity (``namespaces``: raw Namespace objects, see ``add_namespace``) and
+    PodTopologySpread (``objects``: kind -> raw Services / controllers, see ``add_object``)."""
 
     def __init__(self, nodes: list[dict], bound_pods: list[dict] = (), *,
                  percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
-                 scoring_strategy: dict | None = None, seed: int = 0, namespaces: list[dict] = ()):
+                 scoring_strategy: dict | None = None, seed: int = 0, namespaces: list[dict] = (),
+                 objects: dict | None = None):
         if tie_break not in ("first", "random"):
             raise ValueError(f"tie_break must be 'first' or 'random', not {tie_break!r}")
         self.cluster = Cluster(nodes)
@@ -110,6 +113,12 @@ class ReferenceScheduler:
         self.namespaces: dict[str, dict] = {}
         for ns in namespaces:
             self.add_namespace(ns)
+        #: Services, ReplicationControllers, ReplicaSets, StatefulSets (PodTopologySpread's
+        #: DefaultSelector): kind -> raw objects
+        self.objects: dict[str, list[dict]] = {}
+        for kind, objs in (objects or {}).items():
+            for obj in objs:
+                self.add_object(kind, obj)
         for pod in bound_pods:
             # §7.1: Succeeded/Failed pods never reach the cache.
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -121,6 +130,9 @@ class ReferenceScheduler:
     def add_namespace(self, namespace: dict) -> None:
         meta = namespace.get("metadata") or {}
         self.namespaces[meta.get("name") or ""] = dict(meta.get("labels") or {})
+
+    def add_object(self, kind: str, obj: dict) -> None:
+        self.objects.setdefault(kind, []).append(obj)
 
     def assume(self, pod: dict, node: str) -> None:
         """Assume: a copy of the pod with spec.nodeName = node joins that node (§6 step 1)."""
@@ -246,6 +258,7 @@ class ReferenceScheduler:
 
         # --- PreScore ---
         skipped_score: list[str] = []
+        state["feasible"] = feasible
         for name in PRE_SCORE_PLUGINS:
             skip, error = self._pre_score(name, pod, state)
             if error:
@@ -262,7 +275,7 @@ class ReferenceScheduler:
             if plugin in skipped_score:
                 continue
             raw = {name: self._score(plugin, pod, self.cluster.node_infos[name], state) for name in feasible}
-            normalized = self._normalize(plugin, raw)
+            normalized = self._normalize(plugin, raw, state)
             for name in feasible:
                 score = normalized[name]
                 if score > plugins.MAX_NODE_SCORE or score < 0:
@@ -299,6 +312,8 @@ class ReferenceScheduler:
             return PreFilterOutcome()
         if plugin == "InterPodAffinity":
             return interpod.pre_filter(pod, self.cluster, self.namespaces, state)
+        if plugin == "PodTopologySpread":
+            return topology.pre_filter(pod, self.cluster, self.objects, state)
         raise AssertionError(plugin)
 
     def _run_filters(self, pod: dict, ni: NodeInfo, state: dict, skip: set[str]) -> Status | None:
@@ -320,6 +335,8 @@ class ReferenceScheduler:
                 st = plugins.node_resources_fit_filter(pod, ni, state["fit_request"], self.fit_args)
             elif plugin == "InterPodAffinity":
                 st = interpod.filter_node(state, ni)
+            elif plugin == "PodTopologySpread":
+                st = topology.filter_node(state, ni)
             else:
                 raise AssertionError(plugin)
             if st is not None:
@@ -351,6 +368,8 @@ class ReferenceScheduler:
             return False, None
         if plugin == "InterPodAffinity":
             return interpod.pre_score(pod, self.cluster, self.namespaces, state)
+        if plugin == "PodTopologySpread":
+            return topology.pre_score(pod, self.cluster, self.objects, state["feasible"], state)
         raise AssertionError(plugin)
 
     def _score(self, plugin: str, pod: dict, ni: NodeInfo, state: dict) -> int:
@@ -366,30 +385,36 @@ class ReferenceScheduler:
             return plugins.image_locality_score(pod, ni, self.cluster)
         if plugin == "InterPodAffinity":
             return interpod.score(state, ni)
+        if plugin == "PodTopologySpread":
+            return topology.score(state, ni)
         raise AssertionError(plugin)
 
-    def _normalize(self, plugin: str, raw: dict[str, int]) -> dict[str, int]:
+    def _normalize(self, plugin: str, raw: dict[str, int], state: dict) -> dict[str, int]:
         if plugin == "TaintToleration":
             return plugins.default_normalize(raw, reverse=True)
         if plugin == "NodeAffinity":
             return plugins.default_normalize(raw, reverse=False)
         if plugin == "InterPodAffinity":
             return interpod.normalize(raw)
+        if plugin == "PodTopologySpread":
+            return topology.normalize(state, raw)
         return dict(raw)  # no ScoreExtensions
 
 
 def explain_workload(nodes: list[dict], bound_pods: list[dict], pending: list[dict], *,
                      percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
                      scoring_strategy: dict | None = None, seed: int = 0,
-                     namespaces: list[dict] = ()) -> list[dict]:
+                     namespaces: list[dict] = (), objects: dict | None = None) -> list[dict]:
     """Schedule ``pending`` in order on ``nodes`` + ``bound_pods``; one explain record each.
 
     Each chosen pod is assumed onto its node before the next pod.  A pre-bound pod (one with
     spec.nodeName) is evaluated like the others (record with ``preBound: true``) and joins
     spec.nodeName when the filters passed there (see ``ReferenceScheduler.schedule``).
     ``namespaces``: raw Namespace objects (their labels are what namespaceSelectors match).
+    ``objects``: kind ("Service", "ReplicationController", "ReplicaSet", "StatefulSet") -> raw
+    objects, for PodTopologySpread's default constraints.
     """
     sched = ReferenceScheduler(nodes, bound_pods, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
                                tie_break=tie_break, scoring_strategy=scoring_strategy, seed=seed,
-                               namespaces=namespaces)
+                               namespaces=namespaces, objects=objects)
     return [sched.schedule(pod) for pod in pending]
