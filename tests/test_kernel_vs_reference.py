@@ -61,8 +61,8 @@ def record_diff(got, want, node_names=None):
     return out.strip()
 
 
-def assert_same(nodes, bound, pending, **kw):
-    got, want = run_both(nodes, bound, pending, **kw)
+def assert_records_equal(got, want, nodes, pending):
+    """Fails with the first differing record, naming the pod and showing it."""
     assert [r["pod"] for r in got] == [r["pod"] for r in want]
     names = {n["metadata"]["name"] for n in nodes}
     for i, (g, w) in enumerate(zip(got, want)):
@@ -70,6 +70,10 @@ def assert_same(nodes, bound, pending, **kw):
         if d:
             pytest.fail(f"record {i} ({w['pod']}) differs:\n{d}\n\npod: {json.dumps(pending[i])}", pytrace=False)
     return got, want
+
+
+def assert_same(nodes, bound, pending, **kw):
+    return assert_records_equal(*run_both(nodes, bound, pending, **kw), nodes, pending)
 
 
 # ---- hand-picked corner cases ------------------------------------------------------------------
@@ -368,14 +372,7 @@ def run_both_ipa(namespaces, nodes, bound, pending):
 
 
 def assert_same_ipa(namespaces, nodes, bound, pending):
-    got, want = run_both_ipa(namespaces, nodes, bound, pending)
-    assert [r["pod"] for r in got] == [r["pod"] for r in want]
-    names = {n["metadata"]["name"] for n in nodes}
-    for i, (g, w) in enumerate(zip(got, want)):
-        d = record_diff(g, w, names)
-        if d:
-            pytest.fail(f"record {i} ({w['pod']}) differs:\n{d}\n\npod: {json.dumps(pending[i])}", pytrace=False)
-    return got, want
+    return assert_records_equal(*run_both_ipa(namespaces, nodes, bound, pending), nodes, pending)
 
 
 @settings(max_examples=150, **SETTINGS)
@@ -468,14 +465,7 @@ def _by_kind(objects):
 
 
 def assert_same_pts(objects, nodes, bound, pending):
-    got, want = run_both_pts(objects, nodes, bound, pending)
-    assert [r["pod"] for r in got] == [r["pod"] for r in want]
-    names = {n["metadata"]["name"] for n in nodes}
-    for i, (g, w) in enumerate(zip(got, want)):
-        d = record_diff(g, w, names)
-        if d:
-            pytest.fail(f"record {i} ({w['pod']}) differs:\n{d}\n\npod: {json.dumps(pending[i])}", pytrace=False)
-    return got, want
+    return assert_records_equal(*run_both_pts(objects, nodes, bound, pending), nodes, pending)
 
 
 @settings(max_examples=200, **SETTINGS)
