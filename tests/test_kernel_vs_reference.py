@@ -355,11 +355,14 @@ def test_nominated_pods_are_refused_until_implemented():
 
 # ---- InterPodAffinity --------------------------------------------------------------------------
 
-def run_both_ipa(namespaces, nodes, bound, pending):
-    """(kernel records, reference records) for a workload with Namespace objects."""
+def run_both_cluster(nodes, bound, pending, namespaces=(), objects=()):
+    """(kernel records, reference records) for a workload with Namespace objects, Services and
+    controllers: both sides get the same objects."""
     sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first")
     for ns in copy.deepcopy(namespaces):
         sched.add_namespace(ns)
+    for obj in copy.deepcopy(objects):
+        sched.add_object(obj)
     for pod in copy.deepcopy(bound):
         sched.add_pod(pod)
     for pod in copy.deepcopy(pending):
@@ -367,12 +370,14 @@ def run_both_ipa(namespaces, nodes, bound, pending):
     got = sched.explain_pending()
     want = explain_workload(copy.deepcopy(nodes), copy.deepcopy(bound), copy.deepcopy(pending),
                             percentage_of_nodes_to_score=100, tie_break="first",
-                            namespaces=copy.deepcopy(namespaces))
+                            namespaces=copy.deepcopy(list(namespaces)),
+                            objects=_by_kind(copy.deepcopy(list(objects))))
     return got, want
 
 
 def assert_same_ipa(namespaces, nodes, bound, pending):
-    return assert_records_equal(*run_both_ipa(namespaces, nodes, bound, pending), nodes, pending)
+    return assert_records_equal(*run_both_cluster(nodes, bound, pending, namespaces=namespaces),
+                                nodes, pending)
 
 
 @settings(max_examples=150, **SETTINGS)
@@ -439,24 +444,6 @@ def test_interpod_affinity_incoming_namespace_selector_and_preferred_scores():
 
 # ---- PodTopologySpread -------------------------------------------------------------------------
 
-def run_both_pts(objects, nodes, bound, pending):
-    """(kernel records, reference records) for a workload with Services and controllers."""
-    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first")
-    for ns in S.IPA_NAMESPACES:
-        sched.add_namespace({"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
-    for obj in copy.deepcopy(objects):
-        sched.add_object(obj)
-    for pod in copy.deepcopy(bound):
-        sched.add_pod(pod)
-    for pod in copy.deepcopy(pending):
-        sched.queue(pod)
-    got = sched.explain_pending()
-    want = explain_workload(copy.deepcopy(nodes), copy.deepcopy(bound), copy.deepcopy(pending),
-                            percentage_of_nodes_to_score=100, tie_break="first",
-                            objects=_by_kind(copy.deepcopy(objects)))
-    return got, want
-
-
 def _by_kind(objects):
     out = {}
     for obj in objects:
@@ -465,7 +452,9 @@ def _by_kind(objects):
 
 
 def assert_same_pts(objects, nodes, bound, pending):
-    return assert_records_equal(*run_both_pts(objects, nodes, bound, pending), nodes, pending)
+    namespaces = [{"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
+                  for ns in S.IPA_NAMESPACES]
+    return assert_records_equal(*run_both_cluster(nodes, bound, pending, namespaces, objects), nodes, pending)
 
 
 @settings(max_examples=200, **SETTINGS)
