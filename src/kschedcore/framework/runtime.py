@@ -6,7 +6,6 @@ plugins run, in which order, with which weights and arguments, and the pods comp
 import numpy as np
 
 from .._kernels import N_SCORES, CompiledPod, NodeKernel
-from ..errors import UnsupportedError
 from ..plugins import REGISTRY
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
 
@@ -16,7 +15,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 class ProfileRuntime:
     def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1):
-        _check_supported_args(profile)
         self.name = profile.scheduler_name
         wanted = set(profile.filters) | set(profile.score_weights)
         self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
@@ -124,14 +122,6 @@ class ProfileRuntime:
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist
-
-
-def _check_supported_args(profile: Profile):
-    """Plugin arguments that would make kschedcore answer differently are refused."""
-    def refuse(plugin, field, what):
-        raise UnsupportedError(f"profile {profile.scheduler_name}", f"pluginConfig[{plugin}].args.{field}",
-                               f"{what} is not implemented yet")
-
 
 
 def template_key(pod) -> tuple:

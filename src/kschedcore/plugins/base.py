@@ -9,7 +9,6 @@ import numpy as np
 
 EMPTY_I32 = np.zeros(0, np.int32)
 EMPTY_I64 = np.zeros(0, np.int64)
-EMPTY_U8 = np.zeros(0, np.uint8)
 
 
 class Plugin:

@@ -229,9 +229,8 @@ class SpreadContext:
         return self._alive
 
     def row_counts(self, namespace, selector):
-        counts = self.counters.row_counts(namespace, selector)
-        n = self.table.labels.shape[0]
-        return counts if len(counts) == n else np.resize(counts, n) * (np.arange(n) < len(counts))
+        """Matching pods per node row (the counters grow with the table's rows)."""
+        return self.counters.row_counts(namespace, selector)
 
     def policy_restricts(self, pod, c) -> bool:
         """Whether an inclusion policy can leave out nodes that have the topology key."""
