@@ -152,7 +152,7 @@ class _progress:
 
 def _report(sched, results, wall, load_seconds, args) -> dict:
     scheduled = sum(1 for r in results if r.node is not None)
-    ignored = sum(1 for r in results if r.error and r.error.startswith("no profile"))
+    ignored = sum(1 for r in results if r.ignored)
     reasons, messages = {}, {}
     for r in results:
         if r.fit_error is not None:

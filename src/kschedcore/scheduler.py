@@ -27,6 +27,7 @@ from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
 
 TIE_BREAKS = ("random", "first")
+NO_PROFILE_ERROR = "no profile for schedulerName"
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD)
@@ -71,6 +72,11 @@ class ScheduleResult:
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    @property
+    def ignored(self) -> bool:
+        """The pod names a schedulerName no profile has: not this scheduler's pod."""
+        return self.error is not None and self.error.startswith(NO_PROFILE_ERROR)
 
 
 @dataclass(slots=True)
@@ -302,7 +308,7 @@ class Scheduler:
         t = self.table
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None:
-            err = f'no profile for schedulerName "{pod.scheduler_name}"'
+            err = f'{NO_PROFILE_ERROR} "{pod.scheduler_name}"'
             return ScheduleResult(pod.key, None, 0, 0, error=err), None, None
         n_all = len(t)
         if n_all == 0:
@@ -384,8 +390,6 @@ class Scheduler:
     def _inter_pod_affinity(self, profile: ProfileRuntime, pod: Pod):
         """InterPodAffinity's PreFilter/PreScore from the cache's counters, for the kernel."""
         plugin = profile.inter_pod_affinity
-        if plugin is None:
-            return
         if pod.pod_affinity.empty and not self.counters.existing:
             plugin.last = None                       # both PreFilter and PreScore skip
             if profile.external_set:
