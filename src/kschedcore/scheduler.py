@@ -323,7 +323,9 @@ class Scheduler:
             if not names:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
-            scan = np.asarray([r for r in t.scan_order if t.nodes[r].name in names], np.int32)
+            # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
+            rows = [t.row_of[name] for name in names if name in t.row_of]
+            scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
         if profile.spread is not None:
             if pod.topology_spread or profile.spread_set:
                 self._topology_spread_prefilter(profile, pod)
