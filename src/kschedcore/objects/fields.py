@@ -78,7 +78,17 @@ class FieldReader:
         return out
 
 
-INT64_MAX = 2 ** 63 - 1
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def parse_go_int64(text: str):
+    """strconv.ParseInt(text, 10, 64), or None: node label values for Gt/Lt and the values of
+    Gt/Lt requirements (semantics §3.4)."""
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    value = int(text)
+    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 def metadata_name(reader_kind: str, raw, index_hint: str = ""):

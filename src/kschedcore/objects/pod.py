@@ -3,7 +3,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import resources as res
-from .fields import FieldReader, metadata_name
+from .fields import FieldReader, metadata_name, parse_go_int64
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
 
 TOLERATION_OPERATORS = ("", "Equal", "Exists")
@@ -123,12 +123,7 @@ def _requirement_parses(key: str, op: str, values: tuple) -> bool:
         return bool(values)
     if op in ("Exists", "DoesNotExist"):
         return not values
-    return len(values) == 1 and _is_go_int(values[0])
-
-
-def _is_go_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return bool(body) and body.isascii() and body.isdigit() and -(2**63) <= int(text) < 2**63
+    return len(values) == 1 and parse_go_int64(values[0]) is not None
 
 
 def normalize_image(name: str) -> str:

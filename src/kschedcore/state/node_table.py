@@ -11,26 +11,17 @@ import numpy as np
 
 from ..errors import DuplicateError, ValidationError
 from ..objects import resources as res
+from ..objects.fields import parse_go_int64
 from .interning import Interner
 
 EFFECTS = {"NoSchedule": 0, "PreferNoSchedule": 1, "NoExecute": 2}
 PROTOCOL_IDS = {"TCP": 0, "UDP": 1, "SCTP": 2}
 NAME_KEY = "metadata.name"   # pseudo label column 0: the node's name, for matchFields
 MAX_RESOURCES = 63           # bit 63 of a NodeResourcesFit status is "Too many pods"
-INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def pack_port(ip_id: int, protocol: str, port: int) -> int:
     return (ip_id << 18) | (PROTOCOL_IDS[protocol] << 16) | port
-
-
-def parse_go_int64(text: str):
-    """strconv.ParseInt(text, 10, 64), or None (semantics §3.4: Gt/Lt on node label values)."""
-    body = text[1:] if text[:1] in "+-" else text
-    if not body or not body.isascii() or not body.isdigit():
-        return None
-    value = int(text)
-    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 def zone_key(labels: dict) -> str:
