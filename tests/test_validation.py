@@ -137,10 +137,10 @@ BAD_PODS = {
         pod(topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
         ObjectError,
         "pod default/web-1: spec.topologySpreadConstraints[0].maxSkew: must be greater than zero, got 0"),
-    "persistentVolumeClaim volume": (
+    "persistentVolumeClaim without claimName": (
         pod(volumes=[{"name": "cfg", "configMap": {"name": "x"}},
-                     {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}]), UnsupportedError,
-        "pod default/web-1: spec.volumes[1].persistentVolumeClaim: volume plugins are not implemented yet"),
+                     {"name": "data", "persistentVolumeClaim": {}}]), ObjectError,
+        "pod default/web-1: spec.volumes[1].persistentVolumeClaim.claimName: required value"),
     "resourceClaims": (
         pod(resourceClaims=[{"name": "gpu"}]), UnsupportedError,
         "pod default/web-1: spec.resourceClaims: dynamic resource allocation is not implemented yet"),
@@ -163,7 +163,7 @@ def test_bad_pending_pod(case):
 
 
 @pytest.mark.parametrize("case", ["invalid quantity", "negative request", "labels not a map", "hostPort a string",
-                                  "persistentVolumeClaim volume", "missing metadata.name"])
+                                  "persistentVolumeClaim without claimName", "missing metadata.name"])
 def test_bad_bound_pod(case):
     raw, cls, message = BAD_PODS[case]
     raw = json.loads(json.dumps(raw))
@@ -175,9 +175,9 @@ def test_error_fields_name_the_object_and_path():
     err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["invalid quantity"][0]), QuantityError,
                       BAD_PODS["invalid quantity"][2])
     assert (err.obj, err.field, err.text) == ("pod default/web-1", "spec.containers[0].resources.requests.cpu", "1.2.3")
-    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["persistentVolumeClaim volume"][0]),
-                      UnsupportedError, BAD_PODS["persistentVolumeClaim volume"][2])
-    assert err.field == "spec.volumes[1].persistentVolumeClaim"
+    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["resourceClaims"][0]),
+                      UnsupportedError, BAD_PODS["resourceClaims"][2])
+    assert err.field == "spec.resourceClaims"
 
 
 def test_pod_without_namespace_is_in_default():
@@ -376,9 +376,9 @@ NODE_A = "kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods
      "  - name: c\n    resources: {requests: {cpu: '1.2.3'}}\n", ["explain", "-o", "json"],
      'pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"'),
     (NODE_A + "kind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}], "
-     "volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}\n",
+     "resourceClaims: [{name: gpu}]}\n",
      ["simulate", "-o", "json"],
-     "pod x/p: spec.volumes[0].persistentVolumeClaim: volume plugins are not implemented yet"),
+     "pod x/p: spec.resourceClaims: dynamic resource allocation is not implemented yet"),
     (NODE_A + "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1e16'}}}]}\n",
      ["explain", "-o", "jsonl"],
      "pod default/p: spec.containers[*].resources.requests.cpu: 10000000000000000000 is out of range "

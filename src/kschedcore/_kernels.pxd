@@ -10,9 +10,19 @@ cpdef enum:
     F_NODE_AFFINITY = 4
     F_NODE_PORTS = 5
     F_NODE_RESOURCES_FIT = 6
-    F_POD_TOPOLOGY_SPREAD = 7
-    F_INTER_POD_AFFINITY = 8
-    N_FILTERS = 9
+    F_VOLUME_RESTRICTIONS = 7      # the four volume plugins read a per-row status from PreFilter
+    F_NODE_VOLUME_LIMITS = 8
+    F_VOLUME_BINDING = 9
+    F_VOLUME_ZONE = 10
+    F_POD_TOPOLOGY_SPREAD = 11
+    F_INTER_POD_AFFINITY = 12
+    N_FILTERS = 13
+
+# A volume plugin's per-row status: 0 passes, else the detail (reason bits) | VOLUME_UU if the
+# code is UnschedulableAndUnresolvable (Unschedulable otherwise).
+cpdef enum:
+    N_VOLUME_FILTERS = 4
+    VOLUME_UU = 64
 
 # Score plugin ids (index into the score buffers).
 cpdef enum:
@@ -106,6 +116,7 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
+    int8_t* volume_status[N_VOLUME_FILTERS]   # by F_VOLUME_* - F_VOLUME_RESTRICTIONS; NULL: Skip
     int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew)
     Py_ssize_t n_spread        # or, >= 0: constraints on domain counts (-1 with no status: Skip)
     int32_t* spread_col
@@ -145,6 +156,7 @@ cdef struct Cycle:
     int n_filters
     bint active[N_FILTERS]
     bint in_id_order           # the ids ascend (the default profile's order): a straight-line path
+    bint any_volume            # a volume plugin acts this cycle
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]
@@ -228,7 +240,9 @@ cdef class NodeKernel:
     cdef public int64_t[:, ::1] raw_scores, scores
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
-    cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-3] for the other plugins
+    cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
+    cdef object volume_arrays                    # the int8 arrays behind volume_ptr (kept alive)
+    cdef int8_t* volume_ptr[N_VOLUME_FILTERS]
     cdef int8_t[::1] spread_status
     cdef bint has_spread_status
     cdef int32_t[::1] spread_col, spread_dom

@@ -425,6 +425,15 @@ cdef inline int _spread_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* de
     return C_UNRESOLVABLE if s == 1 else C_UNSCHEDULABLE
 
 
+cdef inline int _volume_filter(PodView* p, int fid, Py_ssize_t row, int64_t* detail) noexcept nogil:
+    """A volume plugin's Filter, computed per row at PreFilter (only pods with volumes)."""
+    cdef int8_t s = p.volume_status[fid - F_VOLUME_RESTRICTIONS][row]
+    if s == 0:
+        return C_SUCCESS
+    detail[0] = s & (VOLUME_UU - 1)
+    return C_UNRESOLVABLE if s & VOLUME_UU else C_UNSCHEDULABLE
+
+
 cdef inline int _ext_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
     """InterPodAffinity Filter from per-topology-domain counts: every affinity term's domain
     must hold a matching pod (UU), no anti-affinity term's (U), no existing pod's (U)."""
@@ -484,6 +493,8 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
         return _ext_filter(t, p, row, detail)
     if fid == F_POD_TOPOLOGY_SPREAD:
         return _spread_filter(t, p, row, detail)
+    if F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
+        return _volume_filter(p, fid, row, detail)
     return _fit_filter(t, p, row, detail)
 
 
@@ -518,6 +529,13 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
             if code != C_SUCCESS:
                 plugin[0] = F_NODE_RESOURCES_FIT
                 return code
+        if y.any_volume:
+            for k in range(F_VOLUME_RESTRICTIONS, F_VOLUME_ZONE + 1):
+                if y.active[k]:
+                    code = _volume_filter(p, k, row, detail)
+                    if code != C_SUCCESS:
+                        plugin[0] = k
+                        return code
         if y.active[F_POD_TOPOLOGY_SPREAD]:
             code = _spread_filter(t, p, row, detail)
             if code != C_SUCCESS:
@@ -669,13 +687,14 @@ cdef class NodeKernel:
         b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
         b.raw = &self.raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
-        self.hist_detail = np.zeros((N_FILTERS, 4), np.int64)
+        self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
         self.hist_taint = np.zeros(effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
         self.score_ran = np.zeros(N_SCORES, np.uint8)
         self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
+        self.volume_arrays = [None] * N_VOLUME_FILTERS
         self.n_spread = -1
         self.spread_col = self.spread_dom = _EMPTY_I32
         self.spread_limit = _EMPTY_I64
@@ -716,6 +735,23 @@ cdef class NodeKernel:
         if terms is not None:
             self.spread_col, self.spread_dom, self.spread_limit = terms
             self.n_spread = self.spread_col.shape[0]
+
+    def set_volume_status(self, int fid, status):
+        """A volume plugin's PreFilter result for the next cycle(s): per-row int8 status
+        (0 passes, else reason bits | VOLUME_UU), or None: the plugin skips."""
+        cdef Py_ssize_t k = fid - F_VOLUME_RESTRICTIONS
+        cdef int8_t[::1] arr
+        if not 0 <= k < N_VOLUME_FILTERS:
+            raise ValueError(f"not a volume filter id: {fid}")
+        if status is None:
+            self.volume_arrays[k] = None
+            self.volume_ptr[k] = NULL
+            return
+        if status.shape[0] < self.cap:
+            raise ValueError("a volume status needs one entry per node table row")
+        arr = status
+        self.volume_arrays[k] = status
+        self.volume_ptr[k] = &arr[0]
 
     def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
         """InterPodAffinity's PreFilter / PreScore results for the next cycle(s).
@@ -770,6 +806,7 @@ cdef class NodeKernel:
         # the profile's Filter plugins in order, less those that cannot reject this pod
         y.n_filters = 0
         y.in_id_order = True
+        y.any_volume = False
         for s in range(N_FILTERS):
             y.active[s] = False
         for s in range(c.n_filter_order):
@@ -786,6 +823,9 @@ cdef class NodeKernel:
                 acts = p.n_ipa_filter >= 0
             elif fid == F_POD_TOPOLOGY_SPREAD:
                 acts = p.spread_status != NULL or p.n_spread >= 0
+            elif F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
+                acts = p.volume_status[fid - F_VOLUME_RESTRICTIONS] != NULL
+                y.any_volume = y.any_volume or acts
             else:
                 acts = True
             if acts:
@@ -827,9 +867,14 @@ cdef class NodeKernel:
         cdef PodView p
         cdef Config c
         cdef Cycle y
+        cdef Py_ssize_t v
         _load_pod(cp, &p)
         p.spread_status = &self.spread_status[0] if self.has_spread_status else NULL
         p.n_spread = self.n_spread
+        for v in range(N_VOLUME_FILTERS):
+            if self.volume_ptr[v] != NULL and self.volume_arrays[v].shape[0] < self.cap:
+                raise ValueError("a volume status is shorter than the node table (set it again)")
+            p.volume_status[v] = self.volume_ptr[v]
         p.spread_col, p.spread_dom, p.spread_limit = _i32(self.spread_col), _i32(self.spread_dom), _i64(self.spread_limit)
         p.n_ipa_filter, p.n_ipa_score = self.n_ipa_filter, self.n_ipa_score
         p.ipa_self_affine = self.ipa_self_affine
@@ -906,7 +951,7 @@ cdef class NodeKernel:
             if plugin == F_TAINT_TOLERATION:
                 self.hist_taint[self.st_detail[row]] += 1
             elif plugin != F_NODE_RESOURCES_FIT:
-                self.hist_detail[plugin, self.st_detail[row] & 3] += 1
+                self.hist_detail[plugin, self.st_detail[row] & 15] += 1
             else:
                 bits = <uint64_t>self.st_detail[row]
                 for b in range(64):

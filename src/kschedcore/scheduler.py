@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
-from .errors import DuplicateError, ValidationError
+from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
 from .framework.runtime import ProfileRuntime
@@ -21,10 +21,13 @@ from .objects import resources as res
 from .objects.features import check_supported
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
+from .objects.storage import STORAGE_KINDS
+from .plugins.base import CycleError, PreFilterRejection
 from .plugins.interpod_affinity import PodCounters
 from .plugins.pod_topology_spread import SpreadContext
 from .plugins.node_ports import packed_ports
 from .state.node_table import NodeTable
+from .state.volumes import VolumeState
 
 TIE_BREAKS = ("random", "first")
 NO_PROFILE_ERROR = "no profile for schedulerName"
@@ -80,6 +83,12 @@ class ScheduleResult:
 
 
 @dataclass(slots=True)
+class _Rejected:
+    """A cycle a PreFilter plugin ended with UnschedulableAndUnresolvable."""
+    plugin: str
+
+
+@dataclass(slots=True)
 class _Placement:
     """A pod counted on a node (bound or assumed) and what it added to the node's row."""
     pod: Pod
@@ -123,6 +132,7 @@ class Scheduler:
         self.namespaces = {}                      # Namespace name -> labels
         self.objects = {}                         # kind -> [raw]: Services, controllers (spreading)
         self.spread_context = SpreadContext(self.table, self.counters, self.objects)
+        self.volumes = VolumeState(self.table)    # PVCs, PVs, StorageClasses, CSINodes; use per node
         self._rng = random.Random(seed)           # ties among totals changed after the kernel pass
         self.profiles = {
             prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
@@ -141,9 +151,12 @@ class Scheduler:
     def from_workload(cls, workload, **options) -> "Scheduler":
         """A scheduler holding a Workload's nodes and bound pods, its pending pods queued."""
         sched = cls(**options)
-        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController"):
-            for obj in workload.objects.get(kind, ()):
-                sched.add_object(obj)
+        if workload.objects.get("VolumeAttachment"):
+            raise UnsupportedError("VolumeAttachment", "",
+                                   "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
+        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", *STORAGE_KINDS):
+            for i, obj in enumerate(workload.objects.get(kind, ())):
+                sched.add_object(obj, f"{kind}[{i}]")
         for i, node in enumerate(workload.nodes):
             sched.add_node(parse_node(node, f"nodes[{i}]"))
         for ns in workload.objects.get("Namespace", ()):
@@ -176,14 +189,24 @@ class Scheduler:
             self._orphans.setdefault(name, []).append(self._unplace(key).pod)
         self.table.remove_node(name)
 
-    def add_object(self, obj) -> None:
-        """A Service, ReplicationController, ReplicaSet or StatefulSet: their selectors give
-        the system default topology spread constraints of the pods they select."""
-        if not isinstance(obj, dict) or obj.get("kind") not in (
-                "Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
-            raise ValidationError("object", "kind", "expected a Service, ReplicationController, ReplicaSet "
-                                  "or StatefulSet")
-        self.objects.setdefault(obj["kind"], []).append(obj)
+    def add_object(self, obj, index_hint: str = "") -> None:
+        """Adds a cluster object other than a node, pod or namespace:
+
+        - Service, ReplicationController, ReplicaSet, StatefulSet: their selectors give the
+          system default topology spread constraints of the pods they select;
+        - PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver,
+          CSIStorageCapacity: what the volume plugins read (a second object of the same name
+          replaces the first).
+        """
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if kind in STORAGE_KINDS:
+            self.volumes.add_object(obj, index_hint)
+        elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
+            self.objects.setdefault(kind, []).append(obj)
+        else:
+            raise ValidationError(f"object {index_hint}".strip(), "kind",
+                                  "expected a Service, ReplicationController, ReplicaSet, StatefulSet, "
+                                  + ", ".join(STORAGE_KINDS))
 
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
@@ -279,6 +302,8 @@ class Scheduler:
         if ports:
             t.add_ports(row, ports, 1)
         self.counters.place(pod, row, 1)
+        if pod.volumes:
+            self._reserve_volumes(pod, row, node_name)
         self._placed[pod.key] = _Placement(pod, node_name, cols, vals, ports)
 
     def _add_usage_numpy(self, row, cols, vals, pod, sign):
@@ -295,8 +320,19 @@ class Scheduler:
         if pl.ports:
             self.table.add_ports(row, pl.ports, -1)
         self.counters.place(pl.pod, row, -1)
+        if pl.pod.volumes:
+            self.volumes.place(pl.pod, row, -1)
         self.table.touch(row)
         return pl
+
+    def _reserve_volumes(self, pod: Pod, row: int, node_name: str):
+        """VolumeBinding's Reserve/PreBind for a pod its cycle placed (bindings of the last
+        cycle, if it was this pod's), then the pod's volumes counted on the node."""
+        profile = self.profiles.get(pod.scheduler_name)
+        binding = profile.by_name.get("VolumeBinding") if profile is not None else None
+        if binding is not None:
+            binding.reserve(pod, row, node_name, self.volumes)
+        self.volumes.place(pod, row, 1)
 
     # ---- the scheduling cycle ------------------------------------------------------------------
     def profile_for(self, pod: Pod) -> ProfileRuntime | None:
@@ -322,12 +358,20 @@ class Scheduler:
         if names is not None:
             if not names:
                 err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
-                return ScheduleResult(pod.key, None, 0, 0, err), profile, "prefilter_rejected"
+                return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected("NodeAffinity")
             # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
             rows = [t.row_of[name] for name in names if name in t.row_of]
             scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
+        if profile.volume_filters and (pod.volumes or profile.volume_set):
+            try:
+                self._volume_prefilter(profile, pod)
+            except PreFilterRejection as rej:
+                err = FitError(pod.key, n_all, pre_filter_message=rej.message)
+                return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected(rej.plugin)
+            except CycleError as e:
+                return ScheduleResult(pod.key, None, 0, 0, error=str(e)), profile, None
         if profile.spread is not None:
-            if pod.topology_spread or profile.spread_set:
+            if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
                 self._topology_spread_prefilter(profile, pod)
             else:
                 profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
@@ -352,9 +396,21 @@ class Scheduler:
         err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
         return ScheduleResult(pod.key, None, 0, processed, err), profile, ctx
 
+    def _volume_prefilter(self, profile: ProfileRuntime, pod: Pod):
+        """The volume plugins' PreFilters (per-row statuses for the kernel); pods without
+        volumes only clear what an earlier cycle left."""
+        kernel = profile.kernel
+        profile.volume_set = False
+        for plugin in profile.volume_filters:
+            status = plugin.prefilter(pod, self.volumes, self.table) if pod.volumes else None
+            if not pod.volumes:
+                plugin.skipped = True
+            kernel.set_volume_status(plugin.filter_id, status)
+            profile.volume_set |= status is not None
+
     def _topology_spread_prefilter(self, profile: ProfileRuntime, pod: Pod):
         plugin, kernel = profile.spread, profile.kernel
-        if not pod.topology_spread:          # no DoNotSchedule constraint: PreFilter skips
+        if not plugin.prefilter_runs(pod, self.objects):   # no DoNotSchedule constraint: PreFilter skips
             plugin.last = (pod.key, True, True)
             if profile.spread_set:
                 kernel.set_topology_spread(None, None)
@@ -505,14 +561,20 @@ class Scheduler:
             rec.update(error=result.error, fitError=None)
             return rec
         k = profile.kernel
-        skipped_filter = [p.name for p in profile.filters.values() if p.prefilter_skips(pod)]
-        rec["skippedFilterPlugins"] = sorted(skipped_filter + profile.skipping_filters)
-        if ctx == "prefilter_rejected":
-            status = {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
+        if isinstance(ctx, _Rejected):
+            # a PreFilter said UnschedulableAndUnresolvable: every node has its status, and
+            # (as in kube-scheduler's own record) no skipped-plugin lists
+            status = {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": ctx.plugin,
                       "reasons": [result.fit_error.pre_filter_message]}
             rec["filter"] = {name: dict(status) for name in self.node_names}
             rec["preFilterStatus"] = status
-        elif ctx:
+            rec["fitError"] = str(result.fit_error)
+            if pod.node_name:
+                rec["preBound"] = True
+            return rec
+        skipped_filter = [p.name for p in profile.filters.values() if p.prefilter_skips(pod)]
+        rec["skippedFilterPlugins"] = sorted(skipped_filter + profile.skipping_filters)
+        if ctx:
             scan, start, processed, narrowed = ctx
             n = len(scan)
             for i in range(processed):
@@ -532,10 +594,10 @@ class Scheduler:
                         rec["filter"][name] = {
                             "ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
                             "reasons": ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]}
-            if result.error:
-                rec["error"] = result.error
-            elif result.feasible_nodes > 1:
+            if not result.error and result.feasible_nodes > 1:
                 rec["scores"] = self._scores(profile, result.feasible_nodes)
+        if result.error:
+            rec["error"] = result.error
         rec["skippedScorePlugins"] = sorted(
             [p.name for p in profile.scorers if p.prescore_skips(pod)] + profile.skipping_scores)
         if pod.node_name:

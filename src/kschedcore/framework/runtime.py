@@ -7,6 +7,7 @@ import numpy as np
 
 from .._kernels import N_SCORES, CompiledPod, NodeKernel
 from ..plugins import REGISTRY
+from ..plugins.base import VolumePlugin
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -26,7 +27,11 @@ class ProfileRuntime:
                         if n in self.by_name and self.by_name[n].score_id >= 0]
         #: plugins of the profile kschedcore refuses input for (they Skip for every accepted pod)
         self.skipping_filters = sorted(n for n in profile.filters if n in FILTER_PLUGINS and n not in REGISTRY)
-        self.skipping_scores = sorted(n for n in profile.score_weights if n in SCORE_PLUGINS and n not in REGISTRY)
+        self.skipping_scores = sorted(n for n in profile.score_weights if n in SCORE_PLUGINS
+                                      and (n not in REGISTRY or REGISTRY[n].score_id < 0))
+        #: the volume plugins' Filters, in profile order (their PreFilter feeds the kernel)
+        self.volume_filters = [p for p in self.filters.values() if isinstance(p, VolumePlugin)]
+        self.volume_set = False        # the kernel holds a volume status from an earlier cycle
         self.weights = np.zeros(N_SCORES, np.int64)
         for p in self.scorers:
             self.weights[p.score_id] = profile.score_weights[p.name]

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from . import resources as res
 from .fields import FieldReader, metadata_name, parse_go_int64
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
+from .storage import parse_pod_volumes
 
 TOLERATION_OPERATORS = ("", "Equal", "Exists")
 TAINT_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -94,6 +95,7 @@ class Pod:
     raw: dict = field(repr=False)
     #: (scheduler token, CompiledPod) set by the scheduler that compiled it
     compiled: object = field(default=None, repr=False, compare=False)
+    volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
 
     @property
     def key(self) -> str:
@@ -419,4 +421,5 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         terminating=meta.get("deletionTimestamp") is not None,
         phase=r.string(status, "phase", "status.phase"),
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
+        volumes=parse_pod_volumes(r, spec, name),
     )

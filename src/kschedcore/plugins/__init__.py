@@ -9,8 +9,12 @@ from .node_unschedulable import NodeUnschedulable
 from .noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from .noderesources.fit import NodeResourcesFit
 from .taint_toleration import TaintToleration
+from .node_volume_limits import NodeVolumeLimits
+from .volume_binding import VolumeBinding
+from .volume_restrictions import VolumeRestrictions
+from .volume_zone import VolumeZone
 
 #: The implemented plugins of the default profile, in its multiPoint order.
 REGISTRY = {cls.name: cls for cls in (
     NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-    PodTopologySpread, InterPodAffinity, NodeResourcesBalancedAllocation, ImageLocality)}
+    VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, InterPodAffinity, NodeResourcesBalancedAllocation, ImageLocality)}

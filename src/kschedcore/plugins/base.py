@@ -35,3 +35,39 @@ class Plugin:
     def reasons(self, detail: int, table) -> list:
         """Reason strings of a node this plugin rejected, from the kernel's status detail."""
         return []
+
+
+class PreFilterRejection(Exception):
+    """A PreFilter returned UnschedulableAndUnresolvable: the cycle stops, every node gets
+    this status and the FitError says `message`."""
+
+    def __init__(self, plugin: str, message: str):
+        super().__init__(message)
+        self.plugin = plugin
+        self.message = message
+
+
+class CycleError(Exception):
+    """A plugin returned an Error status: the cycle fails with kube-scheduler's message."""
+
+
+class VolumePlugin(Plugin):
+    """A volume plugin: its PreFilter turns the cache's volume facts into a per-row int8
+    status for the kernel (0 passes, else reason bits | VOLUME_UU), with NumPy."""
+    #: reason strings by status bit
+    bit_reasons = {}
+
+    def __init__(self, args=None):
+        super().__init__(args)
+        self.skipped = True        # the last cycle's PreFilter returned Skip
+
+    def prefilter_skips(self, pod) -> bool:
+        return self.skipped
+
+    def prefilter(self, pod, volumes, table):
+        """Returns the status array, or None when no node can fail; sets `skipped`.
+        Raises PreFilterRejection or CycleError."""
+        raise NotImplementedError
+
+    def reasons(self, detail: int, table) -> list:
+        return [r for bit, r in self.bit_reasons.items() if detail & bit]

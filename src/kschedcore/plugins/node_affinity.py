@@ -138,41 +138,61 @@ def required_mask(pod, table) -> np.ndarray:
     """Per node row: the node matches the pod's nodeSelector and required node affinity
     (GetRequiredNodeAffinity, without addedAffinity), over the whole table with NumPy.
     PodTopologySpread's nodeAffinityPolicy=Honor counts only such nodes."""
-    labels = table.labels
-    n = labels.shape[0]
+    mask = np.ones(table.labels.shape[0], bool)
+    for key, value in (pod.node_selector or {}).items():
+        mask &= requirement_mask(table, key, "In", (value,))
+    if pod.required_terms is not None:
+        mask &= terms_mask(pod.required_terms, table)
+    return mask
 
-    def requirement(key, op, values):
-        col = table.label_keys.get(key)
-        v = labels[:, col] if col >= 0 else np.full(n, -1, np.int32)
-        if op in ("In", "NotIn"):
-            ids = [table.label_values.get(x) for x in values]
-            found = np.isin(v, [i for i in ids if i >= 0]) & (v >= 0)
-            return found if op == "In" else ~found
-        if op == "Exists":
-            return v >= 0
-        if op == "DoesNotExist":
-            return v < 0
-        bound = int(values[0])
-        safe = np.where(v >= 0, v, 0)
-        ok = (v >= 0) & (table.value_is_int[safe] == 1)
-        return ok & ((table.value_int[safe] > bound) if op == "Gt" else (table.value_int[safe] < bound))
 
-    def term(t):
+def terms_mask(terms, table, *, node_names=True) -> np.ndarray:
+    """Per node row: some term of a NodeSelector matches (an empty or unparsable term matches
+    nothing). node_names=False: the nodes are seen without their name, as CheckNodeAffinity
+    sees them for PersistentVolumes (a matchFields term on metadata.name then sees "")."""
+    n = table.labels.shape[0]
+    out = np.zeros(n, bool)
+    for t in terms:
         if t.empty or not t.parses:
-            return np.zeros(n, bool)
+            continue
         m = np.ones(n, bool)
         for r in t.expressions:
-            m &= requirement(r.key, r.operator, r.values)
+            m &= requirement_mask(table, r.key, r.operator, r.values)
         for r in t.fields:
-            m &= requirement(NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key, r.operator, r.values)
-        return m
+            if r.key == NAME_KEY and not node_names:
+                m &= ("" in r.values) == (r.operator == "In")
+            else:
+                m &= requirement_mask(table, NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key,
+                                      r.operator, r.values)
+        out |= m
+    return out
 
-    mask = np.ones(n, bool)
-    for key, value in (pod.node_selector or {}).items():
-        mask &= requirement(key, "In", (value,))
-    if pod.required_terms is not None:
-        any_term = np.zeros(n, bool)
-        for t in pod.required_terms:
-            any_term |= term(t)
-        mask &= any_term
-    return mask
+
+def requirement_mask(table, key, op, values) -> np.ndarray:
+    """Per node row: one label requirement (labels.Requirement.Matches) holds."""
+    labels = table.labels
+    col = table.label_keys.get(key)
+    v = labels[:, col] if col >= 0 else np.full(labels.shape[0], -1, np.int32)
+    if op in ("In", "NotIn"):
+        ids = [table.label_values.get(x) for x in values]
+        found = np.isin(v, [i for i in ids if i >= 0]) & (v >= 0)
+        return found if op == "In" else ~found
+    if op == "Exists":
+        return v >= 0
+    if op == "DoesNotExist":
+        return v < 0
+    bound = int(values[0])
+    safe = np.where(v >= 0, v, 0)
+    ok = (v >= 0) & (table.value_is_int[safe] == 1)
+    return ok & ((table.value_int[safe] > bound) if op == "Gt" else (table.value_int[safe] < bound))
+
+
+def label_selector_mask(selector, table) -> np.ndarray:
+    """Per node row: a LabelSelector (None: nothing) matches the node's labels."""
+    n = table.labels.shape[0]
+    if selector is None:
+        return np.zeros(n, bool)
+    m = np.ones(n, bool)
+    for key, op, values in selector.requirements:
+        m &= requirement_mask(table, key, op, tuple(values))
+    return m

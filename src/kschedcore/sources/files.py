@@ -16,7 +16,10 @@ from ..errors import WorkloadError
 
 #: workload-document keys holding objects that later plugins read, by their kind
 EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
-              "replicationControllers": "ReplicationController", "namespaces": "Namespace"}
+              "replicationControllers": "ReplicationController", "namespaces": "Namespace",
+              "persistentVolumeClaims": "PersistentVolumeClaim", "persistentVolumes": "PersistentVolume",
+              "storageClasses": "StorageClass", "csiNodes": "CSINode", "csiDrivers": "CSIDriver",
+              "csiStorageCapacities": "CSIStorageCapacity"}
 
 
 @dataclass

@@ -1,0 +1,335 @@
+"""Storage objects the volume plugins read: PersistentVolumeClaim, PersistentVolume,
+StorageClass, CSINode, CSIDriver and CSIStorageCapacity, validated once when read.
+
+Field meanings follow k8s.io/api core/v1 and storage/v1, with the API server's defaulting
+(StorageClass volumeBindingMode Immediate, volumeMode Filesystem) and the helpers of
+k8s.io/component-helpers/storage/volume (GetPersistentVolume[Claim]Class: the beta annotation
+wins over spec.storageClassName).
+"""
+from dataclasses import dataclass, field
+
+from ..errors import ObjectError, UnsupportedError
+from .fields import FieldReader, metadata_name
+from .pod_affinity import parse_label_selector
+from .quantity import parse_quantity
+
+BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
+SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
+ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+VOLUME_MODES = ("Filesystem", "Block")
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+STORAGE_KINDS = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+                 "CSIStorageCapacity")
+
+
+@dataclass(slots=True, eq=False)
+class PersistentVolumeClaim:
+    namespace: str
+    name: str
+    uid: str
+    storage_class: str            # "" = no class requested
+    volume_name: str
+    annotations: dict
+    access_modes: tuple
+    request_nanos: int            # spec.resources.requests.storage in nano-units (0 if unset)
+    has_request: bool
+    request_bytes: int            # Quantity.Value() of the request
+    selector: object              # LabelSelector or None
+    volume_mode: str
+    attributes_class: str
+    phase: str
+    terminating: bool
+    controller_uid: str           # uid of the controlling ownerReference ("" if none)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def fully_bound(self) -> bool:
+        """isPVCFullyBound: a volume name and the PV controller's bind-completed annotation."""
+        return bool(self.volume_name) and BIND_COMPLETED_ANNOTATION in self.annotations
+
+
+@dataclass(slots=True, eq=False)
+class PersistentVolume:
+    name: str
+    labels: dict
+    storage_class: str
+    capacity_nanos: int           # spec.capacity.storage in nano-units (0 if unset)
+    access_modes: tuple
+    volume_mode: str
+    attributes_class: str
+    claim_ref: tuple | None       # (namespace, name, uid)
+    phase: str
+    terminating: bool
+    node_affinity: tuple | None   # required NodeSelectorTerms (SelectorTerm, ...), None: no constraint
+    csi: tuple | None             # (driver, volumeHandle)
+
+    def bound_to(self, claim: PersistentVolumeClaim) -> bool:
+        """IsVolumeBoundToClaim: the claimRef names the claim (and its uid, when set)."""
+        ref = self.claim_ref
+        return (ref is not None and ref[0] == claim.namespace and ref[1] == claim.name
+                and (not ref[2] or ref[2] == claim.uid))
+
+
+@dataclass(slots=True, eq=False)
+class StorageClass:
+    name: str
+    provisioner: str
+    binding_mode: str
+    #: allowedTopologies: ((key, frozenset(values)), ...) per term; () = every node
+    allowed_topologies: tuple
+
+
+@dataclass(slots=True, eq=False)
+class CSINode:
+    name: str
+    limits: dict                  # driver -> allocatable.count
+
+
+@dataclass(slots=True, eq=False)
+class CSIDriver:
+    name: str
+    storage_capacity: bool
+
+
+@dataclass(slots=True, eq=False)
+class CSIStorageCapacity:
+    namespace: str
+    name: str
+    storage_class: str
+    limit_bytes: int | None       # maximumVolumeSize, else capacity (Value()); None: neither
+    node_topology: object         # LabelSelector or None (None: no node has access)
+
+
+@dataclass(slots=True, eq=False)
+class StorageObjects:
+    """The storage objects of a cluster, by key."""
+    claims: dict = field(default_factory=dict)       # "ns/name" -> PersistentVolumeClaim
+    volumes: dict = field(default_factory=dict)      # name -> PersistentVolume
+    classes: dict = field(default_factory=dict)      # name -> StorageClass
+    csi_nodes: dict = field(default_factory=dict)    # node name -> CSINode
+    csi_drivers: dict = field(default_factory=dict)  # name -> CSIDriver
+    capacities: list = field(default_factory=list)   # [CSIStorageCapacity]
+
+
+def _meta(kind, raw, index_hint, namespaced):
+    ns, name = metadata_name(kind, raw, index_hint)
+    if namespaced:
+        ns = ns or "default"
+    r = FieldReader(f"{kind} {ns + '/' if namespaced else ''}{name}")
+    meta = raw["metadata"]
+    return r, ns, name, meta
+
+
+def _access_modes(r, spec, path):
+    modes = tuple(r.string_list(spec, "accessModes", path))
+    for i, m in enumerate(modes):
+        if m not in ACCESS_MODES:
+            r.fail(f"{path}[{i}]", f'unsupported access mode "{m}"')
+    return modes
+
+
+def _volume_mode(r, spec, path):
+    mode = r.string(spec, "volumeMode", path) or "Filesystem"
+    if mode not in VOLUME_MODES:
+        r.fail(path, f'unsupported volume mode "{mode}"')
+    return mode
+
+
+def _storage(r, d, key, path):
+    """(nanos, Value(), present) of a ResourceList's `storage` entry."""
+    q = r.quantities(d, key, path).get("storage")
+    if q is None:
+        return 0, 0, False
+    return q.nanos, q.value(), True
+
+
+def _controller_uid(r, meta):
+    for i, ref in enumerate(r.seq(meta, "ownerReferences", "metadata.ownerReferences")):
+        ref = r.item(ref, f"metadata.ownerReferences[{i}]")
+        if r.boolean(ref, "controller", f"metadata.ownerReferences[{i}].controller"):
+            return r.string(ref, "uid", f"metadata.ownerReferences[{i}].uid")
+    return ""
+
+
+def parse_claim(raw, index_hint: str = "") -> PersistentVolumeClaim:
+    r, ns, name, meta = _meta("persistentvolumeclaim", raw, index_hint, True)
+    spec = r.mapping(raw, "spec", "spec")
+    annotations = r.string_map(meta, "annotations", "metadata.annotations")
+    cls = annotations.get(BETA_CLASS_ANNOTATION)
+    if cls is None:
+        cls = r.string(spec, "storageClassName", "spec.storageClassName")
+    nanos, value, present = _storage(r, r.mapping(spec, "resources", "spec.resources"), "requests",
+                                     "spec.resources.requests")
+    return PersistentVolumeClaim(
+        ns, name, r.string(meta, "uid", "metadata.uid"), cls, r.string(spec, "volumeName", "spec.volumeName"),
+        annotations, _access_modes(r, spec, "spec.accessModes"), nanos, present, value,
+        parse_label_selector(r, spec.get("selector"), "spec.selector"),
+        _volume_mode(r, spec, "spec.volumeMode"),
+        r.string(spec, "volumeAttributesClassName", "spec.volumeAttributesClassName"),
+        r.string(r.mapping(raw, "status", "status"), "phase", "status.phase") or "Pending",
+        meta.get("deletionTimestamp") is not None, _controller_uid(r, meta))
+
+
+def parse_volume(raw, index_hint: str = "") -> PersistentVolume:
+    from .pod import PodReader     # node selector terms are read as for pods (import cycle)
+    r, _, name, meta = _meta("persistentvolume", raw, index_hint, False)
+    r = PodReader(r.obj)
+    spec = r.mapping(raw, "spec", "spec")
+    annotations = r.string_map(meta, "annotations", "metadata.annotations")
+    cls = annotations.get(BETA_CLASS_ANNOTATION)
+    if cls is None:
+        cls = r.string(spec, "storageClassName", "spec.storageClassName")
+    nanos, _, _ = _storage(r, spec, "capacity", "spec.capacity")
+    ref = None
+    if spec.get("claimRef") is not None:
+        c = r.mapping(spec, "claimRef", "spec.claimRef")
+        ref = (r.string(c, "namespace", "spec.claimRef.namespace"), r.string(c, "name", "spec.claimRef.name"),
+               r.string(c, "uid", "spec.claimRef.uid"))
+    affinity = None
+    na = r.mapping(spec, "nodeAffinity", "spec.nodeAffinity")
+    req = na.get("required")
+    if req is not None:
+        path = "spec.nodeAffinity.required"
+        req = r.item(req, path)
+        affinity = tuple(r.term(t, f"{path}.nodeSelectorTerms[{i}]")
+                         for i, t in enumerate(r.seq(req, "nodeSelectorTerms", path + ".nodeSelectorTerms")))
+    csi = None
+    if spec.get("csi") is not None:
+        c = r.mapping(spec, "csi", "spec.csi")
+        csi = (r.string(c, "driver", "spec.csi.driver"), r.string(c, "volumeHandle", "spec.csi.volumeHandle"))
+    # The PV controller marks an unclaimed volume Available as soon as it sees it.
+    phase = r.string(r.mapping(raw, "status", "status"), "phase", "status.phase") or (
+        "Available" if ref is None else "Bound")
+    return PersistentVolume(
+        name, r.string_map(meta, "labels", "metadata.labels"), cls, nanos,
+        _access_modes(r, spec, "spec.accessModes"), _volume_mode(r, spec, "spec.volumeMode"),
+        r.string(spec, "volumeAttributesClassName", "spec.volumeAttributesClassName"), ref, phase,
+        meta.get("deletionTimestamp") is not None, affinity, csi)
+
+
+def parse_storage_class(raw, index_hint: str = "") -> StorageClass:
+    r, _, name, _ = _meta("storageclass", raw, index_hint, False)
+    mode = r.string(raw, "volumeBindingMode", "volumeBindingMode") or "Immediate"
+    if mode not in BINDING_MODES:
+        r.fail("volumeBindingMode", f'unsupported binding mode "{mode}"')
+    terms = []
+    for i, t in enumerate(r.seq(raw, "allowedTopologies", "allowedTopologies")):
+        path = f"allowedTopologies[{i}].matchLabelExpressions"
+        exprs = []
+        for j, e in enumerate(r.seq(r.item(t, f"allowedTopologies[{i}]"), "matchLabelExpressions", path)):
+            e = r.item(e, f"{path}[{j}]")
+            exprs.append((r.string(e, "key", f"{path}[{j}].key"),
+                          frozenset(r.string_list(e, "values", f"{path}[{j}].values"))))
+        terms.append(tuple(exprs))
+    return StorageClass(name, r.string(raw, "provisioner", "provisioner"), mode, tuple(terms))
+
+
+def parse_csi_node(raw, index_hint: str = "") -> CSINode:
+    r, _, name, meta = _meta("csinode", raw, index_hint, False)
+    if r.string_map(meta, "annotations", "metadata.annotations").get(MIGRATED_PLUGINS_ANNOTATION):
+        raise UnsupportedError(r.obj, f"metadata.annotations[{MIGRATED_PLUGINS_ANNOTATION}]",
+                               "CSI migration of in-tree volume plugins is not implemented yet")
+    limits = {}
+    drivers = r.seq(r.mapping(raw, "spec", "spec"), "drivers", "spec.drivers")
+    for i, d in enumerate(drivers):
+        path = f"spec.drivers[{i}]"
+        d = r.item(d, path)
+        driver = r.string(d, "name", path + ".name")
+        alloc = r.mapping(d, "allocatable", path + ".allocatable")
+        if alloc.get("count") is not None:
+            limits[driver] = r.integer(alloc, "count", path + ".allocatable.count")
+    return CSINode(name, limits)
+
+
+def parse_csi_driver(raw, index_hint: str = "") -> CSIDriver:
+    r, _, name, _ = _meta("csidriver", raw, index_hint, False)
+    spec = r.mapping(raw, "spec", "spec")
+    return CSIDriver(name, r.boolean(spec, "storageCapacity", "spec.storageCapacity"))
+
+
+def parse_capacity(raw, index_hint: str = "") -> CSIStorageCapacity:
+    r, ns, name, _ = _meta("csistoragecapacity", raw, index_hint, True)
+    limit = None
+    for key in ("maximumVolumeSize", "capacity"):       # volumeLimit: the maximum size wins
+        if raw.get(key) is not None:
+            limit = parse_quantity(r.string(raw, key, key), r.obj, key).value()
+            break
+    return CSIStorageCapacity(ns, name, r.string(raw, "storageClassName", "storageClassName"), limit,
+                              parse_label_selector(r, raw.get("nodeTopology"), "nodeTopology"))
+
+
+PARSERS = {"PersistentVolumeClaim": parse_claim, "PersistentVolume": parse_volume,
+           "StorageClass": parse_storage_class, "CSINode": parse_csi_node, "CSIDriver": parse_csi_driver,
+           "CSIStorageCapacity": parse_capacity}
+
+
+def parse_storage_object(raw, index_hint: str = ""):
+    kind = raw.get("kind") if isinstance(raw, dict) else None
+    if kind not in PARSERS:
+        raise ObjectError(f"object {index_hint}".strip(), "kind", f"expected one of {', '.join(STORAGE_KINDS)}")
+    return PARSERS[kind](raw, index_hint)
+
+
+# ---- a pod's volumes ----------------------------------------------------------------------------
+#: in-tree sources csi-translation-lib can migrate (IsInlineMigratable)
+MIGRATABLE_INLINE = ("awsElasticBlockStore", "gcePersistentDisk", "cinder", "azureDisk", "azureFile",
+                     "vsphereVolume", "portworxVolume")
+
+
+@dataclass(frozen=True, slots=True)
+class PodVolume:
+    name: str
+    claim: str            # PVC name: persistentVolumeClaim.claimName, or <pod>-<volume> (ephemeral)
+    ephemeral: bool
+    migratable: bool      # an in-tree source NodeVolumeLimits looks at
+    #: VolumeRestrictions identity: ("gce", pdName, ro) | ("aws", volumeID) | ("iscsi", iqn, ro)
+    #: | ("rbd", frozenset(monitors), pool, image, ro) | None
+    restriction: tuple | None
+
+
+def parse_pod_volumes(r, spec, pod_name: str) -> tuple:
+    out = []
+    for i, v in enumerate(r.seq(spec, "volumes", "spec.volumes")):
+        path = f"spec.volumes[{i}]"
+        v = r.item(v, path)
+        name = r.string(v, "name", path + ".name")
+        claim, ephemeral = "", False
+        if v.get("persistentVolumeClaim") is not None:
+            src = r.mapping(v, "persistentVolumeClaim", path + ".persistentVolumeClaim")
+            claim = r.string(src, "claimName", path + ".persistentVolumeClaim.claimName")
+            if not claim:
+                r.fail(path + ".persistentVolumeClaim.claimName", "required value")
+        elif v.get("ephemeral") is not None:
+            claim, ephemeral = f"{pod_name}-{name}", True
+        out.append(PodVolume(name, claim, ephemeral, any(v.get(k) is not None for k in MIGRATABLE_INLINE),
+                             _restriction(r, v, path)))
+    return tuple(out)
+
+
+def _restriction(r, v, path):
+    def src(kind):
+        return r.mapping(v, kind, f"{path}.{kind}")
+
+    if v.get("gcePersistentDisk") is not None:
+        s = src("gcePersistentDisk")
+        return ("gce", r.string(s, "pdName", path + ".gcePersistentDisk.pdName"),
+                r.boolean(s, "readOnly", path + ".gcePersistentDisk.readOnly"))
+    if v.get("awsElasticBlockStore") is not None:
+        return ("aws", r.string(src("awsElasticBlockStore"), "volumeID", path + ".awsElasticBlockStore.volumeID"))
+    if v.get("iscsi") is not None:
+        s = src("iscsi")
+        return ("iscsi", r.string(s, "iqn", path + ".iscsi.iqn"), r.boolean(s, "readOnly", path + ".iscsi.readOnly"))
+    if v.get("rbd") is not None:
+        s = src("rbd")
+        p = path + ".rbd"
+        return ("rbd", frozenset(r.string_list(s, "monitors", p + ".monitors")),
+                r.string(s, "pool", p + ".pool") or "rbd",        # API default
+                r.string(s, "image", p + ".image"), r.boolean(s, "readOnly", p + ".readOnly"))
+    return None
