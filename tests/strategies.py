@@ -671,3 +671,35 @@ def pts_focused_workloads(draw):
     bound = [group(draw(pts_pods(f"b{i}", names, bound=True))) for i in range(draw(st.integers(0, 12)))]
     pending = [group(draw(pts_pods(f"p{i}", names))) for i in range(draw(st.integers(1, 8)))]
     return draw(pts_services()), nodes, bound, pending
+
+
+@st.composite
+def pts_list_args(draw):
+    """PodTopologySpreadArgs with defaultingType List: up to three default constraints with
+    distinct {topologyKey, whenUnsatisfiable}, no selector; matchLabelKeys (ignored for
+    defaults) and minDomains <= 0 (accepted upstream) included."""
+    out, seen = [], set()
+    for _ in range(draw(st.integers(0, 3))):
+        c = draw(topology_spread_constraints())
+        c.pop("labelSelector", None)
+        if (c["topologyKey"], c["whenUnsatisfiable"]) in seen:
+            continue
+        seen.add((c["topologyKey"], c["whenUnsatisfiable"]))
+        if c["whenUnsatisfiable"] == "DoNotSchedule" and draw(st.integers(0, 5)) == 0:
+            c["minDomains"] = draw(st.sampled_from([0, -1]))
+        out.append(c)
+    return {"defaultingType": "List", "defaultConstraints": out}
+
+
+@st.composite
+def pts_list_workloads(draw):
+    """(args, objects, nodes, bound pods, pending pods): List default constraints, most
+    pending pods without constraints of their own, often a Service selecting app=web."""
+    objects, nodes, bound, pending = draw(st.one_of(pts_workloads(), pts_focused_workloads()))
+    for pod in pending:
+        if draw(st.integers(0, 3)):
+            pod["spec"].pop("topologySpreadConstraints", None)
+    if draw(st.integers(0, 2)):
+        objects.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                        "spec": {"selector": {"app": "web"}}})
+    return draw(pts_list_args()), objects, nodes, bound, pending

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from kschedcore import Scheduler, UnsupportedError, ValidationError, parse_config
+from kschedcore import Scheduler, ValidationError, parse_config
 from kschedcore.cli import main
 from kschedcore.framework.config import DEFAULT_MULTI_POINT
 from kschedcore.reference import explain_workload
@@ -129,6 +129,14 @@ def test_percentage_per_profile_overrides_global():
     assert sched.num_feasible_nodes_to_find(1000, "b") == 200
 
 
+def _spread_args(args):
+    return cfg({"pluginConfig": [{"name": "PodTopologySpread", "args": args}]})
+
+
+def _zone_default(**over):
+    return {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", **over}
+
+
 @pytest.mark.parametrize("doc,message", [
     ({"apiVersion": "v1", "kind": "KubeSchedulerConfiguration"}, 'apiVersion: expected apiVersion'),
     (cfg(percentageOfNodesToScore=101), "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"),
@@ -142,6 +150,21 @@ def test_percentage_per_profile_overrides_global():
      'NodeResourcesFitArgs: scoringStrategy.type: Unsupported value: "Best"'),
     (cfg({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]}),
      "InterPodAffinityArgs: hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
+    (_spread_args({"defaultingType": "Zones"}),
+     'PodTopologySpreadArgs: defaultingType: Unsupported value: "Zones": supported values: System, List'),
+    (_spread_args({"defaultConstraints": [_zone_default()]}),      # defaultingType defaults to System
+     'PodTopologySpreadArgs: defaultingType: Invalid value: "System": when .defaultConstraints are not empty'),
+    (_spread_args({"defaultingType": "List", "defaultConstraints": [_zone_default(maxSkew=0)]}),
+     "PodTopologySpreadArgs: defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)"),
+    (_spread_args({"defaultingType": "List", "defaultConstraints": [_zone_default(topologyKey="")]}),
+     "PodTopologySpreadArgs: defaultConstraints[0].topologyKey: Required value: can not be empty"),
+    (_spread_args({"defaultingType": "List", "defaultConstraints": [_zone_default(whenUnsatisfiable="Never")]}),
+     'PodTopologySpreadArgs: defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Never"'),
+    (_spread_args({"defaultingType": "List", "defaultConstraints": [_zone_default(labelSelector={})]}),
+     "PodTopologySpreadArgs: defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector"),
+    (_spread_args({"defaultingType": "List", "defaultConstraints": [
+        _zone_default(), _zone_default(whenUnsatisfiable="ScheduleAnyway"), _zone_default(maxSkew=2)]}),
+     'PodTopologySpreadArgs: defaultConstraints[2]: Duplicate value: "{topology.kubernetes.io/zone, DoNotSchedule}"'),
 ])
 def test_invalid_configurations(doc, message):
     with pytest.raises(ValidationError) as info:
@@ -191,11 +214,111 @@ def test_invalid_added_affinity_is_rejected():
         Scheduler(config=parse_config(cfg({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": bad}}]})))
 
 
-def test_unimplemented_plugin_args_are_refused():
-    doc = cfg({"pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]}}]})
-    with pytest.raises(UnsupportedError, match="defaultConstraints"):
-        Scheduler(config=parse_config(doc))
+# ---- PodTopologySpread List default constraints -------------------------------------------------
+
+ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+WEB_SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"selector": {"app": "web"}}}
+
+
+def _spread_scheduler(defaults, bound=(), unschedulable=()):
+    """Nodes a1, a2 (zone a) and b1 (zone b), a Service selecting app=web, List defaults."""
+    config = parse_config(cfg({"pluginConfig": [{"name": "PodTopologySpread", "args": {
+        "defaultingType": "List", "defaultConstraints": defaults}}]}))
+    nodes = [node(n, labels={ZONE: n[0], HOST: n}) for n in ("a1", "a2", "b1")]
+    for n in nodes:
+        n["spec"]["unschedulable"] = n["metadata"]["name"] in unschedulable
+    sched = Scheduler(nodes, config=config, tie_break="first", percentage_of_nodes_to_score=100)
+    sched.add_object(WEB_SERVICE)
+    for p in bound:
+        sched.add_pod(p)
+    return sched
+
+
+def _web(name, node_name=None, app="web", cpu="100m", memory="100Mi"):
+    p = pod(name, cpu=cpu, memory=memory, node_name=node_name)
+    p["metadata"]["labels"] = {"app": app}
+    return p
+
+
+ZONE_HARD = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]
+
+
+def test_list_default_do_not_schedule_filters_by_zone():
+    # zone a holds 1 web pod, zone b 0: min 0, the pod matches its Service's selector (self 1);
+    # a1, a2: 1 + 1 - 0 = 2 > maxSkew 1 -> Unschedulable; b1: 0 + 1 - 0 = 1 -> feasible
+    sched = _spread_scheduler(ZONE_HARD, bound=[_web("web-0", "a1")])
+    sched.queue(_web("web-1"))
+    sched.queue(_web("web-2"))          # then a: 1, b: 1, min 1: 1 + 1 - 1 = 1 everywhere
+    sched.queue(_web("db", app="db"))   # no Service selects it: empty selector, no defaults
+    first, second, db = sched.explain_pending()
+    rejected = {"ok": False, "code": "Unschedulable", "plugin": "PodTopologySpread",
+                "reasons": ["node(s) didn't match pod topology spread constraints"]}
+    assert first["filter"] == {"a1": rejected, "a2": rejected}
+    assert first["node"] == "b1" and first["numFeasible"] == 1
+    assert second["filter"] == {} and second["numFeasible"] == 3
+    assert "PodTopologySpread" not in second["skippedFilterPlugins"]
+    assert "PodTopologySpread" in db["skippedFilterPlugins"] and db["numFeasible"] == 3
+
+
+def test_list_defaults_only_for_pods_without_constraints():
+    own = _web("own")
+    own["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway",
+                                                 "labelSelector": {"matchLabels": {"app": "web"}}}]
+    sched = _spread_scheduler(ZONE_HARD, bound=[_web("web-0", "a1")])
+    sched.queue(own)
+    rec = sched.explain_pending()[0]
+    # its own constraints replace the defaults: none is DoNotSchedule, so PreFilter skips
+    assert rec["numFeasible"] == 3 and "PodTopologySpread" in rec["skippedFilterPlugins"]
+
+
+def test_list_default_fit_error_and_missing_label():
+    sched = _spread_scheduler(ZONE_HARD, bound=[_web("web-0", "a1")], unschedulable=("b1",))
+    sched.add_node(node("bare"))                      # no zone label: UU, missing required label
+    sched.queue(_web("web-1"))
+    rec = sched.explain_pending()[0]
+    assert rec["filter"]["bare"]["code"] == "UnschedulableAndUnresolvable"
+    assert rec["fitError"] == (
+        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), "
+        "1 node(s) were unschedulable, 2 node(s) didn't match pod topology spread constraints.")
+
+
+def test_list_default_schedule_anyway_scores():
+    """Both keys required on every node (List defaults); all three nodes feasible.
+    zone: domains {a, b}, w = ln(2 + 2) = 1.3862943611198906; counts a = 2, b = 1.
+    hostname: size 3, w = ln(3 + 2) = 1.6094379124341003; counts a1 = 2, a2 = 0, b1 = 1.
+    raw = round(sum(cnt * w + (maxSkew - 1))):
+      a1: 2*1.38629 + 0 + 2*1.60944 + 1 = 6.99146 -> 7
+      a2: 2*1.38629 + 0 + 0*1.60944 + 1 = 3.77259 -> 4
+      b1: 1*1.38629 + 0 + 1*1.60944 + 1 = 3.99573 -> 4
+    normalized 100 * (max + min - raw) / max, max 7, min 4: a1 400/7 = 57, a2 = b1 = 100."""
+    soft = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 2, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"}]
+    bound = [_web("web-0", "a1", cpu="0", memory="0"), _web("web-1", "a1", cpu="0", memory="0"),
+             _web("web-2", "b1", cpu="0", memory="0")]
+    sched = _spread_scheduler(soft, bound=bound)
+    sched.queue(_web("web-3"))
+    rec = sched.explain_pending()[0]
+    assert {n: s["raw:PodTopologySpread"] for n, s in rec["scores"].items()} == {"a1": 7, "a2": 4, "b1": 4}
+    assert {n: s["PodTopologySpread"] for n, s in rec["scores"].items()} == {"a1": 114, "a2": 200, "b1": 200}
+    # a2 and b1 tie on every plugin (the bound pods' explicit zero requests stay 0, §1.4: only a
+    # missing key gets the non-zero default), so the first in input order wins
+    assert rec["scores"]["a2"]["total"] == rec["scores"]["b1"]["total"] and rec["node"] == "a2"
+
+
+def test_list_default_filters_match_reference():
+    defaults = ZONE_HARD + [{"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"}]
+    nodes = [node(n, labels={ZONE: n[0], HOST: n}) for n in ("a1", "a2", "b1")]
+    bound = [_web("web-0", "a1")]
+    pending = [_web(f"web-{i}") for i in range(1, 6)]
+    args = {"defaultingType": "List", "defaultConstraints": defaults}
+    sched = _spread_scheduler(defaults, bound=bound)
+    for p in pending:
+        sched.queue(p)
+    got = sched.explain_pending()
+    want = explain_workload(nodes, bound, pending, objects={"Service": [WEB_SERVICE]}, spread_args=args)
+    assert [diff(g, w) for g, w in zip(got, want)] == [""] * len(want)
+    assert [r["node"] for r in want] == ["b1", "a2", "b1", "a1", "b1"]
 
 
 def test_cli_config(tmp_path, capsys):

@@ -6,8 +6,8 @@ every explain record must be the same (``parity.diff``), and so must the skipped
 
 InterPodAffinity has its own property (``S.ipa_workloads``: Namespace objects added with
 ``add_namespace`` before the bound pods) and two hand-checked cases; PodTopologySpread has
-two (``S.pts_workloads``, ``S.pts_focused_workloads``: Services and controllers added with
-``add_object``).
+three (``S.pts_workloads``, ``S.pts_focused_workloads``: Services and controllers added with
+``add_object``; ``S.pts_list_workloads``: with List default constraints).
 
 The hand-written cases at the end pin disagreements these properties once found (terminal
 pods, unparsable terms, PreFilterResult names, pod-level hugepages in Fit scoring).
@@ -355,10 +355,12 @@ def test_nominated_pods_are_refused_until_implemented():
 
 # ---- InterPodAffinity --------------------------------------------------------------------------
 
-def run_both_cluster(nodes, bound, pending, namespaces=(), objects=()):
+def run_both_cluster(nodes, bound, pending, namespaces=(), objects=(), spread_args=None):
     """(kernel records, reference records) for a workload with Namespace objects, Services and
-    controllers: both sides get the same objects."""
-    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first")
+    controllers: both sides get the same objects (and PodTopologySpreadArgs)."""
+    plugin_args = {"PodTopologySpread": copy.deepcopy(spread_args)} if spread_args else None
+    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=100, tie_break="first",
+                      plugin_args=plugin_args)
     for ns in copy.deepcopy(namespaces):
         sched.add_namespace(ns)
     for obj in copy.deepcopy(objects):
@@ -371,7 +373,7 @@ def run_both_cluster(nodes, bound, pending, namespaces=(), objects=()):
     want = explain_workload(copy.deepcopy(nodes), copy.deepcopy(bound), copy.deepcopy(pending),
                             percentage_of_nodes_to_score=100, tie_break="first",
                             namespaces=copy.deepcopy(list(namespaces)),
-                            objects=_by_kind(copy.deepcopy(list(objects))))
+                            objects=_by_kind(copy.deepcopy(list(objects))), spread_args=copy.deepcopy(spread_args))
     return got, want
 
 
@@ -451,10 +453,11 @@ def _by_kind(objects):
     return out
 
 
-def assert_same_pts(objects, nodes, bound, pending):
+def assert_same_pts(objects, nodes, bound, pending, spread_args=None):
     namespaces = [{"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
                   for ns in S.IPA_NAMESPACES]
-    return assert_records_equal(*run_both_cluster(nodes, bound, pending, namespaces, objects), nodes, pending)
+    return assert_records_equal(*run_both_cluster(nodes, bound, pending, namespaces, objects, spread_args),
+                                nodes, pending)
 
 
 @settings(max_examples=200, **SETTINGS)
@@ -467,3 +470,10 @@ def test_topology_spread_matches_reference(workload):
 @given(S.pts_focused_workloads())
 def test_topology_spread_skew_matches_reference(workload):
     assert_same_pts(*workload)
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(S.pts_list_workloads())
+def test_topology_spread_list_defaults_match_reference(workload):
+    args, *rest = workload
+    assert_same_pts(*rest, spread_args=args)

@@ -4,14 +4,17 @@ Semantics §3.9 and §4.7. Matching pods per node row come from the cache's coun
 current as pods are placed and removed); a cycle sums them per topology domain over the
 nodes the constraint counts (keys present, inclusion policies) with NumPy, and hands the
 kernel a per-node status. The score needs the feasible set, so it runs after the kernel's
-pass, over the feasible nodes only.
+pass, over the feasible nodes only. Pods without constraints of their own get the default
+constraints (args `defaultingType` System, or List with `defaultConstraints`), each with the
+selector of the pod's Services and controller.
 """
 import numpy as np
 
 from .._kernels import F_POD_TOPOLOGY_SPREAD, S_POD_TOPOLOGY_SPREAD
-from ..errors import UnsupportedError
+from ..errors import ValidationError
 from ..framework.gomath import go_log
 from ..objects.pod_affinity import LabelSelector
+from ..objects.resources import is_qualified_name
 from .base import Plugin
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -19,8 +22,8 @@ ZONE = "topology.kubernetes.io/zone"
 REASON_MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"
 REASON_SKEW = "node(s) didn't match pod topology spread constraints"
 MISSING_LABEL, SKEW = 1, 2
-#: defaultingType System (§3.9): ScheduleAnyway only, so they act on Score alone
-SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
+ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+DEFAULTING_TYPES = ("System", "List")
 
 
 class Constraint:
@@ -29,6 +32,75 @@ class Constraint:
     def __init__(self, key, max_skew, selector, min_domains=1, honor_affinity=True, honor_taints=False):
         self.key, self.max_skew, self.selector = key, max_skew, selector
         self.min_domains, self.honor_affinity, self.honor_taints = min_domains, honor_affinity, honor_taints
+
+
+class DefaultConstraint:
+    """One entry of the defaults; its selector is deduced for each pod."""
+    __slots__ = ("key", "max_skew", "action", "min_domains", "honor_affinity", "honor_taints")
+
+    def __init__(self, key, max_skew, action, min_domains=1, honor_affinity=True, honor_taints=False):
+        self.key, self.max_skew, self.action = key, max_skew, action
+        self.min_domains, self.honor_affinity, self.honor_taints = min_domains, honor_affinity, honor_taints
+
+
+#: defaultingType System (§3.9): ScheduleAnyway only, so they act on Score alone
+SYSTEM_DEFAULTS = (DefaultConstraint(HOSTNAME, 3, "ScheduleAnyway"), DefaultConstraint(ZONE, 5, "ScheduleAnyway"))
+
+
+def validated_defaults(args):
+    """(default constraints, system defaulted) from PodTopologySpreadArgs, validated as
+    ValidatePodTopologySpreadArgs does (defaultingType defaults to System)."""
+    obj = "PodTopologySpreadArgs"
+    kind = args.get("defaultingType") or "System"
+    raw = args.get("defaultConstraints") or []
+    if kind not in DEFAULTING_TYPES:
+        raise ValidationError(obj, "defaultingType",
+                              f'Unsupported value: "{kind}": supported values: {", ".join(DEFAULTING_TYPES)}')
+    if not isinstance(raw, list):
+        raise ValidationError(obj, "defaultConstraints", f"expected a list, got {type(raw).__name__}")
+    if kind == "System" and raw:
+        raise ValidationError(obj, "defaultingType", 'Invalid value: "System": when .defaultConstraints are not empty')
+    if kind == "System":
+        return SYSTEM_DEFAULTS, True
+    out, seen = [], set()
+    for i, c in enumerate(raw):
+        out.append(_default_constraint(c, f"defaultConstraints[{i}]", seen, obj))
+    return tuple(out), False
+
+
+def _default_constraint(c, path, seen, obj):
+    def fail(field, msg):
+        raise ValidationError(obj, path + field, msg)
+
+    if not isinstance(c, dict):
+        fail("", f"expected an object, got {type(c).__name__}")
+    skew, key, action = c.get("maxSkew", 0), c.get("topologyKey") or "", c.get("whenUnsatisfiable") or ""
+    min_domains = 1 if c.get("minDomains") is None else c["minDomains"]
+    for field, v, typ in (("maxSkew", skew, int), ("minDomains", min_domains, int), ("topologyKey", key, str),
+                          ("whenUnsatisfiable", action, str)):
+        if isinstance(v, bool) or not isinstance(v, typ):
+            expected = "an integer" if typ is int else "a string"
+            fail("." + field, f"expected {expected}, got {type(v).__name__} {v!r}")
+    if skew <= 0:
+        fail(".maxSkew", f"Invalid value: {skew}: not in valid range (0, inf)")
+    if not key:
+        fail(".topologyKey", "Required value: can not be empty")
+    if not is_qualified_name(key):
+        fail(".topologyKey", f'Invalid value: "{key}": must be a qualified name ([prefix/]name)')
+    if not action:
+        fail(".whenUnsatisfiable", "Required value: can not be empty")
+    if action not in ACTIONS:
+        fail(".whenUnsatisfiable", f'Unsupported value: "{action}": supported values: {", ".join(ACTIONS)}')
+    if c.get("labelSelector") is not None:
+        fail(".labelSelector", "Forbidden: constraint must not define a selector, as they deduced for each pod")
+    if (key, action) in seen:
+        fail("", f'Duplicate value: "{{{key}, {action}}}"')
+    seen.add((key, action))
+    # Unvalidated upstream: a policy other than "Honor" acts as Ignore; minDomains < 1 filters
+    # as 1 does (no domains: Go's minimum is MaxInt32, else the real minimum, either way no skew).
+    return DefaultConstraint(key, skew, action, max(min_domains, 1),
+                             (c.get("nodeAffinityPolicy") or "Honor") == "Honor",
+                             c.get("nodeTaintsPolicy") == "Honor")
 
 
 def pod_constraints(pod, action):
@@ -57,12 +129,14 @@ class PodTopologySpread(Plugin):
 
     def __init__(self, args=None):
         super().__init__(args)
-        kind = self.args.get("defaultingType", "System")
-        if kind == "List" and self.args.get("defaultConstraints"):
-            raise UnsupportedError("PodTopologySpreadArgs", "defaultConstraints",
-                                   "List default constraints are not implemented yet")
-        self.system_defaulted = kind != "List"
+        self.defaults, self.system_defaulted = validated_defaults(self.args)
+        self.filter_defaults = any(d.action == "DoNotSchedule" for d in self.defaults)
         self.last = None        # (pod key, PreFilter skipped, PreScore skipped)
+
+    def prefilter_runs(self, pod, objects) -> bool:
+        """Whether PreFilter can find DoNotSchedule constraints: the pod's own, or defaults
+        (their selector needs a Service or controller)."""
+        return bool(pod.topology_spread) or (self.filter_defaults and bool(objects))
 
     def prefilter_skips(self, pod):
         return self.last is None or self.last[0] != pod.key or self.last[1]
@@ -77,7 +151,10 @@ class PodTopologySpread(Plugin):
     def prefilter(self, pod, ctx):
         """(per-row status, None) or (None, domain-count terms) for the kernel; (None, None):
         Skip, no DoNotSchedule constraint."""
-        constraints = pod_constraints(pod, "DoNotSchedule") if pod.topology_spread else []
+        if pod.topology_spread:
+            constraints = pod_constraints(pod, "DoNotSchedule")
+        else:
+            constraints = self._defaults(pod, ctx, "DoNotSchedule")
         self.last = (pod.key, not constraints, True)
         if not constraints:
             return None, None
@@ -133,7 +210,7 @@ class PodTopologySpread(Plugin):
         if pod.topology_spread:
             constraints, require_all = pod_constraints(pod, "ScheduleAnyway"), True
         else:
-            constraints, require_all = self._defaults(pod, ctx), not self.system_defaulted
+            constraints, require_all = self._defaults(pod, ctx, "ScheduleAnyway"), not self.system_defaulted
         if not constraints:
             self.last = (pod.key, self._filter_skipped(pod), True)
             return None
@@ -187,14 +264,17 @@ class PodTopologySpread(Plugin):
     def _filter_skipped(self, pod):
         return self.last is None or self.last[0] != pod.key or self.last[1]
 
-    def _defaults(self, pod, ctx):
-        """System default constraints with the selector of the pod's Services and controller."""
-        if not self.system_defaulted:
+    def _defaults(self, pod, ctx, action):
+        """buildDefaultConstraints: the defaults for `action`, all with the selector of the
+        pod's Services and controller; none when that selector is empty."""
+        chosen = [d for d in self.defaults if d.action == action]
+        if not chosen:
             return []
         selector = ctx.default_selector(pod)
-        if selector is None or not selector.requirements:
+        if not selector.requirements:
             return []
-        return [Constraint(key, skew, selector) for key, skew in SYSTEM_DEFAULTS]
+        return [Constraint(d.key, d.max_skew, selector, d.min_domains, d.honor_affinity, d.honor_taints)
+                for d in chosen]
 
 
 def _go_round(x):

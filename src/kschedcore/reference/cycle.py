@@ -7,9 +7,9 @@ selectHost for one pod on the current state and returns a parity explain record
 drives a whole workload.
 
 InterPodAffinity is implemented in ``interpod`` (it needs the Namespace objects: the
-``namespaces=`` keyword), PodTopologySpread in ``topology`` (its system default constraints
-need the Services, ReplicationControllers, ReplicaSets and StatefulSets: the ``objects=``
-keyword).  The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+``namespaces=`` keyword), PodTopologySpread in ``topology`` (its default constraints need the
+Services, ReplicationControllers, ReplicaSets and StatefulSets: the ``objects=`` keyword; its
+args, e.g. List default constraints: ``spread_args=``).  The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
 VolumeZone) and DynamicResources are not implemented: they are treated as skipping at
 PreFilter and PreScore, which is what kube-scheduler does for pods that do not use them.
 """
@@ -99,7 +99,7 @@ class ReferenceScheduler:
     def __init__(self, nodes: list[dict], bound_pods: list[dict] = (), *,
                  percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
                  scoring_strategy: dict | None = None, seed: int = 0, namespaces: list[dict] = (),
-                 objects: dict | None = None):
+                 objects: dict | None = None, spread_args: dict | None = None):
         if tie_break not in ("first", "random"):
             raise ValueError(f"tie_break must be 'first' or 'random', not {tie_break!r}")
         self.cluster = Cluster(nodes)
@@ -107,6 +107,7 @@ class ReferenceScheduler:
         self.tie_break = tie_break
         self.rng = random.Random(seed)
         self.fit_args: FitArgs = parse_fit_args(scoring_strategy)
+        self.spread_args = topology.spread_args(spread_args)
         self.next_start_node_index = 0
         self.input_index = {name: i for i, name in enumerate(self.cluster.input_order)}
         #: Namespace objects: name -> labels (what namespaceSelectors see)
@@ -313,7 +314,7 @@ class ReferenceScheduler:
         if plugin == "InterPodAffinity":
             return interpod.pre_filter(pod, self.cluster, self.namespaces, state)
         if plugin == "PodTopologySpread":
-            return topology.pre_filter(pod, self.cluster, self.objects, state)
+            return topology.pre_filter(pod, self.cluster, self.objects, state, self.spread_args)
         raise AssertionError(plugin)
 
     def _run_filters(self, pod: dict, ni: NodeInfo, state: dict, skip: set[str]) -> Status | None:
@@ -369,7 +370,7 @@ class ReferenceScheduler:
         if plugin == "InterPodAffinity":
             return interpod.pre_score(pod, self.cluster, self.namespaces, state)
         if plugin == "PodTopologySpread":
-            return topology.pre_score(pod, self.cluster, self.objects, state["feasible"], state)
+            return topology.pre_score(pod, self.cluster, self.objects, state["feasible"], state, self.spread_args)
         raise AssertionError(plugin)
 
     def _score(self, plugin: str, pod: dict, ni: NodeInfo, state: dict) -> int:
@@ -404,7 +405,8 @@ class ReferenceScheduler:
 def explain_workload(nodes: list[dict], bound_pods: list[dict], pending: list[dict], *,
                      percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
                      scoring_strategy: dict | None = None, seed: int = 0,
-                     namespaces: list[dict] = (), objects: dict | None = None) -> list[dict]:
+                     namespaces: list[dict] = (), objects: dict | None = None,
+                     spread_args: dict | None = None) -> list[dict]:
     """Schedule ``pending`` in order on ``nodes`` + ``bound_pods``; one explain record each.
 
     Each chosen pod is assumed onto its node before the next pod.  A pre-bound pod (one with
@@ -412,9 +414,9 @@ def explain_workload(nodes: list[dict], bound_pods: list[dict], pending: list[di
     spec.nodeName when the filters passed there (see ``ReferenceScheduler.schedule``).
     ``namespaces``: raw Namespace objects (their labels are what namespaceSelectors match).
     ``objects``: kind ("Service", "ReplicationController", "ReplicaSet", "StatefulSet") -> raw
-    objects, for PodTopologySpread's default constraints.
+    objects, for PodTopologySpread's default constraints; ``spread_args``: its PodTopologySpreadArgs.
     """
     sched = ReferenceScheduler(nodes, bound_pods, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
                                tie_break=tie_break, scoring_strategy=scoring_strategy, seed=seed,
-                               namespaces=namespaces, objects=objects)
+                               namespaces=namespaces, objects=objects, spread_args=spread_args)
     return [sched.schedule(pod) for pod in pending]

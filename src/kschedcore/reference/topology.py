@@ -2,7 +2,9 @@
 
 Written from kube-scheduler v1.34.1 plugins/podtopologyspread (common.go, filtering.go,
 scoring.go, plugin.go) and plugins/helper/spread.go (DefaultSelector, GetPodServices).
-Plain loops, recomputed from scratch for every pod.
+Plain loops, recomputed from scratch for every pod.  The default constraints come from the
+plugin args (``spread_args``): ``defaultingType: System`` or ``List`` with
+``defaultConstraints`` (assumed valid).
 
 Selectors use the representation of ``interpod``: ``NOTHING`` (nil), ``EVERYTHING`` ({}:
 ``Selector.Empty()``), or a list of ``(key, op, values)`` requirements.  The empty
@@ -26,11 +28,30 @@ ZONE = "topology.kubernetes.io/zone"
 REASON_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
 REASON_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 
+MAX_INT32 = 2**31 - 1
+
 #: defaultingType: System
 SYSTEM_DEFAULTS = [
     {"topologyKey": HOSTNAME, "maxSkew": 3, "whenUnsatisfiable": "ScheduleAnyway"},
     {"topologyKey": ZONE, "maxSkew": 5, "whenUnsatisfiable": "ScheduleAnyway"},
 ]
+
+
+@dataclass
+class SpreadArgs:
+    """What New keeps of PodTopologySpreadArgs."""
+    default_constraints: list
+    system_defaulted: bool
+
+
+def spread_args(args: dict | None) -> SpreadArgs:
+    args = args or {}
+    if (args.get("defaultingType") or "System") == "System":
+        return SpreadArgs(SYSTEM_DEFAULTS, True)
+    return SpreadArgs(list(args.get("defaultConstraints") or []), False)
+
+
+SYSTEM_ARGS = spread_args(None)
 
 
 @dataclass
@@ -178,8 +199,8 @@ def default_selector(pod: dict, objects: dict):
     return selector
 
 
-def build_default_constraints(pod: dict, action: str, objects: dict) -> list[Constraint]:
-    constraints = filter_constraints(SYSTEM_DEFAULTS, pod_labels(pod), action)
+def build_default_constraints(pod: dict, action: str, objects: dict, args: SpreadArgs) -> list[Constraint]:
+    constraints = filter_constraints(args.default_constraints, pod_labels(pod), action)
     if len(constraints) == 0:
         return []
     selector = default_selector(pod, objects)
@@ -190,11 +211,11 @@ def build_default_constraints(pod: dict, action: str, objects: dict) -> list[Con
     return constraints
 
 
-def get_constraints(pod: dict, action: str, objects: dict) -> list[Constraint]:
+def get_constraints(pod: dict, action: str, objects: dict, args: SpreadArgs) -> list[Constraint]:
     raw = (pod.get("spec") or {}).get("topologySpreadConstraints") or []
     if len(raw) > 0:
         return filter_constraints(raw, pod_labels(pod), action)
-    return build_default_constraints(pod, action, objects)
+    return build_default_constraints(pod, action, objects, args)
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -236,9 +257,9 @@ def count_matching(pods: list[dict], selector, namespace: str) -> int:
 
 # --- PreFilter / Filter (§3.9) -----------------------------------------------------------------
 
-def pre_filter(pod: dict, cluster, objects: dict, state: dict) -> PreFilterOutcome:
+def pre_filter(pod: dict, cluster, objects: dict, state: dict, args: SpreadArgs = SYSTEM_ARGS) -> PreFilterOutcome:
     try:
-        constraints = get_constraints(pod, "DoNotSchedule", objects)
+        constraints = get_constraints(pod, "DoNotSchedule", objects, args)
     except SelectorError as err:
         return PreFilterOutcome(status=Status(UU, [f"get constraints from pod: {err}"]))
     if len(constraints) == 0:
@@ -268,7 +289,8 @@ def filter_node(state: dict, ni) -> Status | None:
         if len(domain_counts) < c.min_domains:
             min_match = 0
         else:
-            min_match = min(domain_counts.values())
+            # criticalPaths start at MaxInt32 (reachable with a default minDomains <= 0)
+            min_match = min(domain_counts.values(), default=MAX_INT32)
         self_match = 1 if matches(c.selector, pod_labels(s["pod"])) else 0
         count = domain_counts.get(labels[c.key], 0)
         if count + self_match - min_match > c.max_skew:
@@ -278,13 +300,15 @@ def filter_node(state: dict, ni) -> Status | None:
 
 # --- PreScore / Score / NormalizeScore (§4.7) --------------------------------------------------
 
-def pre_score(pod: dict, cluster, objects: dict, feasible: list[str], state: dict) -> tuple[bool, str | None]:
+def pre_score(pod: dict, cluster, objects: dict, feasible: list[str], state: dict,
+              args: SpreadArgs = SYSTEM_ARGS) -> tuple[bool, str | None]:
     """(skip, error)."""
     if cluster.num_nodes() == 0:
         return True, None
-    require_all = len((pod.get("spec") or {}).get("topologySpreadConstraints") or []) > 0
+    own = len((pod.get("spec") or {}).get("topologySpreadConstraints") or []) > 0
+    require_all = own or not args.system_defaulted
     try:
-        constraints = get_constraints(pod, "ScheduleAnyway", objects)
+        constraints = get_constraints(pod, "ScheduleAnyway", objects, args)
     except SelectorError as err:
         return False, f"running PreScore plugin \"PodTopologySpread\": calculating preScoreState: {err}"
     if len(constraints) == 0:
