@@ -88,6 +88,15 @@ class ProfileRuntime:
         pod.compiled = (self.token, cp)
         return cp
 
+    def filter_error(self, scan, start, processed) -> str:
+        """The message of a Filter plugin's Error status met by the last pass ('' if none)."""
+        for p in self.volume_filters:
+            if getattr(p, "filter_error", ""):
+                rows = np.roll(scan, -start)[:processed]
+                if (np.asarray(self.kernel.st_plugin)[rows] == p.filter_id).any():
+                    return p.filter_error
+        return ""
+
     def num_to_find(self, n: int) -> int:
         cached = self._num_to_find
         if cached[0] != n:
@@ -120,7 +129,7 @@ class ProfileRuntime:
                 for bit in np.flatnonzero(np.asarray(k.hist_fit)):
                     add(plugin.reasons(1 << int(bit), table)[0], int(k.hist_fit[bit]))
             else:   # counted per status detail
-                for detail in range(4):
+                for detail in range(16):
                     count = int(k.hist_detail[fid, detail])
                     for reason in plugin.reasons(detail, table) if count else ():
                         add(reason, count)

@@ -3,10 +3,10 @@ against its CSINode's allocatable count (semantics §3.7)."""
 import numpy as np
 
 from .._kernels import F_NODE_VOLUME_LIMITS, VOLUME_UU
-from .base import CycleError, VolumePlugin
+from .base import VolumePlugin
 
 REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
-EXCEEDED, LOOKUP_FAILED = 1, 2
+EXCEEDED, LOOKUP_FAILED, FILTER_ERROR = 1, 2, 3
 
 
 class NodeVolumeLimits(VolumePlugin):
@@ -16,12 +16,14 @@ class NodeVolumeLimits(VolumePlugin):
     def __init__(self, args=None):
         super().__init__(args)
         self.lookup_error = ""
+        self.filter_error = ""     # the last cycle's Filter returned an Error status
         self._limits = {}          # driver -> (cache key, int64 limit per row, -1: none)
 
     def reasons(self, detail, table):
         return [REASON_MAX_VOLUME_COUNT] if detail == EXCEEDED else [self.lookup_error]
 
     def prefilter(self, pod, volumes, table):
+        self.filter_error = ""
         self.skipped = not any(v.claim or v.migratable for v in pod.volumes)
         if self.skipped:
             return None
@@ -35,7 +37,10 @@ class NodeVolumeLimits(VolumePlugin):
                 self.lookup_error = (f"looking up PVC {key}: persistentvolumeclaim \"{v.claim}\" not found")
                 return np.full(table.labels.shape[0], LOOKUP_FAILED | VOLUME_UU, np.int8)
             if v.ephemeral and claim.controller_uid != owner_uid(pod):
-                raise CycleError(f"PVC {key} was not created for pod {pod.key} (pod is not owner)")
+                # an Error status from Filter: it ends the cycle if any node gets this far
+                self.filter_error = (f'running "{self.name}" filter plugin: '
+                                     f"PVC {key} was not created for pod {pod.key} (pod is not owner)")
+                return np.full(table.labels.shape[0], FILTER_ERROR | VOLUME_UU, np.int8)
             driver = volumes.driver_of(key)
             if driver is not None:
                 new[key] = driver
