@@ -46,3 +46,48 @@ def kube_scheduler_pods_per_second():
     results = json.loads((DATA / "bench_results.json").read_text())
     return {(b["workload"], b["percentageOfNodesToScore"]): b["median"] for b in results["bench"]
             if b.get("parallelism") == 2}
+
+
+@lru_cache(maxsize=None)
+def volumes(nodes: int = 5000, pods: int = 2000) -> Workload:
+    """Cloud-style persistent volumes: bench_basic's nodes in three zones with a CSI volume limit;
+    half the pods use an already bound zonal PV (VolumeZone, VolumeBinding's PV node affinity,
+    NodeVolumeLimits), half a WaitForFirstConsumer claim provisioned in allowed zones."""
+    template = basic(5000)
+    driver, zones = "ebs.csi.aws.com", ("zone-a", "zone-b", "zone-c")
+    w = Workload()
+    docs = [{"kind": "StorageClass", "metadata": {"name": "gp3"}, "provisioner": driver,
+             "volumeBindingMode": "WaitForFirstConsumer",
+             "allowedTopologies": [{"matchLabelExpressions": [
+                 {"key": "topology.kubernetes.io/zone", "values": list(zones[:2])}]}]}]
+    for i in range(nodes):
+        n = copy.deepcopy(template.nodes[i % len(template.nodes)])
+        name = f"node-{i:05d}"
+        n["metadata"]["name"] = name
+        n["metadata"]["labels"].update({"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zones[i % 3]})
+        w.nodes.append(n)
+        docs.append({"kind": "CSINode", "metadata": {"name": name},
+                     "spec": {"drivers": [{"name": driver, "nodeID": name, "allocatable": {"count": 25}}]}})
+    for i in range(pods):
+        p = copy.deepcopy(template.pending[i % len(template.pending)])
+        p["metadata"].update(name=f"pod-{i:05d}", uid=f"uid-pod-{i:05d}")
+        claim = f"data-{i:05d}"
+        p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+        w.pending.append(p)
+        pvc = {"kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": p["metadata"].get("namespace", "default")},
+               "spec": {"storageClassName": "gp3", "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "10Gi"}}}}
+        if i % 2 == 0:     # bound to a zonal PV
+            zone = zones[i % 3]
+            pv = f"pv-{i:05d}"
+            pvc["spec"]["volumeName"] = pv
+            pvc["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+            docs.append({"kind": "PersistentVolume", "metadata": {"name": pv, "labels": {"topology.kubernetes.io/zone": zone}},
+                         "spec": {"storageClassName": "gp3", "capacity": {"storage": "10Gi"},
+                                  "accessModes": ["ReadWriteOnce"], "csi": {"driver": driver, "volumeHandle": f"vol-{i}"},
+                                  "claimRef": {"namespace": pvc["metadata"]["namespace"], "name": claim},
+                                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                      {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}}})
+        docs.append(pvc)
+    w.extend(workload_from_documents(docs, "volumes"))
+    return w

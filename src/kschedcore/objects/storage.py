@@ -69,6 +69,7 @@ class PersistentVolume:
     terminating: bool
     node_affinity: tuple | None   # required NodeSelectorTerms (SelectorTerm, ...), None: no constraint
     csi: tuple | None             # (driver, volumeHandle)
+    fits: object = field(default=None, repr=False)   # VolumeBinding's cached node-affinity mask
 
     def bound_to(self, claim: PersistentVolumeClaim) -> bool:
         """IsVolumeBoundToClaim: the claimRef names the claim (and its uid, when set)."""

@@ -109,13 +109,11 @@ class VolumeBinding(VolumePlugin):
         unmatched = []
         chosen = {}                          # PV name -> rows where an earlier claim took it
         for c in sorted(to_match, key=lambda c: c.request_nanos):     # byPVCSize (stable here)
-            pvs = sorted((pv for pv in volumes.objects.volumes.values() if pv.storage_class == c.storage_class),
-                         key=lambda pv: pv.name)
+            pvs = volumes.candidate_volumes(c)
             match = _find_matching(c, pvs, chosen, table)
-            for i, pv in enumerate(pvs):
-                taken = match == i
-                if taken.any():
-                    chosen[pv.name] = chosen.get(pv.name, np.zeros(n, bool)) | taken
+            for i in np.unique(match[match >= 0]):
+                name = pvs[i].name
+                chosen[name] = chosen.get(name, np.zeros(n, bool)) | (match == i)
             self.last.matched.append((c, pvs, match))
             unmatched.append((c, match < 0))
         provision = selected + [(c, rows) for c, rows in unmatched if rows.any()]
@@ -153,9 +151,21 @@ def _check_bound(bound, volumes, table, status):
             return
         if pv.node_affinity is None:
             continue
-        misfit = open_rows & ~terms_mask(pv.node_affinity, table, node_names=False)
+        misfit = open_rows & ~_fits(pv, table)
         status[misfit] |= NODE_CONFLICT
         open_rows &= ~misfit
+
+
+def _fits(pv, table) -> np.ndarray:
+    """CheckNodeAffinity of a PV on every row, cached on the PV until a node changes."""
+    key = (table.node_version, table.labels.shape[0])
+    cached = pv.fits
+    if cached is None or cached[0] != key:
+        n = table.labels.shape[0]
+        mask = np.ones(n, bool) if pv.node_affinity is None else terms_mask(pv.node_affinity, table,
+                                                                            node_names=False)
+        cached = pv.fits = (key, mask)
+    return cached[1]
 
 
 def _find_matching(claim, pvs, chosen, table) -> np.ndarray:
@@ -173,8 +183,7 @@ def _find_matching(claim, pvs, chosen, table) -> np.ndarray:
         if (pv.capacity_nanos < claim.request_nanos or pv.volume_mode != claim.volume_mode
                 or pv.attributes_class != claim.attributes_class or pv.terminating):
             continue
-        fits = np.ones(n, bool) if pv.node_affinity is None else terms_mask(pv.node_affinity, table,
-                                                                            node_names=False)
+        fits = _fits(pv, table)
         open_rows = ~decided
         if pv.name in chosen:
             open_rows &= ~chosen[pv.name]

@@ -29,6 +29,10 @@ class VolumeState:
         #: VolumeRestrictions identity -> Counter((row, readOnly)); rbd: (pool, image) ->
         #: Counter((row, monitors, readOnly))
         self.disks = {}
+        #: PV names by class with no claimRef, and by the claim their claimRef names: the
+        #: only PVs FindMatchingVolume can return for a claim
+        self.unclaimed = {}
+        self.claimed_by = {}
         self.version = 0            # bumped when any storage object changes
         self.csi_version = 0        # bumped when a CSINode changes
 
@@ -43,7 +47,11 @@ class VolumeState:
             o.claims[obj.key] = obj
             self._recredit([obj.key])
         elif kind == "PersistentVolume":
+            old = o.volumes.get(obj.name)
+            if old is not None:
+                self._index_volume(old, -1)
             o.volumes[obj.name] = obj
+            self._index_volume(obj, 1)
             self._recredit(list(self.claim_rows))
         elif kind == "StorageClass":
             o.classes[obj.name] = obj
@@ -59,6 +67,19 @@ class VolumeState:
         self.version += 1
         return obj
 
+    def _index_volume(self, pv, sign):
+        if pv.claim_ref is None:
+            names = self.unclaimed.setdefault(pv.storage_class, set())
+        else:
+            names = self.claimed_by.setdefault(pv.claim_ref[:2], set())
+        (names.add if sign > 0 else names.discard)(pv.name)
+
+    def candidate_volumes(self, claim) -> list:
+        """The PVs of the claim's class that are unclaimed or pre-bound to it, by name."""
+        names = self.unclaimed.get(claim.storage_class, set()) | self.claimed_by.get((claim.namespace, claim.name), set())
+        vols = (self.objects.volumes[n] for n in sorted(names))
+        return [pv for pv in vols if pv.storage_class == claim.storage_class]
+
     def claim(self, namespace, name):
         return self.objects.claims.get(f"{namespace}/{name}")
 
@@ -66,7 +87,9 @@ class VolumeState:
     def bind_claim(self, claim, volume):
         """A static binding made for a pod: the PV's claimRef and the PVC's volumeName are set,
         as the API holds them once PreBind has finished."""
+        self._index_volume(volume, -1)
         volume.claim_ref = (claim.namespace, claim.name, claim.uid)
+        self._index_volume(volume, 1)
         volume.phase = "Bound"
         claim.volume_name = volume.name
         claim.annotations = {**claim.annotations, BIND_COMPLETED_ANNOTATION: "yes"}
