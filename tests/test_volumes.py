@@ -274,3 +274,13 @@ def test_storage_object_errors_name_the_field():
     with pytest.raises(UnsupportedError, match="CSI migration"):
         sched.add_object({"kind": "CSINode", "metadata": {"name": "a", "annotations": {
             "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}}})
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"bindTimeoutSeconds": -1}, "VolumeBindingArgs: bindTimeoutSeconds: invalid BindTimeoutSeconds"),
+    ({"shape": [{"utilization": 0, "score": 0}]}, "VolumeBindingArgs: shape: unexpected field `shape`"),
+])
+def test_volume_binding_args(args, message):
+    Scheduler(plugin_args={"VolumeBinding": {"bindTimeoutSeconds": 30}})
+    with pytest.raises(ValidationError, match=message):
+        Scheduler(plugin_args={"VolumeBinding": args})

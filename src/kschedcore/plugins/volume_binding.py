@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels import F_VOLUME_BINDING, VOLUME_UU
+from ..errors import ValidationError
 from ..objects.storage import NOT_SUPPORTED_PROVISIONER, SELECTED_NODE_ANNOTATION
 from .base import PreFilterRejection, VolumePlugin
 from .node_affinity import label_selector_mask, requirement_mask, terms_mask
@@ -42,6 +43,13 @@ class VolumeBinding(VolumePlugin):
     def __init__(self, args=None):
         super().__init__(args)
         self.last = None           # Bindings of the last cycle
+        timeout = self.args.get("bindTimeoutSeconds", 600)   # PreBind's wait: no effect here
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
+            raise ValidationError("VolumeBindingArgs", "bindTimeoutSeconds",
+                                  f"invalid BindTimeoutSeconds, should not be a negative value, got {timeout!r}")
+        if self.args.get("shape") is not None:
+            raise ValidationError("VolumeBindingArgs", "shape", "unexpected field `shape`, remove it or turn on "
+                                  "the feature gate StorageCapacityScoring")
 
     def prefilter(self, pod, volumes, table):
         self.skipped, self.last = True, None
