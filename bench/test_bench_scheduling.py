@@ -63,16 +63,13 @@ def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
     benchmark.extra_info["podsPerSecond"] = round(len(state["results"]) / benchmark.stats.stats.median)
 
 
-@pytest.mark.parametrize("name,pods", [("bench_antiaffinity_5000", 1000), ("bench_spread_5000", 2000)],
-                         ids=["required-anti-affinity", "topology-spread"])
-def test_schedule_cross_pod_5000(benchmark, name, pods):
-    """kube-scheduler's scheduler_perf-like workloads at 5,000 nodes, default sampling: required
-    pod anti-affinity (each pod repels the others on its hostname) and topology spreading
-    (DoNotSchedule over zones, ScheduleAnyway over hostnames)."""
+def _time_pending(benchmark, workload, pods):
+    """Times schedule_pending() on fresh schedulers of `workload`; records pods/s and ns per
+    node evaluated; returns (results, median seconds)."""
     state = {}
 
     def setup():
-        sched = Scheduler.from_workload(parity_bench(name))
+        sched = Scheduler.from_workload(workload)
         for pod in sched.pending:
             sched.prepare(pod)
         state["sched"] = sched
@@ -87,6 +84,16 @@ def test_schedule_cross_pod_5000(benchmark, name, pods):
     median = benchmark.stats.stats.median
     benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
     benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
+    return results, median
+
+
+@pytest.mark.parametrize("name,pods", [("bench_antiaffinity_5000", 1000), ("bench_spread_5000", 2000)],
+                         ids=["required-anti-affinity", "topology-spread"])
+def test_schedule_cross_pod_5000(benchmark, name, pods):
+    """kube-scheduler's scheduler_perf-like workloads at 5,000 nodes, default sampling: required
+    pod anti-affinity (each pod repels the others on its hostname) and topology spreading
+    (DoNotSchedule over zones, ScheduleAnyway over hostnames)."""
+    results, median = _time_pending(benchmark, parity_bench(name), pods)
     kube = KUBE.get((name, 0))
     benchmark.extra_info["kubeSchedulerPodsPerSecond"] = kube
     benchmark.extra_info["speedup"] = round(len(results) / median / kube, 1)
@@ -96,21 +103,4 @@ def test_schedule_volumes_5000(benchmark):
     """Persistent volumes at 5,000 nodes, default sampling (bench/workloads.py `volumes`): bound
     zonal CSI PVs and WaitForFirstConsumer claims provisioned in allowed zones, under a CSI
     volume limit. No kube-scheduler figure was measured for it."""
-    state = {}
-
-    def setup():
-        sched = Scheduler.from_workload(volumes())
-        for pod in sched.pending:
-            sched.prepare(pod)
-        state["sched"] = sched
-        return (), {}
-
-    def run():
-        state["results"] = state["sched"].schedule_pending()
-
-    benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
-    results = state["results"]
-    assert len(results) == 2000 and all(r.node is not None for r in results)
-    median = benchmark.stats.stats.median
-    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
-    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
+    _time_pending(benchmark, volumes(), 2000)

@@ -71,3 +71,14 @@ class VolumePlugin(Plugin):
 
     def reasons(self, detail: int, table) -> list:
         return [r for bit, r in self.bit_reasons.items() if detail & bit]
+
+    def pvc_claims(self, pod, volumes):
+        """(volume, claim) of the pod's persistentVolumeClaim volumes (not ephemeral ones); a
+        claim the lister cannot find rejects the pod with the lister's not-found text."""
+        for v in pod.volumes:
+            if not v.claim or v.ephemeral:
+                continue
+            claim = volumes.claim(pod.namespace, v.claim)
+            if claim is None:
+                raise PreFilterRejection(self.name, f'persistentvolumeclaim "{v.claim}" not found')
+            yield v, claim

@@ -3,7 +3,7 @@ ReadWriteOncePod claims in use anywhere (semantics §3.7)."""
 import numpy as np
 
 from .._kernels import F_VOLUME_RESTRICTIONS
-from .base import PreFilterRejection, VolumePlugin
+from .base import VolumePlugin
 
 REASON_DISK_CONFLICT = "node(s) had no available disk"
 REASON_RWOP_CONFLICT = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access "
@@ -19,12 +19,7 @@ class VolumeRestrictions(VolumePlugin):
     def prefilter(self, pod, volumes, table):
         self.skipped = True
         rwop = set()
-        for v in pod.volumes:
-            if not v.claim or v.ephemeral:
-                continue
-            claim = volumes.claim(pod.namespace, v.claim)
-            if claim is None:
-                raise PreFilterRejection(self.name, f'persistentvolumeclaim "{v.claim}" not found')
+        for _, claim in self.pvc_claims(pod, volumes):
             if "ReadWriteOncePod" in claim.access_modes:
                 rwop.add(claim.key)
         in_use = sum(1 for key in rwop if volumes.claim_users[key] > 0)

@@ -41,12 +41,7 @@ class VolumeZone(VolumePlugin):
         """getPVbyPod: (label key, zones) of the PVs of the pod's bound claims."""
         o = volumes.objects
         out = []
-        for v in pod.volumes:
-            if not v.claim or v.ephemeral:
-                continue
-            claim = volumes.claim(pod.namespace, v.claim)
-            if claim is None:
-                raise PreFilterRejection(self.name, f'persistentvolumeclaim "{v.claim}" not found')
+        for _, claim in self.pvc_claims(pod, volumes):
             if not claim.volume_name:
                 if not claim.storage_class:
                     raise PreFilterRejection(self.name, "PersistentVolumeClaim had no pv name and storageClass name")
