@@ -35,6 +35,10 @@ cpdef enum:
     S_POD_TOPOLOGY_SPREAD = 6      # scored after the pass, in Python (needs the feasible set)
     N_SCORES = 7
 
+# PodTopologySpread Score constraints the kernel scores itself (more: scored in Python).
+cpdef enum:
+    MAX_SPREAD_SCORE_TERMS = 8
+
 # Status codes written per node.
 cpdef enum:
     C_NOT_EXAMINED = 0
@@ -252,6 +256,19 @@ cdef class NodeKernel:
     cdef int32_t[::1] ipa_col, ipa_dom, ipa_score_col, ipa_score_dom
     cdef int64_t[::1] ipa_score_weight
     cdef Py_ssize_t n_ipa_filter, n_ipa_score
+    # PodTopologySpread Score (PreScore's result): per constraint the label column, the domain
+    # counter row (-1: hostname, counted per node row in pts_rows), maxSkew - 1
+    cdef Py_ssize_t n_pts                      # -1: not scored in the kernel this cycle
+    cdef int32_t pts_col[MAX_SPREAD_SCORE_TERMS]
+    cdef int32_t pts_dom[MAX_SPREAD_SCORE_TERMS]
+    cdef double pts_skew[MAX_SPREAD_SCORE_TERMS]
+    cdef int64_t* pts_rows[MAX_SPREAD_SCORE_TERMS]
+    cdef bint pts_require_all                  # a node lacking any constraint's key is ignored
+    cdef int32_t pts_empty                     # label value id of "" (a missing label's domain)
+    cdef object pts_arrays                     # keeps the row-count arrays alive
+    cdef double[::1] pts_log                   # go_log(size + 2) by size
+    cdef int64_t[::1] pts_mark                 # per label value: last epoch it was seen
+    cdef int64_t pts_epoch
     cdef bint ipa_self_affine
     cdef public uint8_t[::1] score_ran, score_zero
     cdef Py_ssize_t cap
@@ -280,3 +297,4 @@ cdef class NodeKernel:
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil
+    cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil

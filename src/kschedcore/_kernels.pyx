@@ -8,7 +8,7 @@ kube-scheduler writes them, no fast-math and no FP contraction (see setup.py).
 The loops read raw pointers (the Table / PodView / Config structs of the .pxd) taken once per
 cycle, so the C compiler keeps them in registers; no Python object is touched per node.
 """
-from libc.math cimport fabs, sqrt, round as c_round
+from libc.math cimport copysign, fabs, floor, sqrt, round as c_round
 from libc.stdint cimport INT64_MIN, INT64_MAX
 
 import numpy as np
@@ -695,6 +695,9 @@ cdef class NodeKernel:
 
     def __cinit__(self):
         self.volume_arrays = [None] * N_VOLUME_FILTERS
+        self.n_pts = -1
+        self.pts_log = np.zeros(1, np.float64)
+        self.pts_mark = np.zeros(1, np.int64)
         self.n_spread = -1
         self.spread_col = self.spread_dom = _EMPTY_I32
         self.spread_limit = _EMPTY_I64
@@ -752,6 +755,117 @@ cdef class NodeKernel:
         arr = status
         self.volume_arrays[k] = status
         self.volume_ptr[k] = &arr[0]
+
+    def set_spread_score(self, terms, bint require_all=True, int32_t empty_value=-1, Py_ssize_t n_values=0,
+                         log_table=None):
+        """PodTopologySpread's PreScore result for the kernel to score, or None (the Score is
+        skipped or done in Python). terms: [(label column, domain row or -1, maxSkew,
+        row counts int64[] for a hostname constraint else None)]; n_values: label values
+        interned; log_table[i] = go_log(i + 2) for every size a cycle can see."""
+        cdef Py_ssize_t i
+        cdef int64_t[::1] rc
+        if terms is None:
+            self.n_pts = -1
+            self.pts_arrays = None
+            return
+        if len(terms) > MAX_SPREAD_SCORE_TERMS:
+            raise ValueError("too many spread score constraints for the kernel")
+        keep = []
+        for i, (col, dom, skew, rows) in enumerate(terms):
+            self.pts_col[i], self.pts_dom[i], self.pts_skew[i] = col, dom, <double>(skew - 1)
+            self.pts_rows[i] = NULL
+            if rows is not None:
+                if rows.shape[0] < self.cap:
+                    raise ValueError("spread row counts are shorter than the node table")
+                rc = rows
+                self.pts_rows[i] = &rc[0]
+                keep.append(rows)
+        self.pts_arrays = keep
+        self.n_pts = len(terms)
+        self.pts_require_all, self.pts_empty = require_all, empty_value
+        if log_table is not None:
+            self.pts_log = log_table
+        if self.pts_log.shape[0] <= self.cap:
+            raise ValueError("the spread log table is shorter than the node table")
+        if self.pts_mark.shape[0] < n_values or self.pts_mark.shape[0] <= empty_value:
+            self.pts_mark = np.zeros(max(n_values, empty_value + 1, 2 * self.pts_mark.shape[0]), np.int64)
+            self.pts_epoch = 0
+
+    cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil:
+        """PodTopologySpread PreScore + Score + NormalizeScore over the feasible nodes."""
+        cdef Table* t = &self.t
+        cdef Py_ssize_t j, i, row, n_ok = 0
+        cdef int32_t v
+        cdef int64_t size, cnt, r, lo = INT64_MAX, hi = INT64_MIN
+        cdef double x, a, f
+        cdef double w[MAX_SPREAD_SCORE_TERMS]
+        cdef int64_t* raw = &self.raw_scores[S_POD_TOPOLOGY_SPREAD, 0]
+        cdef int64_t* norm = &self.scores[S_POD_TOPOLOGY_SPREAD, 0]
+        cdef bint ignored
+        # a node lacking a constraint's key is ignored (raw 0, outside min/max) -- marked by -1
+        for j in range(nf):
+            row = self.feasible[j]
+            ignored = False
+            if self.pts_require_all:
+                for i in range(self.n_pts):
+                    if t.labels[row * t.n_keys + self.pts_col[i]] < 0:
+                        ignored = True
+            raw[j] = -1 if ignored else 0
+            n_ok += not ignored
+        # the topology normalizing weight: log(number of domains among the scored nodes + 2)
+        for i in range(self.n_pts):
+            if self.pts_dom[i] < 0:
+                size = n_ok
+            else:
+                self.pts_epoch += 1
+                size = 0
+                for j in range(nf):
+                    if raw[j] < 0:
+                        continue
+                    v = t.labels[self.feasible[j] * t.n_keys + self.pts_col[i]]
+                    if v < 0:
+                        v = self.pts_empty
+                    if self.pts_mark[v] != self.pts_epoch:
+                        self.pts_mark[v] = self.pts_epoch
+                        size += 1
+            w[i] = self.pts_log[size]
+        for j in range(nf):
+            if raw[j] < 0:
+                raw[j] = 0
+                norm[j] = -1
+                continue
+            row = self.feasible[j]
+            x = 0.0
+            for i in range(self.n_pts):
+                v = t.labels[row * t.n_keys + self.pts_col[i]]
+                if v < 0:
+                    continue
+                if self.pts_dom[i] < 0:
+                    cnt = self.pts_rows[i][row]
+                else:
+                    cnt = t.domains[self.pts_dom[i] * t.dom_stride + v]
+                x = x + (<double>cnt * w[i] + self.pts_skew[i])
+            # math.Round: half away from zero
+            a = fabs(x)
+            f = floor(a)
+            if a - f >= 0.5:
+                f = f + 1.0
+            r = <int64_t>copysign(f, x)
+            raw[j] = r
+            norm[j] = 0
+            if r < lo:
+                lo = r
+            if r > hi:
+                hi = r
+        if hi < 0:
+            hi = 0
+        for j in range(nf):
+            if norm[j] < 0:
+                norm[j] = 0
+            elif hi == 0:
+                norm[j] = MAX_NODE_SCORE
+            else:
+                norm[j] = (MAX_NODE_SCORE * (hi + lo - raw[j])) // hi
 
     def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
         """InterPodAffinity's PreFilter / PreScore results for the next cycle(s).
@@ -973,6 +1087,9 @@ cdef class NodeKernel:
         for s in range(N_SCORES):
             self.score_ran[s] = y.use[s]
             self.score_zero[s] = y.use[s] and y.zero[s]
+        if self.n_pts >= 0:
+            self._spread_score(nf)
+            self.score_ran[S_POD_TOPOLOGY_SPREAD] = True
         for j in range(nf):
             if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
                     raw[S_TAINT_TOLERATION * cap + j] > max_taint:
@@ -1007,6 +1124,8 @@ cdef class NodeKernel:
                                                         / <double>(ipa_max - ipa_min)))
                 norm[S_INTER_POD_AFFINITY * cap + j] = v
                 total += c.weights[S_INTER_POD_AFFINITY] * v
+            if self.n_pts >= 0:
+                total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
             self.totals[j] = total
             row = self.feasible[j]
             if total > best_total:

@@ -380,6 +380,7 @@ class Scheduler:
                 profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
             else:
                 self._inter_pod_affinity(profile, pod)
+        spread_in_python = profile.spread_scores and self._topology_spread_prescore(profile, pod)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = profile.kernel.run(
@@ -392,8 +393,10 @@ class Scheduler:
         if nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
             return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), profile, ctx
-        if nf > 1 and profile.spread_scores and (pod.topology_spread or self.objects):
+        if nf > 1 and spread_in_python:
             best = self._topology_spread_score(profile, pod, nf, best)
+        elif nf > 1 and profile.spread_kernel:
+            profile.spread.scored(pod)
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
         err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
@@ -424,6 +427,26 @@ class Scheduler:
         profile.bind(self.table)             # a new key or counter may have grown the table
         kernel.set_topology_spread(status, terms)
         profile.spread_set = status is not None or terms is not None
+
+    def _topology_spread_prescore(self, profile: ProfileRuntime, pod: Pod) -> bool:
+        """PodTopologySpread's PreScore: hands the kernel its terms when it can score them;
+        True when the NumPy path scores after the pass (or finds that PreScore skips)."""
+        plugin, k = profile.spread, profile.kernel
+        terms = None
+        if pod.topology_spread or self.objects:
+            self.spread_context.begin(pod)
+            terms = plugin.score_terms(pod, self.spread_context)
+        if terms is None:
+            if profile.spread_kernel:
+                k.set_spread_score(None)
+                profile.spread_kernel = False
+            return bool(pod.topology_spread or self.objects)
+        t = self.table
+        empty = t.label_value_id("")
+        profile.bind(t)         # a new counter or label value may have grown the table
+        k.set_spread_score(terms[0], terms[1], empty, len(t.label_values), self.spread_context.log_table())
+        profile.spread_kernel = True
+        return False
 
     def _topology_spread_score(self, profile: ProfileRuntime, pod: Pod, nf: int, best: int) -> int:
         """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes;

@@ -52,6 +52,7 @@ class ProfileRuntime:
         self.spread = self.by_name.get("PodTopologySpread")
         self.spread_scores = any(p.name == "PodTopologySpread" for p in self.scorers)
         self.spread_set = False        # the kernel holds a PodTopologySpread status array
+        self.spread_kernel = False     # the kernel scores PodTopologySpread this cycle
         self.external_set = False      # the kernel holds InterPodAffinity arrays for this cycle
         self.bound_layout = -1
         self.token = object()

@@ -10,7 +10,7 @@ selector of the pod's Services and controller.
 """
 import numpy as np
 
-from .._kernels import F_POD_TOPOLOGY_SPREAD, S_POD_TOPOLOGY_SPREAD
+from .._kernels import F_POD_TOPOLOGY_SPREAD, MAX_SPREAD_SCORE_TERMS, S_POD_TOPOLOGY_SPREAD
 from ..errors import ValidationError
 from ..framework.gomath import go_log
 from ..objects.pod_affinity import LabelSelector
@@ -205,12 +205,43 @@ class PodTopologySpread(Plugin):
         return status
 
     # ---- PreScore + Score + NormalizeScore, over the feasible nodes ---------------------------
+    def _score_constraints(self, pod, ctx):
+        """The ScheduleAnyway constraints and whether a node must have every key to score."""
+        if pod.topology_spread:
+            return pod_constraints(pod, "ScheduleAnyway"), True
+        return self._defaults(pod, ctx, "ScheduleAnyway"), not self.system_defaulted
+
+    def score_terms(self, pod, ctx):
+        """PreScore for the kernel: (terms, require_all) as NodeKernel.set_spread_score takes
+        them; None when the NumPy path must score (or PreScore skips). The kernel scores the
+        usual cases: hostname constraints (counted per node) and constraints whose counted
+        nodes are exactly the nodes with the key, so the cache's domain counters hold the
+        counts."""
+        constraints, require_all = self._score_constraints(pod, ctx)
+        if not constraints or len(constraints) > MAX_SPREAD_SCORE_TERMS:
+            return None
+        t = ctx.table
+        cols = [t.label_key_col(c.key) for c in constraints]
+        if require_all and len(set(cols)) > 1 and not ctx.all_have(cols):
+            return None
+        terms = []
+        for c, col in zip(constraints, cols):
+            if c.key == HOSTNAME:
+                terms.append((col, -1, c.max_skew, ctx.row_counts(pod.namespace, c.selector)))
+            elif ctx.policy_restricts(pod, c):
+                return None
+            else:
+                _, dom = ctx.counters.incoming_row(("spread", (pod.namespace, c.selector)), c.key)
+                terms.append((col, dom, c.max_skew, None))
+        return terms, require_all
+
+    def scored(self, pod):
+        """The kernel scored the pod (its PreScore ran)."""
+        self.last = (pod.key, self._filter_skipped(pod), False)
+
     def score(self, pod, ctx, feasible):
         """(raw, normalized) int64 arrays aligned with `feasible` rows, or None (Skip)."""
-        if pod.topology_spread:
-            constraints, require_all = pod_constraints(pod, "ScheduleAnyway"), True
-        else:
-            constraints, require_all = self._defaults(pod, ctx, "ScheduleAnyway"), not self.system_defaulted
+        constraints, require_all = self._score_constraints(pod, ctx)
         if not constraints:
             self.last = (pod.key, self._filter_skipped(pod), True)
             return None
@@ -294,6 +325,8 @@ class SpreadContext:
         self._alive_key, self._alive = None, None
         self._masks = {}
         self._domains = {}
+        self._all_have = {}
+        self._log = None
 
     def begin(self, pod):
         self._masks = {}
@@ -311,6 +344,22 @@ class SpreadContext:
     def row_counts(self, namespace, selector):
         """Matching pods per node row (the counters grow with the table's rows)."""
         return self.counters.row_counts(namespace, selector)
+
+    def all_have(self, cols) -> bool:
+        """Every node has every one of these label columns (cached until the nodes change)."""
+        key = (self.table.node_version, tuple(cols))
+        if key not in self._all_have:
+            if len(self._all_have) > 64:
+                self._all_have.clear()
+            self._all_have[key] = bool((self.table.labels[self._alive][:, list(cols)] >= 0).all())
+        return self._all_have[key]
+
+    def log_table(self) -> np.ndarray:
+        """go_log(size + 2) for every size up to the node table's capacity."""
+        n = self.table.labels.shape[0] + 1
+        if self._log is None or len(self._log) < n:
+            self._log = np.asarray([go_log(i + 2) for i in range(n)], np.float64)
+        return self._log
 
     def policy_restricts(self, pod, c) -> bool:
         """Whether an inclusion policy can leave out nodes that have the topology key."""
