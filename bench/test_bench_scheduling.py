@@ -8,7 +8,7 @@ import pytest
 
 from kschedcore import Scheduler
 
-from workloads import basic, kube_scheduler_pods_per_second, parity_bench, volumes
+from workloads import affinity, basic, kube_scheduler_pods_per_second, parity_bench, volumes
 
 CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
 KUBE = kube_scheduler_pods_per_second()
@@ -104,3 +104,13 @@ def test_schedule_volumes_5000(benchmark):
     zonal CSI PVs and WaitForFirstConsumer claims provisioned in allowed zones, under a CSI
     volume limit. No kube-scheduler figure was measured for it."""
     _time_pending(benchmark, volumes(), 2000)
+
+
+AFFINITY_KINDS = ["preferred-pod-affinity", "preferred-pod-anti-affinity", "node-affinity", "namespace-selector"]
+
+
+@pytest.mark.parametrize("kind", AFFINITY_KINDS)
+def test_schedule_affinity_5000(benchmark, kind):
+    """scheduler_perf-like affinity workloads at 5,000 nodes, 2,000 pods, default sampling
+    (bench/workloads.py `affinity`). No kube-scheduler figures were measured for them."""
+    _time_pending(benchmark, affinity(kind), 2000)

@@ -91,3 +91,69 @@ def volumes(nodes: int = 5000, pods: int = 2000) -> Workload:
         docs.append(pvc)
     w.extend(workload_from_documents(docs, "volumes"))
     return w
+
+
+def _zoned_nodes(nodes: int, zones: int = 3) -> list:
+    """bench_basic's node shape with hostname and zone labels."""
+    template = basic(5000).nodes[0]
+    out = []
+    for i in range(nodes):
+        n = copy.deepcopy(template)
+        name = f"node-{i:05d}"
+        n["metadata"].update(name=name, uid=f"node-{name}")
+        n["metadata"]["labels"].update({"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"zone-{i % zones}"})
+        out.append(n)
+    return out
+
+
+def _pod(i: int, namespace="default", labels=None, affinity=None) -> dict:
+    p = copy.deepcopy(basic(5000).pending[0])
+    p["metadata"].update(name=f"pod-{i:05d}", namespace=namespace, uid=f"uid-{namespace}-pod-{i:05d}",
+                         labels=dict(labels or {}))
+    if affinity:
+        p["spec"]["affinity"] = affinity
+    return p
+
+
+@lru_cache(maxsize=None)
+def affinity(kind: str, nodes: int = 5000, pods: int = 2000) -> Workload:
+    """scheduler_perf-like affinity workloads on `nodes` zoned nodes:
+
+    - preferred-pod-affinity: every pod prefers (weight 1) nodes of its zone holding a pod of
+      its color; also each pod is one of them (SchedulingPreferredPodAffinity);
+    - preferred-pod-anti-affinity: the same with anti-affinity on hostname;
+    - node-affinity: pods require zone-0 or zone-1 and prefer zone-1 (SchedulingNodeAffinity);
+    - namespace-selector: pods in 10 namespaces labelled team=a repel pods of every team=a
+      namespace on their hostname, selected by namespaceSelector
+      (SchedulingRequiredPodAntiAffinityWithNSSelector).
+    """
+    w = Workload(nodes=_zoned_nodes(nodes))
+    selector = {"matchLabels": {"color": "blue"}}
+    for i in range(pods):
+        if kind == "preferred-pod-affinity":
+            term = {"weight": 1, "podAffinityTerm": {"labelSelector": selector,
+                                                      "topologyKey": "topology.kubernetes.io/zone"}}
+            w.pending.append(_pod(i, labels={"color": "blue"}, affinity={
+                "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}))
+        elif kind == "preferred-pod-anti-affinity":
+            term = {"weight": 1, "podAffinityTerm": {"labelSelector": selector,
+                                                      "topologyKey": "kubernetes.io/hostname"}}
+            w.pending.append(_pod(i, labels={"color": "blue"}, affinity={
+                "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}))
+        elif kind == "node-affinity":
+            expr = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-0", "zone-1"]}
+            w.pending.append(_pod(i, affinity={"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]},
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "preference": {"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-1"]}]}}]}}))
+        elif kind == "namespace-selector":
+            term = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname",
+                    "namespaceSelector": {"matchLabels": {"team": "a"}}}
+            w.pending.append(_pod(i, namespace=f"ns-{i % 10}", labels={"color": "blue"}, affinity={
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}))
+        else:
+            raise ValueError(kind)
+    if kind == "namespace-selector":
+        w.objects["Namespace"] = [{"kind": "Namespace", "metadata": {"name": f"ns-{k}", "labels": {"team": "a"}}}
+                                  for k in range(10)]
+    return w
