@@ -16,7 +16,8 @@ cpdef enum:
     F_VOLUME_ZONE = 10
     F_POD_TOPOLOGY_SPREAD = 11
     F_INTER_POD_AFFINITY = 12
-    N_FILTERS = 13
+    F_CUSTOM_0 = 13                # custom Filter plugins (native or per-pod Python), after in-tree
+    N_FILTERS = 17
 
 # A volume plugin's per-row status: 0 passes, else the detail (reason bits) | VOLUME_UU if the
 # code is UnschedulableAndUnresolvable (Unschedulable otherwise).
@@ -32,8 +33,36 @@ cpdef enum:
     S_BALANCED_ALLOCATION = 3
     S_IMAGE_LOCALITY = 4
     S_INTER_POD_AFFINITY = 5
-    S_POD_TOPOLOGY_SPREAD = 6      # scored after the pass, in Python (needs the feasible set)
-    N_SCORES = 7
+    S_POD_TOPOLOGY_SPREAD = 6      # scored after the filter pass (needs the feasible set)
+    S_CUSTOM_0 = 7                 # custom Score plugins
+    N_SCORES = 11
+
+# Custom plugin slots (of each kind).
+cpdef enum:
+    N_CUSTOM = 4
+
+# A native custom plugin: a C function (e.g. a Numba cfunc) called per node. Filter: 0 passes,
+# 1 Unschedulable, 2 UnschedulableAndUnresolvable; Score: the raw score.
+ctypedef int64_t (*custom_fn)(int64_t row, int64_t n_rows, int64_t n_res, int64_t n_keys,
+                              const int64_t* alloc, const int64_t* requested, const int32_t* labels,
+                              const int64_t* pod_count, const int64_t* allowed_pods,
+                              const int64_t* pod_requests, int64_t n_params,
+                              const int64_t* params) noexcept nogil
+
+
+# The custom plugins of a profile: per slot a native function or a per-row array from a Python
+# plugin's per-pod call (NULL both: slot unused this cycle).
+cdef struct Custom:
+    custom_fn filter_fn[N_CUSTOM]
+    int8_t* filter_status[N_CUSTOM]
+    int64_t* filter_params[N_CUSTOM]
+    int64_t n_filter_params[N_CUSTOM]
+    custom_fn score_fn[N_CUSTOM]
+    int64_t* score_values[N_CUSTOM]
+    int64_t* score_params[N_CUSTOM]
+    int64_t n_score_params[N_CUSTOM]
+    bint score_normalize[N_CUSTOM]   # DefaultNormalizeScore: raw * 100 / max (max 0: unchanged)
+    int64_t* pod_requests             # the pod's requests by resource column (dense)
 
 # PodTopologySpread Score constraints the kernel scores itself (more: scored in Python).
 cpdef enum:
@@ -68,7 +97,7 @@ cpdef enum:
 
 # Raw views of the node table's columns, taken once per bind (rows are the first index).
 cdef struct Table:
-    Py_ssize_t n_res, n_keys, taint_w, port_w, image_w
+    Py_ssize_t n_rows, n_res, n_keys, taint_w, port_w, image_w
     int64_t* alloc
     double* inv_alloc      # 1.0 / alloc (0 where alloc is 0), for exact division by multiplication
     int64_t* requested
@@ -121,6 +150,7 @@ cdef struct PodView:
     int64_t* host_ports
     int32_t* images
     int8_t* volume_status[N_VOLUME_FILTERS]   # by F_VOLUME_* - F_VOLUME_RESTRICTIONS; NULL: Skip
+    Custom* custom
     int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew)
     Py_ssize_t n_spread        # or, >= 0: constraints on domain counts (-1 with no status: Skip)
     int32_t* spread_col
@@ -161,6 +191,7 @@ cdef struct Cycle:
     bint active[N_FILTERS]
     bint in_id_order           # the ids ascend (the default profile's order): a straight-line path
     bint any_volume            # a volume plugin acts this cycle
+    bint any_custom            # a custom Filter plugin acts this cycle
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]
@@ -245,6 +276,9 @@ cdef class NodeKernel:
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
+    cdef Custom custom
+    cdef object custom_arrays                    # arrays behind `custom` pointers (kept alive)
+    cdef int64_t[::1] custom_pod_requests
     cdef object volume_arrays                    # the int8 arrays behind volume_ptr (kept alive)
     cdef int8_t* volume_ptr[N_VOLUME_FILTERS]
     cdef int8_t[::1] spread_status
@@ -298,3 +332,6 @@ cdef class NodeKernel:
                          Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil
     cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil
+    cdef void _custom_normalize(self, Config* c, Py_ssize_t s, Py_ssize_t nf) noexcept nogil
+    cdef void _custom_pod_requests(self, CompiledPod cp) noexcept
+    cdef _custom_slot(self, key, int k, Py_ssize_t address, params, values, bint is_filter, bint normalize)

@@ -434,6 +434,32 @@ cdef inline int _volume_filter(PodView* p, int fid, Py_ssize_t row, int64_t* det
     return C_UNRESOLVABLE if s & VOLUME_UU else C_UNSCHEDULABLE
 
 
+cdef inline int64_t _custom_call(custom_fn fn, Table* t, PodView* p, Py_ssize_t row,
+                                 const int64_t* params, int64_t n_params) noexcept nogil:
+    return fn(row, t.n_rows, t.n_res, t.n_keys, t.alloc, t.requested, t.labels, t.pod_count,
+              t.allowed_pods, p.custom.pod_requests, n_params, params)
+
+
+cdef inline int _custom_filter(Table* t, PodView* p, int k, Py_ssize_t row) noexcept nogil:
+    """A custom Filter plugin on one node (slot k): native function or per-row array."""
+    cdef Custom* c = p.custom
+    cdef int64_t r
+    if c.filter_status[k] != NULL:
+        r = c.filter_status[k][row]
+    else:
+        r = _custom_call(c.filter_fn[k], t, p, row, c.filter_params[k], c.n_filter_params[k])
+    if r == 0:
+        return C_SUCCESS
+    return C_UNRESOLVABLE if r == 2 else C_UNSCHEDULABLE
+
+
+cdef inline int64_t _custom_score(Table* t, PodView* p, int k, Py_ssize_t row) noexcept nogil:
+    cdef Custom* c = p.custom
+    if c.score_values[k] != NULL:
+        return c.score_values[k][row]
+    return _custom_call(c.score_fn[k], t, p, row, c.score_params[k], c.n_score_params[k])
+
+
 cdef inline int _ext_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
     """InterPodAffinity Filter from per-topology-domain counts: every affinity term's domain
     must hold a matching pod (UU), no anti-affinity term's (U), no existing pod's (U)."""
@@ -495,6 +521,8 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
         return _spread_filter(t, p, row, detail)
     if F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
         return _volume_filter(p, fid, row, detail)
+    if fid >= F_CUSTOM_0:
+        return _custom_filter(t, p, fid - F_CUSTOM_0, row)
     return _fit_filter(t, p, row, detail)
 
 
@@ -546,6 +574,13 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
             if code != C_SUCCESS:
                 plugin[0] = F_INTER_POD_AFFINITY
                 return code
+        if y.any_custom:
+            for k in range(N_CUSTOM):
+                if y.active[F_CUSTOM_0 + k]:
+                    code = _custom_filter(t, p, k, row)
+                    if code != C_SUCCESS:
+                        plugin[0] = F_CUSTOM_0 + k
+                        return code
         return C_SUCCESS
     for k in range(y.n_filters):
         code = _run_filter(y.filters[k], t, p, y, row, detail)
@@ -578,7 +613,7 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
     the plugins that need no normalisation. Returns the number of feasible nodes.
     """
     cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
-    cdef int code, plugin = 0
+    cdef int code, k, plugin = 0
     cdef int64_t detail, v, total
     cdef int64_t* raw = b.raw
     cdef int64_t* w = c.weights
@@ -618,6 +653,12 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
             v = _image_score(t, p, row, y.n_all_nodes)
             raw[S_IMAGE_LOCALITY * cap + j] = v
             total += w[S_IMAGE_LOCALITY] * v
+        for k in range(N_CUSTOM):
+            if y.use[S_CUSTOM_0 + k]:
+                v = _custom_score(t, p, k, row)
+                raw[(S_CUSTOM_0 + k) * cap + j] = v
+                if not p.custom.score_normalize[k]:
+                    total += w[S_CUSTOM_0 + k] * v
         b.totals[j] = total
     return f
 
@@ -669,6 +710,7 @@ cdef class NodeKernel:
         t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
         t.image_count = &image_count[0]
         t.domains, t.dom_stride = &domains[0, 0], domains.shape[1]
+        t.n_rows = alloc.shape[0]
         cap = alloc.shape[0]
         if self.cap != cap:
             self.cap = cap
@@ -695,6 +737,8 @@ cdef class NodeKernel:
 
     def __cinit__(self):
         self.volume_arrays = [None] * N_VOLUME_FILTERS
+        self.custom_arrays = {}
+        self.custom_pod_requests = np.zeros(8, np.int64)
         self.n_pts = -1
         self.pts_log = np.zeros(1, np.float64)
         self.pts_mark = np.zeros(1, np.int64)
@@ -790,6 +834,72 @@ cdef class NodeKernel:
         if self.pts_mark.shape[0] < n_values or self.pts_mark.shape[0] <= empty_value:
             self.pts_mark = np.zeros(max(n_values, empty_value + 1, 2 * self.pts_mark.shape[0]), np.int64)
             self.pts_epoch = 0
+
+    cdef void _custom_normalize(self, Config* c, Py_ssize_t s, Py_ssize_t nf) noexcept nogil:
+        """A custom score's `scores` row: DefaultNormalizeScore, or the raw score."""
+        cdef Py_ssize_t j, cap = self.cap
+        cdef int64_t hi = 0
+        cdef int64_t* raw = &self.raw_scores[S_CUSTOM_0 + s, 0]
+        cdef int64_t* norm = &self.scores[S_CUSTOM_0 + s, 0]
+        if self.custom.score_normalize[s]:
+            for j in range(nf):
+                if raw[j] > hi:
+                    hi = raw[j]
+        for j in range(nf):
+            norm[j] = _div_small(MAX_NODE_SCORE * raw[j], hi) if hi > 0 else raw[j]
+
+    cdef void _custom_pod_requests(self, CompiledPod cp) noexcept:
+        cdef Py_ssize_t i, n = self.t.n_res
+        if self.custom_pod_requests.shape[0] < n:
+            self.custom_pod_requests = np.zeros(2 * n, np.int64)
+        for i in range(n):
+            self.custom_pod_requests[i] = 0
+        for i in range(cp.usage_cols.shape[0]):
+            if cp.usage_cols[i] < n:
+                self.custom_pod_requests[cp.usage_cols[i]] += cp.usage_vals[i]
+        self.custom.pod_requests = &self.custom_pod_requests[0]
+
+    def set_custom_filter(self, int k, Py_ssize_t address=0, params=None, status=None):
+        """Custom Filter slot k: a native function's address (with its int64 params), or a
+        per-row int8 status (0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable);
+        neither: the slot is off."""
+        self._custom_slot(("filter", k), k, address, params, status, True, False)
+
+    def set_custom_score(self, int k, Py_ssize_t address=0, params=None, values=None, bint normalize=False):
+        """Custom Score slot k: a native function's address, or per-row int64 raw scores."""
+        self._custom_slot(("score", k), k, address, params, values, False, normalize)
+
+    cdef _custom_slot(self, key, int k, Py_ssize_t address, params, values, bint is_filter, bint normalize):
+        cdef int64_t[::1] pv
+        cdef int8_t[::1] st
+        cdef int64_t[::1] sv
+        if not 0 <= k < N_CUSTOM:
+            raise ValueError(f"custom plugin slot {k} out of range (0-{N_CUSTOM - 1})")
+        if values is not None and values.shape[0] < self.cap:
+            raise ValueError("a custom plugin's per-row array needs one entry per node table row")
+        params = np.zeros(1, np.int64) if params is None else np.ascontiguousarray(params, np.int64)
+        if params.shape[0] == 0:
+            params = np.zeros(1, np.int64)
+        pv = params
+        if address == 0 and values is None:
+            self.custom_arrays.pop(key, None)
+        else:
+            self.custom_arrays[key] = (params, values)
+        if is_filter:
+            self.custom.filter_fn[k] = <custom_fn><void*>address
+            self.custom.filter_params[k], self.custom.n_filter_params[k] = &pv[0], params.shape[0]
+            self.custom.filter_status[k] = NULL
+            if values is not None:
+                st = values
+                self.custom.filter_status[k] = &st[0]
+        else:
+            self.custom.score_fn[k] = <custom_fn><void*>address
+            self.custom.score_params[k], self.custom.n_score_params[k] = &pv[0], params.shape[0]
+            self.custom.score_values[k] = NULL
+            self.custom.score_normalize[k] = normalize
+            if values is not None:
+                sv = values
+                self.custom.score_values[k] = &sv[0]
 
     cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil:
         """PodTopologySpread PreScore + Score + NormalizeScore over the feasible nodes."""
@@ -921,6 +1031,7 @@ cdef class NodeKernel:
         y.n_filters = 0
         y.in_id_order = True
         y.any_volume = False
+        y.any_custom = False
         for s in range(N_FILTERS):
             y.active[s] = False
         for s in range(c.n_filter_order):
@@ -940,6 +1051,9 @@ cdef class NodeKernel:
             elif F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
                 acts = p.volume_status[fid - F_VOLUME_RESTRICTIONS] != NULL
                 y.any_volume = y.any_volume or acts
+            elif fid >= F_CUSTOM_0:
+                acts = p.custom.filter_fn[fid - F_CUSTOM_0] != NULL or p.custom.filter_status[fid - F_CUSTOM_0] != NULL
+                y.any_custom = y.any_custom or acts
             else:
                 acts = True
             if acts:
@@ -955,6 +1069,9 @@ cdef class NodeKernel:
         y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
         y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
         y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.n_ipa_score >= 0
+        for s in range(N_CUSTOM):
+            y.use[S_CUSTOM_0 + s] = y.use[S_CUSTOM_0 + s] and (
+                p.custom.score_fn[s] != NULL or p.custom.score_values[s] != NULL)
         # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
         # this pod minds, no node with any of its images
         for s in range(N_SCORES):
@@ -985,6 +1102,9 @@ cdef class NodeKernel:
         _load_pod(cp, &p)
         p.spread_status = &self.spread_status[0] if self.has_spread_status else NULL
         p.n_spread = self.n_spread
+        p.custom = &self.custom
+        if self.custom_arrays:
+            self._custom_pod_requests(cp)
         for v in range(N_VOLUME_FILTERS):
             if self.volume_ptr[v] != NULL and self.volume_arrays[v].shape[0] < self.cap:
                 raise ValueError("a volume status is shorter than the node table (set it again)")
@@ -1090,6 +1210,9 @@ cdef class NodeKernel:
         if self.n_pts >= 0:
             self._spread_score(nf)
             self.score_ran[S_POD_TOPOLOGY_SPREAD] = True
+        for s in range(N_CUSTOM):
+            if y.use[S_CUSTOM_0 + s]:
+                self._custom_normalize(c, s, nf)
         for j in range(nf):
             if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
                     raw[S_TAINT_TOLERATION * cap + j] > max_taint:
@@ -1126,6 +1249,9 @@ cdef class NodeKernel:
                 total += c.weights[S_INTER_POD_AFFINITY] * v
             if self.n_pts >= 0:
                 total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
+            for s in range(N_CUSTOM):
+                if y.use[S_CUSTOM_0 + s] and self.custom.score_normalize[s]:
+                    total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
             self.totals[j] = total
             row = self.feasible[j]
             if total > best_total:

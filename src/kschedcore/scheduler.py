@@ -11,7 +11,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels import S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
+from ._kernels import (N_CUSTOM, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
+                       S_TAINT_TOLERATION)
+from .custom import NodeColumns
 from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
@@ -33,7 +35,8 @@ TIE_BREAKS = ("random", "first")
 NO_PROFILE_ERROR = "no profile for schedulerName"
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
-NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD)
+NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD,
+                     *range(S_CUSTOM_0, S_CUSTOM_0 + N_CUSTOM))
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
@@ -109,10 +112,12 @@ class Scheduler:
     plugin_args: {plugin name: args dict}, e.g. NodeResourcesFit's scoringStrategy.
     threads: 1 (default) or 2: split large scans between two threads, for an otherwise idle
         machine with two or more cores.
+    plugins: custom Filter / Score plugins (kschedcore.custom), run after the in-tree ones of
+        every profile.
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None, threads=None, config=None):
+                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=()):
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
@@ -133,10 +138,12 @@ class Scheduler:
         self.objects = {}                         # kind -> [raw]: Services, controllers (spreading)
         self.spread_context = SpreadContext(self.table, self.counters, self.objects)
         self.volumes = VolumeState(self.table)    # PVCs, PVs, StorageClasses, CSINodes; use per node
+        self._node_columns = None
         self._rng = random.Random(seed)           # ties among totals changed after the kernel pass
         self.profiles = {
             prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
-                                                percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+                                                percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+                                                custom=plugins)
             for i, prof in enumerate(config.profiles)}
         self.next_start_node_index = 0
         self._placed = {}          # pod key -> _Placement
@@ -217,6 +224,13 @@ class Scheduler:
         if not isinstance(labels, dict):
             raise ValidationError(f"namespace {meta['name']}", "metadata.labels", "expected an object")
         self.namespaces[meta["name"]] = dict(labels)
+
+    @property
+    def node_columns(self) -> NodeColumns:
+        """The node table as custom plugins see it."""
+        if self._node_columns is None:
+            self._node_columns = NodeColumns(self.table)
+        return self._node_columns
 
     @property
     def node_names(self) -> list:
@@ -381,6 +395,9 @@ class Scheduler:
             else:
                 self._inter_pod_affinity(profile, pod)
         spread_in_python = profile.spread_scores and self._topology_spread_prescore(profile, pod)
+        if profile.custom_python:
+            profile.bind(t)
+            profile.custom_cycle(pod, self.node_columns)
         start = self.next_start_node_index
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         best, nf, processed = profile.kernel.run(
@@ -406,13 +423,16 @@ class Scheduler:
         """The volume plugins' PreFilters (per-row statuses for the kernel); pods without
         volumes only clear what an earlier cycle left."""
         kernel = profile.kernel
-        profile.volume_set = False
+        # a PreFilter that rejects leaves later plugins' statuses stale: cleared next cycle
+        profile.volume_set = True
+        any_set = False
         for plugin in profile.volume_filters:
             status = plugin.prefilter(pod, self.volumes, self.table) if pod.volumes else None
             if not pod.volumes:
                 plugin.skipped = True
             kernel.set_volume_status(plugin.filter_id, status)
-            profile.volume_set |= status is not None
+            any_set |= status is not None
+        profile.volume_set = any_set
 
     def _topology_spread_prefilter(self, profile: ProfileRuntime, pod: Pod):
         plugin, kernel = profile.spread, profile.kernel

@@ -5,7 +5,9 @@ plugins run, in which order, with which weights and arguments, and the pods comp
 """
 import numpy as np
 
-from .._kernels import N_SCORES, CompiledPod, NodeKernel
+from .._kernels import F_CUSTOM_0, N_SCORES, S_CUSTOM_0, CompiledPod, NodeKernel
+from ..custom import assign_slots
+from ..errors import ValidationError
 from ..plugins import REGISTRY
 from ..plugins.base import VolumePlugin
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
@@ -15,7 +17,8 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
 class ProfileRuntime:
-    def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1):
+    def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
+                 custom=()):
         self.name = profile.scheduler_name
         wanted = set(profile.filters) | set(profile.score_weights)
         self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
@@ -32,9 +35,19 @@ class ProfileRuntime:
         #: the volume plugins' Filters, in profile order (their PreFilter feeds the kernel)
         self.volume_filters = [p for p in self.filters.values() if isinstance(p, VolumePlugin)]
         self.volume_set = False        # the kernel holds a volume status from an earlier cycle
+        custom_filters, custom_scores = assign_slots(custom)
+        for fid, p in custom_filters:          # after the in-tree plugins, in the order given
+            p.filter_id = fid
+            self.filters[fid] = p
         self.weights = np.zeros(N_SCORES, np.int64)
         for p in self.scorers:
             self.weights[p.score_id] = profile.score_weights[p.name]
+        for sid, p in custom_scores:
+            p.score_id = sid
+            self.scorers.append(p)
+            self.weights[sid] = p.weight
+        #: Python custom plugins, called once per pod
+        self.custom_python = [p for _, p in custom_filters + custom_scores if not p.native]
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = (pct if pct is not None else percentage_of_nodes_to_score) or 0
         self.kernel = k = NodeKernel()
@@ -48,6 +61,12 @@ class ProfileRuntime:
         for p in self.plugins:
             if hasattr(p, "configure"):
                 p.configure(k, table)
+        for fid, p in custom_filters:
+            if p.native:
+                k.set_custom_filter(fid - F_CUSTOM_0, p.address(), p.params(table))
+        for sid, p in custom_scores:
+            if p.native:
+                k.set_custom_score(sid - S_CUSTOM_0, p.address(), p.params(table), normalize=p.normalize)
         self.inter_pod_affinity = self.by_name.get("InterPodAffinity")
         self.spread = self.by_name.get("PodTopologySpread")
         self.spread_scores = any(p.name == "PodTopologySpread" for p in self.scorers)
@@ -88,6 +107,19 @@ class ProfileRuntime:
             self.templates[key] = cp
         pod.compiled = (self.token, cp)
         return cp
+
+    def custom_cycle(self, pod, nodes):
+        """The Python custom plugins' per-pod calls, handed to the kernel as per-row arrays."""
+        n = nodes.labels.shape[0]
+        for p in self.custom_python:
+            if p.filter_id:
+                status = np.asarray(p.filter(pod, nodes))
+                status = np.where(status, 0, 1).astype(np.int8) if status.dtype == bool else status.astype(np.int8)
+                self.kernel.set_custom_filter(p.filter_id - F_CUSTOM_0, status=_rows(status, n, p.name))
+            else:
+                values = np.asarray(p.score(pod, nodes), np.int64)
+                self.kernel.set_custom_score(p.score_id - S_CUSTOM_0, values=_rows(values, n, p.name),
+                                             normalize=p.normalize)
 
     def filter_error(self, scan, start, processed) -> str:
         """The message of a Filter plugin's Error status met by the last pass ('' if none)."""
@@ -137,6 +169,12 @@ class ProfileRuntime:
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist
+
+
+def _rows(values, n, name):
+    if values.shape != (n,):
+        raise ValidationError(f"plugin {name}", "", f"must return one value per node row ({n}), got shape {values.shape}")
+    return np.ascontiguousarray(values)
 
 
 def template_key(pod) -> tuple:

@@ -1,0 +1,189 @@
+"""Custom (out-of-tree) Filter and Score plugins, two ways.
+
+**Python** (:class:`CustomFilter`, :class:`CustomScore`): one call per pod, returning one value
+per node row, typically computed with NumPy over the node columns (:class:`NodeColumns`).
+
+**Native** (:class:`NativeFilter`, :class:`NativeScore`): a function of one node, compiled with
+Numba into a C function that the kernel calls inside its per-node pass -- no Python per node,
+nothing copied. It is written as::
+
+    def fn(row, node, pod_requests, params) -> int
+
+- ``row``: the node's row; ``node``: a named tuple of arrays over all rows -- ``alloc`` and
+  ``requested`` ([row, resource column], int64, cpu in millicores), ``labels`` ([row, label
+  column], interned value ids, -1 when the node lacks the label), ``pod_count``,
+  ``allowed_pods``;
+- ``pod_requests``: the incoming pod's requests by resource column;
+- ``params``: int64 array: the columns of the ``resources``, then of the ``labels``, then the
+  ids of the label ``values`` the plugin declared (in that order), then its ``constants``.
+
+A Filter returns 0 (pass), 1 (Unschedulable) or 2 (UnschedulableAndUnresolvable); a Score
+returns its raw score. Custom plugins run after the in-tree ones of each extension point, in the
+order given; a Score with ``normalize=True`` gets kube-scheduler's DefaultNormalizeScore
+(raw * 100 / max), otherwise its raw score is weighted as is.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ._kernels import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
+from .errors import ValidationError
+
+NodeArrays = namedtuple("NodeArrays", "alloc requested labels pod_count allowed_pods")
+DEFAULT_REASON = "node(s) didn't pass the custom filter"
+
+
+class NodeColumns:
+    """The node table as a Python custom plugin sees it: arrays over node rows (rows of removed
+    nodes are not `alive`) and the interners that map names to columns and values to ids."""
+
+    def __init__(self, table):
+        self._t = table
+
+    alloc = property(lambda self: self._t.alloc)
+    requested = property(lambda self: self._t.requested)
+    pod_count = property(lambda self: self._t.pod_count)
+    allowed_pods = property(lambda self: self._t.allowed_pods)
+    labels = property(lambda self: self._t.labels)
+
+    @property
+    def alive(self) -> np.ndarray:
+        alive = np.zeros(self._t.labels.shape[0], bool)
+        alive[list(self._t.row_of.values())] = True
+        return alive
+
+    def resource_col(self, name: str) -> int:
+        return self._t.resource_col(name)
+
+    def label_col(self, key: str) -> int:
+        return self._t.label_key_col(key)
+
+    def value_id(self, value: str) -> int:
+        """The id of a label value (-1 if no node has ever had it)."""
+        return self._t.label_values.get(value)
+
+    def label(self, key: str) -> np.ndarray:
+        """Per row: the id of the node's value for `key`, -1 if it lacks the label."""
+        col = self._t.label_keys.get(key)
+        return self._t.labels[:, col] if col >= 0 else np.full(self._t.labels.shape[0], -1, np.int32)
+
+    def row(self, node_name: str) -> int:
+        return self._t.row_of[node_name]
+
+
+class _Custom:
+    name = ""
+    filter_id = 0
+    score_id = -1
+    native = False
+
+    def prefilter_skips(self, pod) -> bool:
+        return False
+
+    def prescore_skips(self, pod) -> bool:
+        return False
+
+    def compile(self, pod, cp, table):
+        pass
+
+
+class CustomFilter(_Custom):
+    """A Filter plugin in Python: subclass it and implement `filter`."""
+    reason = DEFAULT_REASON
+
+    def filter(self, pod, nodes: NodeColumns) -> np.ndarray:
+        """Per node row: 0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable (a bool
+        array is read as True = passes)."""
+        raise NotImplementedError
+
+    def reasons(self, detail, table):
+        return [self.reason]
+
+
+class CustomScore(_Custom):
+    """A Score plugin in Python: subclass it and implement `score`."""
+    weight = 1
+    normalize = False
+
+    def score(self, pod, nodes: NodeColumns) -> np.ndarray:
+        """Per node row: the raw score (int64)."""
+        raise NotImplementedError
+
+
+class _Native(_Custom):
+    native = True
+
+    def __init__(self, name, fn, *, resources=(), labels=(), values=(), constants=()):
+        if not name or not callable(fn):
+            raise ValidationError(f"plugin {name!r}", "", "a native plugin needs a name and a function")
+        self.name, self.fn = name, fn
+        self.resources, self.labels, self.values = tuple(resources), tuple(labels), tuple(values)
+        self.constants = tuple(constants)
+        self._cfunc = None
+
+    def params(self, table) -> np.ndarray:
+        cols = [table.resource_col(r) for r in self.resources] + [table.label_key_col(k) for k in self.labels]
+        cols += [table.label_value_id(v) for v in self.values]
+        return np.asarray(cols + [int(c) for c in self.constants], np.int64)
+
+    def address(self) -> int:
+        """Compiles the function (once) and returns its C entry point."""
+        if self._cfunc is None:
+            self._cfunc = compile_native(self.fn, self.name)
+        return self._cfunc.address
+
+
+class NativeFilter(_Native):
+    def __init__(self, name, fn, *, reason=DEFAULT_REASON, **kw):
+        super().__init__(name, fn, **kw)
+        self.reason = reason
+
+    def reasons(self, detail, table):
+        return [self.reason]
+
+
+class NativeScore(_Native):
+    def __init__(self, name, fn, *, weight=1, normalize=False, **kw):
+        super().__init__(name, fn, **kw)
+        self.weight, self.normalize = weight, normalize
+
+
+def compile_native(fn, name="plugin"):
+    """`fn(row, node, pod_requests, params)` as a Numba C callback with the kernel's signature."""
+    import numba
+    from numba import carray, types
+
+    i64p, i32p = types.CPointer(types.int64), types.CPointer(types.int32)
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64, i64p, i64p, i32p, i64p, i64p,
+                      i64p, types.int64, i64p)
+    try:
+        inner = numba.njit(fn, nogil=True)
+
+        def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,
+                    n_params, params):
+            node = NodeArrays(carray(alloc, (n_rows, n_res)), carray(requested, (n_rows, n_res)),
+                              carray(labels, (n_rows, n_keys)), carray(pod_count, (n_rows,)),
+                              carray(allowed, (n_rows,)))
+            return inner(row, node, carray(pod_req, (n_res,)), carray(params, (n_params,)))
+
+        return numba.cfunc(sig, nopython=True, nogil=True)(wrapper)
+    except numba.core.errors.NumbaError as e:
+        raise ValidationError(f"plugin {name}", "fn", f"cannot be compiled with Numba: {e}") from None
+
+
+def assign_slots(plugins):
+    """(filters, scores): the custom plugins with their kernel filter / score ids."""
+    filters = [p for p in plugins if isinstance(p, (CustomFilter, NativeFilter))]
+    scores = [p for p in plugins if isinstance(p, (CustomScore, NativeScore))]
+    other = [p for p in plugins if p not in filters and p not in scores]
+    if other:
+        raise ValidationError(f"plugin {getattr(other[0], 'name', other[0])!r}", "",
+                              "not a CustomFilter, CustomScore, NativeFilter or NativeScore")
+    for kind, group in (("Filter", filters), ("Score", scores)):
+        if len(group) > N_CUSTOM:
+            raise ValidationError("plugins", "", f"at most {N_CUSTOM} custom {kind} plugins, got {len(group)}")
+    names = [p.name for p in plugins]
+    if len(set(names)) != len(names) or not all(names):
+        raise ValidationError("plugins", "name", "custom plugins need distinct, non-empty names")
+    return ([(F_CUSTOM_0 + k, p) for k, p in enumerate(filters)],
+            [(S_CUSTOM_0 + k, p) for k, p in enumerate(scores)])
