@@ -184,6 +184,15 @@ cdef struct Config:
     Py_ssize_t n_recip
 
 
+cdef struct Cycle
+
+# Out-of-line parts of the per-node pass, called through pointers so that the compiler keeps
+# them out of the hot loop (most pods have no volumes, most profiles no custom plugins).
+ctypedef int (*volume_filters_fn)(PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail, int* plugin) noexcept nogil
+ctypedef int (*custom_filters_fn)(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int* plugin) noexcept nogil
+ctypedef int64_t (*custom_scores_fn)(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* raw,
+                                     Py_ssize_t cap, int64_t* w) noexcept nogil
+
 # Per-cycle switches derived from the pod and the profile.
 cdef struct Cycle:
     int filters[N_FILTERS]     # the Filter plugins that can act on this pod, in profile order
@@ -192,6 +201,10 @@ cdef struct Cycle:
     bint in_id_order           # the ids ascend (the default profile's order): a straight-line path
     bint any_volume            # a volume plugin acts this cycle
     bint any_custom            # a custom Filter plugin acts this cycle
+    bint any_custom_score      # a custom Score plugin acts this cycle
+    volume_filters_fn volume_filters
+    custom_filters_fn custom_filters
+    custom_scores_fn custom_scores
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]

@@ -526,6 +526,30 @@ cdef inline int _run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t 
     return _fit_filter(t, p, row, detail)
 
 
+cdef int _volume_filters(PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail, int* plugin) noexcept nogil:
+    """The volume Filters in id order (out of line: most pods have no volumes)."""
+    cdef int k, code
+    for k in range(F_VOLUME_RESTRICTIONS, F_VOLUME_ZONE + 1):
+        if y.active[k]:
+            code = _volume_filter(p, k, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = k
+                return code
+    return C_SUCCESS
+
+
+cdef int _custom_filters(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int* plugin) noexcept nogil:
+    """The custom Filters in slot order (out of line, like the volume Filters)."""
+    cdef int k, code
+    for k in range(N_CUSTOM):
+        if y.active[F_CUSTOM_0 + k]:
+            code = _custom_filter(t, p, k, row)
+            if code != C_SUCCESS:
+                plugin[0] = F_CUSTOM_0 + k
+                return code
+    return C_SUCCESS
+
+
 cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail,
                              int* plugin) noexcept nogil:
     """The Filter plugins that can act on this pod, in profile order; the first non-success
@@ -558,12 +582,9 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
                 plugin[0] = F_NODE_RESOURCES_FIT
                 return code
         if y.any_volume:
-            for k in range(F_VOLUME_RESTRICTIONS, F_VOLUME_ZONE + 1):
-                if y.active[k]:
-                    code = _volume_filter(p, k, row, detail)
-                    if code != C_SUCCESS:
-                        plugin[0] = k
-                        return code
+            code = y.volume_filters(p, y, row, detail, plugin)
+            if code != C_SUCCESS:
+                return code
         if y.active[F_POD_TOPOLOGY_SPREAD]:
             code = _spread_filter(t, p, row, detail)
             if code != C_SUCCESS:
@@ -575,12 +596,7 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
                 plugin[0] = F_INTER_POD_AFFINITY
                 return code
         if y.any_custom:
-            for k in range(N_CUSTOM):
-                if y.active[F_CUSTOM_0 + k]:
-                    code = _custom_filter(t, p, k, row)
-                    if code != C_SUCCESS:
-                        plugin[0] = F_CUSTOM_0 + k
-                        return code
+            return y.custom_filters(t, p, y, row, plugin)
         return C_SUCCESS
     for k in range(y.n_filters):
         code = _run_filter(y.filters[k], t, p, y, row, detail)
@@ -588,6 +604,21 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
             plugin[0] = y.filters[k]
             return code
     return C_SUCCESS
+
+
+cdef int64_t _custom_scores(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* raw, Py_ssize_t cap,
+                           int64_t* w) noexcept nogil:
+    """Custom scores of one feasible node into raw[slot row]; returns the weighted sum of the
+    ones without NormalizeScore (out of line: most profiles have none)."""
+    cdef int k
+    cdef int64_t v, total = 0
+    for k in range(N_CUSTOM):
+        if y.use[S_CUSTOM_0 + k]:
+            v = _custom_score(t, p, k, row)
+            raw[(S_CUSTOM_0 + k) * cap] = v
+            if not p.custom.score_normalize[k]:
+                total += w[S_CUSTOM_0 + k] * v
+    return total
 
 
 cdef void _compact(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
@@ -653,12 +684,8 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
             v = _image_score(t, p, row, y.n_all_nodes)
             raw[S_IMAGE_LOCALITY * cap + j] = v
             total += w[S_IMAGE_LOCALITY] * v
-        for k in range(N_CUSTOM):
-            if y.use[S_CUSTOM_0 + k]:
-                v = _custom_score(t, p, k, row)
-                raw[(S_CUSTOM_0 + k) * cap + j] = v
-                if not p.custom.score_normalize[k]:
-                    total += w[S_CUSTOM_0 + k] * v
+        if y.any_custom_score:
+            total += y.custom_scores(t, p, y, row, raw + j, cap, w)
         b.totals[j] = total
     return f
 
@@ -1028,6 +1055,7 @@ cdef class NodeKernel:
         cdef int fid
         cdef bint acts
         # the profile's Filter plugins in order, less those that cannot reject this pod
+        y.volume_filters, y.custom_filters, y.custom_scores = _volume_filters, _custom_filters, _custom_scores
         y.n_filters = 0
         y.in_id_order = True
         y.any_volume = False
@@ -1069,9 +1097,11 @@ cdef class NodeKernel:
         y.use[S_NODE_AFFINITY] = y.use[S_NODE_AFFINITY] and not p.skip_node_affinity_score
         y.use[S_BALANCED_ALLOCATION] = y.use[S_BALANCED_ALLOCATION] and not p.skip_balanced
         y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.n_ipa_score >= 0
+        y.any_custom_score = False
         for s in range(N_CUSTOM):
             y.use[S_CUSTOM_0 + s] = y.use[S_CUSTOM_0 + s] and (
                 p.custom.score_fn[s] != NULL or p.custom.score_values[s] != NULL)
+            y.any_custom_score = y.any_custom_score or y.use[S_CUSTOM_0 + s]
         # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
         # this pod minds, no node with any of its images
         for s in range(N_SCORES):
@@ -1201,6 +1231,7 @@ cdef class NodeKernel:
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
         cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
         cdef int64_t max_taint = 0, max_affinity = 0
+        cdef bint extra
         cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
         cdef int64_t* raw = &self.raw_scores[0, 0]
         cdef int64_t* norm = &self.scores[0, 0]
@@ -1213,6 +1244,8 @@ cdef class NodeKernel:
         for s in range(N_CUSTOM):
             if y.use[S_CUSTOM_0 + s]:
                 self._custom_normalize(c, s, nf)
+        # scores added after normalisation besides the in-tree three: spread, custom
+        extra = self.n_pts >= 0 or y.any_custom_score
         for j in range(nf):
             if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
                     raw[S_TAINT_TOLERATION * cap + j] > max_taint:
@@ -1247,11 +1280,12 @@ cdef class NodeKernel:
                                                         / <double>(ipa_max - ipa_min)))
                 norm[S_INTER_POD_AFFINITY * cap + j] = v
                 total += c.weights[S_INTER_POD_AFFINITY] * v
-            if self.n_pts >= 0:
-                total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
-            for s in range(N_CUSTOM):
-                if y.use[S_CUSTOM_0 + s] and self.custom.score_normalize[s]:
-                    total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
+            if extra:
+                if self.n_pts >= 0:
+                    total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
+                for s in range(N_CUSTOM):
+                    if y.use[S_CUSTOM_0 + s] and self.custom.score_normalize[s]:
+                        total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
             self.totals[j] = total
             row = self.feasible[j]
             if total > best_total:

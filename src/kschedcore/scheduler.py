@@ -404,7 +404,7 @@ class Scheduler:
             cp, scan, start, profile.num_to_find(len(scan)), node_name_row, n_all, self.tie_first)
         self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, names is not None)
-        error = profile.filter_error(scan, start, processed)
+        error = profile.filter_error(scan, start, processed) if pod.volumes else ""
         if error:
             return ScheduleResult(pod.key, None, 0, processed, error=error), profile, ctx
         if nf > 1 and cp.preferred_parse_error:
