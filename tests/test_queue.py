@@ -679,6 +679,8 @@ def test_properties_change_events():
         ActionType.UpdateNodeTaint]
 
 
+# --- edge rules: gates on backoffQ entry, ForceActivate, plugin mixes, profiles, compaction ----
+
 def test_gated_on_entry_to_backoff_q():
     """PreEnqueue runs when a pod enters backoffQ (SchedulerPopFromBackoffQ): a gate keeps it
     in the pool."""
