@@ -1,5 +1,5 @@
 """Plain-Python reference implementation of kube-scheduler v1.34.1's node-local default
-plugins, InterPodAffinity and PodTopologySpread (semantics document: /work/shared/docs/kube-scheduler-semantics.md).
+plugins, InterPodAffinity, PodTopologySpread and the volume plugins (semantics document: /work/shared/docs/kube-scheduler-semantics.md).
 
 Slow and obvious on purpose: the compiled kernels are tested against it.
 
@@ -12,6 +12,7 @@ Modules, by topic:
 * ``affinity`` -- node selectors, node affinity terms (§3.4)
 * ``interpod`` -- InterPodAffinity Filter and Score, label selectors (§3.8, §4.6)
 * ``topology`` -- PodTopologySpread Filter and Score, default constraints (§3.9, §4.7)
+* ``volumes``  -- VolumeRestrictions, NodeVolumeLimits, VolumeBinding (+ Reserve), VolumeZone (§3.7)
 * ``state``    -- NodeInfo, host ports, node-tree order, image summaries (§3.5, §7)
 * ``plugins``  -- NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
   NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality (§3, §4)

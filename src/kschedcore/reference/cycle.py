@@ -9,17 +9,18 @@ drives a whole workload.
 InterPodAffinity is implemented in ``interpod`` (it needs the Namespace objects: the
 ``namespaces=`` keyword), PodTopologySpread in ``topology`` (its default constraints need the
 Services, ReplicationControllers, ReplicaSets and StatefulSets: the ``objects=`` keyword; its
-args, e.g. List default constraints: ``spread_args=``).  The volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-VolumeZone) and DynamicResources are not implemented: they are treated as skipping at
-PreFilter and PreScore, which is what kube-scheduler does for pods that do not use them.
+args, e.g. List default constraints: ``spread_args=``).  The volume plugins (VolumeRestrictions,
+NodeVolumeLimits, VolumeBinding, VolumeZone) are in ``volumes`` (storage objects: ``objects=``
+/ ``add_object`` with their kinds).  DynamicResources is not implemented: it is treated as
+skipping at PreFilter and PreScore, which is what kube-scheduler does for pods without claims.
 """
 from __future__ import annotations
 
 import copy
 import random
 
-from . import affinity, interpod, plugins, topology
-from .plugins import UU, FitArgs, PreFilterOutcome, Status, parse_fit_args
+from . import affinity, interpod, plugins, topology, volumes
+from .plugins import ERROR, UU, FitArgs, PreFilterOutcome, Status, parse_fit_args
 from .requests import fit_filter_request
 from .state import Cluster, NodeInfo, pod_key
 
@@ -43,9 +44,7 @@ SCORE_PLUGINS = [  # (name, weight)
     ("ImageLocality", 1),
 ]
 #: Not implemented by the reference: always Skip at PreFilter / PreScore.
-NOT_IMPLEMENTED = {
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
-}
+NOT_IMPLEMENTED = {"DynamicResources"}
 
 # §5.2
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -110,6 +109,9 @@ class ReferenceScheduler:
         self.spread_args = topology.spread_args(spread_args)
         self.next_start_node_index = 0
         self.input_index = {name: i for i, name in enumerate(self.cluster.input_order)}
+        #: PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities (volume plugins)
+        self.storage = volumes.Storage()
+        self._cycle_state: dict = {}     # the last cycle's CycleState, for VolumeBinding's Reserve
         #: Namespace objects: name -> labels (what namespaceSelectors see)
         self.namespaces: dict[str, dict] = {}
         for ns in namespaces:
@@ -133,6 +135,9 @@ class ReferenceScheduler:
         self.namespaces[meta.get("name") or ""] = dict(meta.get("labels") or {})
 
     def add_object(self, kind: str, obj: dict) -> None:
+        if kind in volumes.STORAGE_KINDS:
+            self.storage.add(obj)
+            return
         self.objects.setdefault(kind, []).append(obj)
 
     def assume(self, pod: dict, node: str) -> None:
@@ -153,6 +158,7 @@ class ReferenceScheduler:
         record = self.explain(pod)
         if record["node"] is not None:
             self.assume(pod, record["node"])
+            volumes.reserve(pod, record["node"], self._cycle_state, self.storage)
         return record
 
     # --- one scheduling cycle -----------------------------------------------------------------
@@ -169,6 +175,7 @@ class ReferenceScheduler:
 
         # --- PreFilter (§2 run rules) ---
         state: dict = {}
+        self._cycle_state = state
         skipped_filter: list[str] = []
         result_names: set[str] | None = None
         narrowing: list[str] = []
@@ -180,6 +187,9 @@ class ReferenceScheduler:
                 continue
             if outcome.status is not None:
                 outcome.status.plugin = name
+                if outcome.status.code == ERROR:   # not a rejection: the cycle fails
+                    record["error"] = f'running PreFilter plugin "{name}": {outcome.status.message()}'
+                    return record
                 if outcome.status.code == UU:
                     reject = outcome.status
                     break
@@ -230,6 +240,7 @@ class ReferenceScheduler:
         feasible: list[str] = []
         n = len(node_list)
         k = num_feasible_nodes_to_find(self.percentage, n)
+        error: Status | None = None
         for i in range(n):
             name = node_list[(self.next_start_node_index + i) % n]
             st = self._run_filters(pod, self.cluster.node_infos[name], state, skip_set)
@@ -238,9 +249,15 @@ class ReferenceScheduler:
                 feasible.append(name)
                 if len(feasible) >= k:
                     break
+            elif st.code == ERROR:     # not a rejection: the cycle fails
+                error = st
+                break
             else:
                 statuses[name] = st
         self.next_start_node_index = (self.next_start_node_index + len(feasible) + len(statuses)) % num_all
+        if error is not None:
+            record["error"] = f'running "{error.plugin}" filter plugin: {error.message()}'
+            return record
 
         for name in self.cluster.input_order:
             if name in statuses:
@@ -313,6 +330,14 @@ class ReferenceScheduler:
             return PreFilterOutcome()
         if plugin == "InterPodAffinity":
             return interpod.pre_filter(pod, self.cluster, self.namespaces, state)
+        if plugin == "VolumeRestrictions":
+            return volumes.restrictions_pre_filter(pod, self.storage, self.cluster, state)
+        if plugin == "NodeVolumeLimits":
+            return volumes.limits_pre_filter(pod)
+        if plugin == "VolumeBinding":
+            return volumes.binding_pre_filter(pod, self.storage, state)
+        if plugin == "VolumeZone":
+            return volumes.zone_pre_filter(pod, self.storage, state)
         if plugin == "PodTopologySpread":
             return topology.pre_filter(pod, self.cluster, self.objects, state, self.spread_args)
         raise AssertionError(plugin)
@@ -334,6 +359,14 @@ class ReferenceScheduler:
                 st = plugins.node_ports_filter(pod, ni)
             elif plugin == "NodeResourcesFit":
                 st = plugins.node_resources_fit_filter(pod, ni, state["fit_request"], self.fit_args)
+            elif plugin == "VolumeRestrictions":
+                st = volumes.restrictions_filter(pod, ni, state)
+            elif plugin == "NodeVolumeLimits":
+                st = volumes.limits_filter(pod, ni, self.storage)
+            elif plugin == "VolumeBinding":
+                st = volumes.binding_filter(pod, ni, self.storage, state)
+            elif plugin == "VolumeZone":
+                st = volumes.zone_filter(pod, ni, state)
             elif plugin == "InterPodAffinity":
                 st = interpod.filter_node(state, ni)
             elif plugin == "PodTopologySpread":
@@ -351,6 +384,8 @@ class ReferenceScheduler:
             return True, None
         if plugin == "TaintToleration":
             return False, None
+        if plugin == "VolumeBinding":   # no scorer without StorageCapacityScoring
+            return True, None
         if plugin == "NodeAffinity":
             preferred = affinity.pod_preferred_terms(pod)
             if preferred is None:
