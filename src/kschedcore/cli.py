@@ -158,7 +158,7 @@ def _report(sched, results, wall, load_seconds, args) -> dict:
         if r.fit_error is not None:
             for reason in r.fit_error.reasons or {r.fit_error.pre_filter_message or str(r.fit_error): 1}:
                 reasons[reason] = reasons.get(reason, 0) + 1
-            msg = str(r.fit_error)
+            msg = r.fit_error.full_message      # with the PostFilter (preemption) part
             messages[msg] = messages.get(msg, 0) + 1
     decisions = len(results)
     return {

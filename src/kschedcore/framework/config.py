@@ -33,6 +33,7 @@ FILTER_PLUGINS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffin
 SCORE_PLUGINS = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding",
                  "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
                  "ImageLocality"}
+POST_FILTER_PLUGINS = {"DynamicResources", "DefaultPreemption"}
 KNOWN_PLUGINS = {name for name, _ in DEFAULT_MULTI_POINT}
 EXTENSION_POINTS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
                     "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind")
@@ -49,6 +50,8 @@ class Profile:
     plugin_args: dict = field(default_factory=dict)
     #: None: the configuration's global value
     percentage_of_nodes_to_score: int | None = None
+    #: PostFilter plugins in the order they run
+    post_filters: list = field(default_factory=lambda: ["DynamicResources", "DefaultPreemption"])
 
 
 @dataclass
@@ -185,6 +188,9 @@ def _profile(prof, name, path, fail) -> Profile:
     multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
     f_enabled, f_disabled = _plugin_set(plugins, "filter", path + ".plugins", fail)
     s_enabled, s_disabled = _plugin_set(plugins, "score", path + ".plugins", fail)
+    pf_enabled, pf_disabled = _plugin_set(plugins, "postFilter", path + ".plugins", fail)
+    post_filters = _expand(pf_enabled, POST_FILTER_PLUGINS, multi_point, pf_disabled,
+                           path + ".plugins.postFilter", fail)
     filters = _expand(f_enabled, FILTER_PLUGINS, multi_point, f_disabled, path + ".plugins.filter", fail)
     scores = _expand(s_enabled, SCORE_PLUGINS, multi_point, s_disabled, path + ".plugins.score", fail)
     # getScoreWeights: the Score point's weight wins over MultiPoint's; 0 means 1
@@ -206,4 +212,4 @@ def _profile(prof, name, path, fail) -> Profile:
             fail(pc_path + ".args", "expected an object")
         args[pc["name"]] = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
     pct = _percentage(prof.get("percentageOfNodesToScore"), path + ".percentageOfNodesToScore", fail)
-    return Profile(name, filters, weights, args, pct)
+    return Profile(name, filters, weights, args, pct, post_filters)

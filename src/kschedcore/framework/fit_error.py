@@ -15,6 +15,8 @@ class FitError:
     num_all_nodes: int
     pre_filter_message: str = ""
     reasons: dict = field(default_factory=dict)
+    #: the PostFilter plugins' message (DynamicResources, DefaultPreemption); None: not run
+    post_filter_message: str | None = None
 
     @property
     def message(self) -> str:
@@ -27,6 +29,13 @@ class FitError:
         if entries:
             msg += " " + ", ".join(entries) + "."
         return msg
+
+    @property
+    def full_message(self) -> str:
+        """The message with the PostFilter part, as the pod's condition and events show it."""
+        if self.post_filter_message:
+            return f"{self.message} {self.post_filter_message}"
+        return self.message
 
     def __str__(self) -> str:
         return self.message

@@ -10,6 +10,7 @@ from ..custom import assign_slots
 from ..errors import ValidationError
 from ..plugins import REGISTRY
 from ..plugins.base import VolumePlugin
+from ..plugins.default_preemption import validate_args as validate_preemption_args
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -20,6 +21,9 @@ class ProfileRuntime:
     def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
                  custom=()):
         self.name = profile.scheduler_name
+        self.post_filters = list(profile.post_filters)
+        if "DefaultPreemption" in self.post_filters:
+            validate_preemption_args(profile.plugin_args.get("DefaultPreemption") or {})
         wanted = set(profile.filters) | set(profile.score_weights)
         self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
         self.by_name = {p.name: p for p in self.plugins}

@@ -1,0 +1,81 @@
+"""The PostFilter point: DynamicResources, then DefaultPreemption (semantics §5.5, §9;
+plugins/defaultpreemption, framework/preemption).
+
+DefaultPreemption's dry run is exact: per node that failed with Unschedulable, the pods of
+lower priority are taken off the node and the pod's Filters run again on it (through the same
+kernel). When no node can be made to fit, the message says why, as kube-scheduler writes it.
+When some node could be freed by preempting lower-priority pods, kschedcore reports the
+candidate but does not evict (preemption itself is not implemented yet).
+"""
+from dataclasses import dataclass
+
+from ..errors import ValidationError
+from ..framework.fit_error import FitError
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_CLAIMS = "no new claims to deallocate"
+NOT_FOUND = "not found"          # DynamicResources' PostFilter after its PreFilter never ran
+NEVER = "not eligible due to preemptionPolicy=Never."
+
+
+@dataclass
+class PostFilterResult:
+    message: str                       # "" when preemption found a candidate
+    #: nodes where preempting lower-priority pods would make the pod fit (not acted on)
+    candidates: tuple = ()
+
+
+def validate_args(args: dict):
+    """DefaultPreemptionArgs as ValidateDefaultPreemptionArgs checks them."""
+    pct = args.get("minCandidateNodesPercentage", 10)
+    absolute = args.get("minCandidateNodesAbsolute", 100)
+    for name, v, hi in (("minCandidateNodesPercentage", pct, 100), ("minCandidateNodesAbsolute", absolute, None)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (hi is not None and v > hi):
+            rng = "[0, 100]" if hi else ">= 0"
+            raise ValidationError("DefaultPreemptionArgs", name, f"Invalid value: {v!r}: not in valid range {rng}")
+    if pct == 0 and absolute == 0:
+        raise ValidationError("DefaultPreemptionArgs", "minCandidateNodesPercentage",
+                              "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")
+
+
+def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: bool, dry_run) -> PostFilterResult:
+    """RunPostFilterPlugins: until one succeeds or errors; Unschedulable messages accumulate.
+
+    statuses: {node name: (code name, reasons)} of the cycle; dry_run(node name, victims) ->
+    None when the pod fits there without them, else the list of reasons it still does not.
+    """
+    messages = []
+    for name in post_filters:
+        if name == "DynamicResources":
+            if prefilter_rejected:         # an Error status: PostFilter stops here
+                return PostFilterResult(", ".join(messages + [NOT_FOUND]))
+            messages.append(NO_CLAIMS)
+        elif name == "DefaultPreemption":
+            message, candidates = _preempt(pod, statuses, n_all, dry_run)
+            if candidates:
+                return PostFilterResult(", ".join(messages), candidates)
+            messages.append("preemption: " + message)
+    return PostFilterResult(", ".join(messages))
+
+
+def _preempt(pod, statuses, n_all, dry_run):
+    """Evaluator.Preempt up to choosing a candidate: (message, candidate node names)."""
+    if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
+        return NEVER, ()
+    potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
+    reasons, examined, candidates = {}, 0, []
+    for name in potential:
+        still = dry_run(name)
+        if still is None:
+            candidates.append(name)
+            continue
+        examined += 1
+        for r in still:
+            reasons[r] = reasons.get(r, 0) + 1
+    if candidates:
+        return "", tuple(candidates)
+    absent = n_all - examined
+    if absent:
+        reasons[NOT_HELPFUL] = reasons.get(NOT_HELPFUL, 0) + absent
+    return FitError(pod.key, n_all, reasons=reasons).message, ()
