@@ -62,7 +62,8 @@ class VolumePlugin(Plugin):
         self.skipped = True        # the last cycle's PreFilter returned Skip
 
     def prefilter_skips(self, pod) -> bool:
-        return self.skipped
+        # a pod without volumes skips every volume PreFilter; `skipped` may then be another pod's
+        return self.skipped or not pod.volumes
 
     def prefilter(self, pod, volumes, table):
         """Returns the status array, or None when no node can fail; sets `skipped`.
