@@ -149,7 +149,8 @@ def required_mask(pod, table) -> np.ndarray:
 def terms_mask(terms, table, *, node_names=True) -> np.ndarray:
     """Per node row: some term of a NodeSelector matches (an empty or unparsable term matches
     nothing). node_names=False: the nodes are seen without their name, as CheckNodeAffinity
-    sees them for PersistentVolumes (a matchFields term on metadata.name then sees "")."""
+    sees them for PersistentVolumes: such a node has no fields, so matchFields are not checked
+    (nodeSelectorTerm.match skips them when extractNodeFields is empty)."""
     n = table.labels.shape[0]
     out = np.zeros(n, bool)
     for t in terms:
@@ -158,12 +159,9 @@ def terms_mask(terms, table, *, node_names=True) -> np.ndarray:
         m = np.ones(n, bool)
         for r in t.expressions:
             m &= requirement_mask(table, r.key, r.operator, r.values)
-        for r in t.fields:
-            if r.key == NAME_KEY and not node_names:
-                m &= ("" in r.values) == (r.operator == "In")
-            else:
-                m &= requirement_mask(table, NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key,
-                                      r.operator, r.values)
+        for r in t.fields if node_names else ():
+            m &= requirement_mask(table, NAME_KEY if r.key == NAME_KEY else "\x00field:" + r.key,
+                                  r.operator, r.values)
         out |= m
     return out
 
