@@ -12,6 +12,7 @@ from ..plugins import REGISTRY
 from ..plugins.base import VolumePlugin
 from ..plugins.default_preemption import validate_args as validate_preemption_args
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
+from .status import Code
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -127,10 +128,14 @@ class ProfileRuntime:
 
     def filter_error(self, scan, start, processed) -> str:
         """The message of a Filter plugin's Error status met by the last pass ('' if none)."""
+        k = self.kernel
         for p in self.volume_filters:
             if getattr(p, "filter_error", ""):
                 rows = np.roll(scan, -start)[:processed]
-                if (np.asarray(self.kernel.st_plugin)[rows] == p.filter_id).any():
+                # rows that passed keep an earlier pass's plugin and detail
+                hit = ((np.asarray(k.st_plugin)[rows] == p.filter_id) & (np.asarray(k.st_code)[rows] != Code.SUCCESS)
+                       & (np.asarray(k.st_detail)[rows] == p.ERROR_DETAIL))
+                if hit.any():
                     return p.filter_error
         return ""
 

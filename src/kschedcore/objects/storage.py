@@ -6,6 +6,7 @@ Field meanings follow k8s.io/api core/v1 and storage/v1, with the API server's d
 k8s.io/component-helpers/storage/volume (GetPersistentVolume[Claim]Class: the beta annotation
 wins over spec.storageClassName).
 """
+import urllib.parse
 from dataclasses import dataclass, field
 
 from ..errors import ObjectError, UnsupportedError
@@ -68,7 +69,9 @@ class PersistentVolume:
     phase: str
     terminating: bool
     node_affinity: tuple | None   # required NodeSelectorTerms (SelectorTerm, ...), None: no constraint
-    csi: tuple | None             # (driver, volumeHandle)
+    #: (driver, volumeHandle) as NodeVolumeLimits sees it: spec.csi, else an in-tree source
+    #: translated to CSI (csi-translation-lib); None: not attachable
+    csi: tuple | None
     fits: object = field(default=None, repr=False)   # VolumeBinding's cached node-affinity mask
 
     def bound_to(self, claim: PersistentVolumeClaim) -> bool:
@@ -201,15 +204,19 @@ def parse_volume(raw, index_hint: str = "") -> PersistentVolume:
         req = r.item(req, path)
         affinity = tuple(r.term(t, f"{path}.nodeSelectorTerms[{i}]")
                          for i, t in enumerate(r.seq(req, "nodeSelectorTerms", path + ".nodeSelectorTerms")))
+    labels = r.string_map(meta, "labels", "metadata.labels")
     csi = None
     if spec.get("csi") is not None:
         c = r.mapping(spec, "csi", "spec.csi")
         csi = (r.string(c, "driver", "spec.csi.driver"), r.string(c, "volumeHandle", "spec.csi.volumeHandle"))
+        csi = csi if csi[0] and csi[1] else None
+    else:
+        csi = translated_pv(r, spec, labels)
     # The PV controller marks an unclaimed volume Available as soon as it sees it.
     phase = r.string(r.mapping(raw, "status", "status"), "phase", "status.phase") or (
         "Available" if ref is None else "Bound")
     return PersistentVolume(
-        name, r.string_map(meta, "labels", "metadata.labels"), cls, nanos,
+        name, labels, cls, nanos,
         _access_modes(r, spec, "spec.accessModes"), _volume_mode(r, spec, "spec.volumeMode"),
         r.string(spec, "volumeAttributesClassName", "spec.volumeAttributesClassName"), ref, phase,
         meta.get("deletionTimestamp") is not None, affinity, csi)
@@ -278,6 +285,93 @@ def parse_storage_object(raw, index_hint: str = ""):
     return PARSERS[kind](raw, index_hint)
 
 
+# ---- CSI translation (csi-translation-lib), as NodeVolumeLimits uses it -------------------------
+# NodeVolumeLimits' isCSIMigrationOn is true for GCE PD, AWS EBS, Azure Disk and Cinder whenever
+# the node has a CSINode object (the migrated-plugins annotation is only asked for Portworx), and
+# a node without one has no limits: so these volumes always count under their CSI driver.
+GCE_PD_DRIVER, AWS_EBS_DRIVER, CINDER_DRIVER = "pd.csi.storage.gke.io", "ebs.csi.aws.com", "cinder.csi.openstack.org"
+#: in-tree provisioner -> CSI driver counted for its claims (GetCSINameFromInTreeName); None:
+#: a migratable plugin whose migration is off (isCSIMigrationOn), so its claims never count
+IN_TREE_PROVISIONERS = {
+    "kubernetes.io/gce-pd": GCE_PD_DRIVER, "kubernetes.io/aws-ebs": AWS_EBS_DRIVER,
+    "kubernetes.io/cinder": CINDER_DRIVER, "kubernetes.io/azure-disk": "disk.csi.azure.com",
+    "kubernetes.io/azure-file": None, "kubernetes.io/vsphere-volume": None, "kubernetes.io/portworx-volume": None,
+}
+UNSPECIFIED = "UNSPECIFIED"
+
+
+def ebs_volume_id(kubernetes_id: str) -> str | None:
+    """KubernetesVolumeIDToEBSVolumeID: aws://<zone>/<vol-id> or a bare ID; None if invalid."""
+    if not kubernetes_id.startswith("aws://"):
+        return kubernetes_id
+    aws_id = urllib.parse.urlparse(kubernetes_id).path.strip("/")
+    return aws_id if aws_id.startswith("vol-") and "/" not in aws_id else None
+
+
+def _gce_pv_handle(pd_name: str, labels: dict) -> str | None:
+    """The GCE PD volume ID from the PV's zone label: zonal, regional (one region), unspecified."""
+    zones = (labels.get("failure-domain.beta.kubernetes.io/zone") or labels.get("topology.kubernetes.io/zone")
+             or "").split("__")
+    if len(zones) == 1 and zones[0]:
+        return f"projects/{UNSPECIFIED}/zones/{zones[0]}/disks/{pd_name}"
+    if len(zones) > 1:
+        regions = set()
+        for zone in zones:
+            parts = zone.split("-")
+            if len(parts) != 3:
+                return None
+            regions.add("-".join(parts[:2]))
+        return f"projects/{UNSPECIFIED}/regions/{regions.pop()}/disks/{pd_name}" if len(regions) == 1 else None
+    return f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd_name}"
+
+
+def translated_pv(r, spec, labels) -> tuple | None:
+    """(driver, volume handle) of an in-tree PV source (TranslateInTreePVToCSI); None when it
+    does not count (not migratable, migration off, or a translation error)."""
+    if spec.get("gcePersistentDisk") is not None:
+        pd = r.string(r.mapping(spec, "gcePersistentDisk", "spec.gcePersistentDisk"), "pdName",
+                      "spec.gcePersistentDisk.pdName")
+        handle = _gce_pv_handle(pd, labels)
+        return (GCE_PD_DRIVER, handle) if handle else None
+    if spec.get("awsElasticBlockStore") is not None:
+        handle = ebs_volume_id(r.string(r.mapping(spec, "awsElasticBlockStore", "spec.awsElasticBlockStore"),
+                                        "volumeID", "spec.awsElasticBlockStore.volumeID"))
+        return (AWS_EBS_DRIVER, handle) if handle else None
+    if spec.get("cinder") is not None:
+        handle = r.string(r.mapping(spec, "cinder", "spec.cinder"), "volumeID", "spec.cinder.volumeID")
+        return (CINDER_DRIVER, handle) if handle else None
+    if spec.get("azureDisk") is not None:
+        raise UnsupportedError(r.obj, "spec.azureDisk", "CSI translation of Azure Disk volumes (NodeVolumeLimits) "
+                                                        "is not implemented yet")
+    return None
+
+
+def _translated_inline(r, v, path) -> tuple | None:
+    """(driver, volume handle) of an inline in-tree volume (TranslateInTreeInlineVolumeToCSI)."""
+    if v.get("gcePersistentDisk") is not None:
+        pd = r.string(r.mapping(v, "gcePersistentDisk", path + ".gcePersistentDisk"), "pdName",
+                      path + ".gcePersistentDisk.pdName")
+        return GCE_PD_DRIVER, f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd}"
+    if v.get("awsElasticBlockStore") is not None:
+        p = path + ".awsElasticBlockStore.volumeID"
+        volume_id = r.string(r.mapping(v, "awsElasticBlockStore", path + ".awsElasticBlockStore"), "volumeID", p)
+        handle = ebs_volume_id(volume_id)
+        if handle is None:     # NodeVolumeLimits' Filter would fail with an Error
+            raise UnsupportedError(r.obj, p, f'AWS volume ID "{volume_id}" that CSI translation cannot parse')
+        return AWS_EBS_DRIVER, handle
+    if v.get("cinder") is not None:
+        return CINDER_DRIVER, r.string(r.mapping(v, "cinder", path + ".cinder"), "volumeID", path + ".cinder.volumeID")
+    if v.get("azureDisk") is not None:
+        raise UnsupportedError(r.obj, path + ".azureDisk", "CSI translation of Azure Disk volumes (NodeVolumeLimits) "
+                                                           "is not implemented yet")
+    return None
+
+
+def owner_uid(pod) -> str:
+    """The pod's metadata.uid as written (IsControlledBy compares it with the claim's owner)."""
+    return (pod.raw.get("metadata") or {}).get("uid") or ""
+
+
 # ---- a pod's volumes ----------------------------------------------------------------------------
 #: in-tree sources csi-translation-lib can migrate (IsInlineMigratable)
 MIGRATABLE_INLINE = ("awsElasticBlockStore", "gcePersistentDisk", "cinder", "azureDisk", "azureFile",
@@ -290,6 +384,7 @@ class PodVolume:
     claim: str            # PVC name: persistentVolumeClaim.claimName, or <pod>-<volume> (ephemeral)
     ephemeral: bool
     migratable: bool      # an in-tree source NodeVolumeLimits looks at
+    csi_id: tuple | None  # (driver, volume handle) it counts as (translated), None: never counted
     #: VolumeRestrictions identity: ("gce", pdName, ro) | ("aws", volumeID) | ("iscsi", iqn, ro)
     #: | ("rbd", frozenset(monitors), pool, image, ro) | None
     restriction: tuple | None
@@ -310,7 +405,7 @@ def parse_pod_volumes(r, spec, pod_name: str) -> tuple:
         elif v.get("ephemeral") is not None:
             claim, ephemeral = f"{pod_name}-{name}", True
         out.append(PodVolume(name, claim, ephemeral, any(v.get(k) is not None for k in MIGRATABLE_INLINE),
-                             _restriction(r, v, path)))
+                             _translated_inline(r, v, path), _restriction(r, v, path)))
     return tuple(out)
 
 

@@ -9,8 +9,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..objects.storage import (BIND_COMPLETED_ANNOTATION, SELECTED_NODE_ANNOTATION, StorageObjects,
-                               parse_storage_object)
+from ..objects.storage import (BIND_COMPLETED_ANNOTATION, IN_TREE_PROVISIONERS, SELECTED_NODE_ANNOTATION,
+                               StorageObjects, owner_uid, parse_storage_object)
 
 
 class VolumeState:
@@ -22,10 +22,15 @@ class VolumeState:
         self.claim_users = Counter()
         #: claim key (PVC or ephemeral) -> Counter(row): placed pods using it per node
         self.claim_rows = {}
-        #: claim key -> CSI driver its rows are counted under (None: not attachable)
+        #: claim key -> (driver, volume handle) its rows are counted under (None: not attachable)
         self.credited = {}
-        #: driver -> int32 per row: distinct attachable claims of placed pods (NodeVolumeLimits)
+        #: (driver, volume handle) -> Counter(row): placed claims and inline volumes that are it
+        self.volume_rows = {}
+        #: driver -> int32 per row: distinct attachable volumes of placed pods (NodeVolumeLimits)
         self.attached = {}
+        #: ephemeral claim key -> Counter((row, pod uid, pod key)) of the placed pods using it
+        self.ephemeral_users = {}
+        self._foreign = None        # foreign_ephemeral(), until a claim or such a pod changes
         #: VolumeRestrictions identity -> Counter((row, readOnly)); rbd: (pool, image) ->
         #: Counter((row, monitors, readOnly))
         self.disks = {}
@@ -45,6 +50,7 @@ class VolumeState:
         kind = raw["kind"]
         if kind == "PersistentVolumeClaim":
             o.claims[obj.key] = obj
+            self._foreign = None
             self._recredit([obj.key])
         elif kind == "PersistentVolume":
             old = o.volumes.get(obj.name)
@@ -112,7 +118,12 @@ class VolumeState:
                     self.claim_users[key] += sign
                     if self.claim_users[key] <= 0:
                         del self.claim_users[key]
+                else:
+                    _count(self.ephemeral_users, key, (row, owner_uid(pod), pod.key), sign)
+                    self._foreign = None
                 self._claim_row(key, row, sign)
+            elif v.csi_id is not None:
+                self._volume_row(v.csi_id, row, sign)
             if v.restriction is not None:
                 self._disk(v.restriction, row, sign)
 
@@ -122,15 +133,45 @@ class VolumeState:
         rows[row] += sign
         if before == 0 or rows[row] == 0:           # the claim appears on / leaves the node
             if key not in self.credited:
-                self.credited[key] = self.driver_of(key)
-            driver = self.credited[key]
-            if driver is not None:
-                self.counts(driver)[row] += 1 if before == 0 else -1
+                self.credited[key] = self.volume_id(key)
+            vid = self.credited[key]
+            if vid is not None:
+                self._volume_row(vid, row, 1 if before == 0 else -1)
         if rows[row] == 0:
             del rows[row]
             if not rows:
                 del self.claim_rows[key]
                 self.credited.pop(key, None)
+
+    def _volume_row(self, vid, row, sign):
+        """One more (or fewer) user of volume `vid` on a row; the driver's count follows when
+        the volume appears on or leaves the node."""
+        rows = self.volume_rows.setdefault(vid, Counter())
+        before = rows[row]
+        rows[row] += sign
+        if before == 0 or rows[row] == 0:
+            self.counts(vid[0])[row] += 1 if before == 0 else -1
+        if rows[row] == 0:
+            del rows[row]
+            if not rows:
+                del self.volume_rows[vid]
+
+    def foreign_ephemeral(self):
+        """(rows, error text): nodes with a placed pod whose ephemeral claim exists but is
+        controlled by someone else (ephemeral.VolumeIsForPod fails)."""
+        if self._foreign is not None:
+            return self._foreign
+        rows, text = [], ""
+        for key, users in self.ephemeral_users.items():
+            claim = self.objects.claims.get(key)
+            if claim is None:
+                continue
+            for row, uid, pod_key in users:
+                if claim.controller_uid != uid:
+                    rows.append(row)
+                    text = text or f"PVC {key} was not created for pod {pod_key} (pod is not owner)"
+        self._foreign = (rows, text)
+        return self._foreign
 
     def _disk(self, r, row, sign):
         if r[0] == "rbd":
@@ -161,21 +202,20 @@ class VolumeState:
         for key in keys:
             if key not in self.claim_rows:
                 continue
-            old, new = self.credited.get(key), self.driver_of(key)
+            old, new = self.credited.get(key), self.volume_id(key)
             if old == new:
                 continue
-            rows = np.fromiter(self.claim_rows[key], np.int64)
-            if old is not None:
-                self.counts(old)[rows] -= 1
-            if new is not None:
-                self.counts(new)[rows] += 1
+            for row in self.claim_rows[key]:
+                if old is not None:
+                    self._volume_row(old, row, -1)
+                if new is not None:
+                    self._volume_row(new, row, 1)
             self.credited[key] = new
 
-    def driver_of(self, key):
-        """NodeVolumeLimits' getCSIDriverInfo, driver only: the bound PV's CSI driver, else the
-        claim's StorageClass provisioner; None when the volume is not attachable. (Without CSI
-        migration, which CSINode objects declaring it are refused for, in-tree PVs count
-        nowhere.)"""
+    def volume_id(self, key):
+        """NodeVolumeLimits' getCSIDriverInfo: (driver, volume handle) of a claim -- its bound
+        PV's (CSI, or in-tree translated), else its StorageClass provisioner's with a handle of
+        its own; None when the volume is not attachable."""
         o = self.objects
         claim = o.claims.get(key)
         if claim is None:
@@ -183,7 +223,19 @@ class VolumeState:
         if claim.volume_name:
             pv = o.volumes.get(claim.volume_name)
             if pv is not None:
-                return pv.csi[0] or None if pv.csi is not None and pv.csi[1] else None
+                return pv.csi
         cls = o.classes.get(claim.storage_class) if claim.storage_class else None
-        return cls.provisioner or None if cls is not None else None
+        if cls is None or not cls.provisioner:
+            return None
+        driver = IN_TREE_PROVISIONERS.get(cls.provisioner, cls.provisioner)
+        return (driver, "\x00claim:" + key) if driver else None
+
+
+def _count(counters, key, item, sign):
+    c = counters.setdefault(key, Counter())
+    c[item] += sign
+    if c[item] <= 0:
+        del c[item]
+        if not c:
+            del counters[key]
 
