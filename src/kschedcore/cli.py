@@ -9,7 +9,8 @@ import time
 
 from .errors import KSchedCoreError
 from .framework.config import load_config
-from .scheduler import TIE_BREAKS, Scheduler
+from .framework.loop import Outcome, Simulation
+from .scheduler import GATED_MESSAGE, TIE_BREAKS, ScheduleResult, Scheduler
 from .sources.files import load_workload
 from .sources.generator import generate
 
@@ -51,7 +52,11 @@ def _parser():
     sim.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     sim.add_argument("--nodes", type=int, default=5000, help="generated cluster: nodes (default 5000)")
     sim.add_argument("--pods", type=int, default=30000, help="generated cluster: pods (default 30000)")
-    sim.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    sim.add_argument("--queue", action="store_true",
+                     help="run kube-scheduler's loop: scheduling queue (backoff, gates, requeue on "
+                          "cluster events), binding cycle, on a virtual clock")
+    sim.add_argument("-o", "--output", choices=("table", "json", "jsonl"), default="table",
+                     help="jsonl: one line per pod (node, attempts, full unschedulable message)")
     return p
 
 
@@ -95,7 +100,7 @@ def _explain_table(records):
     for r in records:
         scores = sorted(((s["total"], n) for n, s in r["scores"].items()), reverse=True)
         best = str(scores[0][0]) if scores else "-"
-        note = r["fitError"] or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
+        note = r["fitError"] or r.get("error") or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
         table.add_row(r["pod"], r["node"] or "[red]unschedulable[/red]", str(r["numFeasible"]), best, note)
     Console().print(table)
 
@@ -110,11 +115,26 @@ def cmd_simulate(args) -> int:
         sched.prepare(pod)
     load_seconds = time.perf_counter() - t0
     n_pods = len(sched.pending)
-    with _progress(n_pods, args.output) as tick:
+    if args.queue:
+        loop = Simulation(sched)
         t1 = time.perf_counter()
-        results = sched.schedule_pending(callback=tick)
+        outcomes = loop.run_until_idle()
         wall = time.perf_counter() - t1
+        results = [_as_result(o) for o in outcomes]
+    else:
+        with _progress(n_pods, args.output) as tick:
+            t1 = time.perf_counter()
+            results = sched.schedule_pending(callback=tick)
+            wall = time.perf_counter() - t1
+        outcomes = [Outcome(r.pod, r.node, 0 if r.gated else 1, None if r.node else _message(r)) for r in results]
+    if args.output == "jsonl":
+        for o in outcomes:
+            print(json.dumps({"pod": o.pod, "node": o.node, "attempts": o.attempts, "message": o.message}))
+        return 0
     report = _report(sched, results, wall, load_seconds, args)
+    if args.queue:
+        report["virtualSeconds"] = loop.clock.now()
+        report["cycles"] = loop.cycles
     if args.output == "json":
         print(json.dumps(report, indent=1))
     else:
@@ -150,9 +170,23 @@ class _progress:
             self.bar.stop()
 
 
+def _message(result) -> str | None:
+    return result.fit_error.full_message if result.fit_error is not None else result.error
+
+
+def _as_result(outcome):
+    """An Outcome of the loop as the ScheduleResult of its last attempt (for the report)."""
+    if outcome.node is None and outcome.attempts == 0:
+        return ScheduleResult(outcome.pod, None, 0, 0, error=GATED_MESSAGE)
+    if outcome.node is not None or outcome.result is None:
+        return ScheduleResult(outcome.pod, outcome.node, 0, 0)
+    return outcome.result
+
+
 def _report(sched, results, wall, load_seconds, args) -> dict:
     scheduled = sum(1 for r in results if r.node is not None)
     ignored = sum(1 for r in results if r.ignored)
+    gated = sum(1 for r in results if r.gated)
     reasons, messages = {}, {}
     for r in results:
         if r.fit_error is not None:
@@ -165,7 +199,8 @@ def _report(sched, results, wall, load_seconds, args) -> dict:
         "nodes": len(sched.table),
         "pods": decisions,
         "scheduled": scheduled,
-        "unschedulable": decisions - scheduled - ignored,
+        "unschedulable": decisions - scheduled - ignored - gated,
+        "gated": gated,       # pods with spec.schedulingGates: never attempted
         "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
         "utilization": sched.utilization(),

@@ -34,6 +34,8 @@ from .state.volumes import VolumeState
 
 TIE_BREAKS = ("random", "first")
 NO_PROFILE_ERROR = "no profile for schedulerName"
+#: the PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 PRESCORE_PARSE_ERROR = 'running PreScore plugin "NodeAffinity": invalid preferred node affinity terms'
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD,
@@ -50,6 +52,10 @@ def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerC
         score_weights = {n: (weights or {}).get(n, w) for n, w in prof.score_weights.items()}
         profiles.append(replace(prof, plugin_args=args, score_weights=score_weights))
     return replace(config, profiles=profiles)
+
+
+def _gated(pod) -> bool:
+    return bool((pod.raw.get("spec") or {}).get("schedulingGates"))
 
 
 @contextmanager
@@ -81,6 +87,11 @@ class ScheduleResult:
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    @property
+    def gated(self) -> bool:
+        """The pod has spec.schedulingGates: kube-scheduler does not attempt it."""
+        return self.error == GATED_MESSAGE
 
     @property
     def ignored(self) -> bool:
@@ -620,6 +631,9 @@ class Scheduler:
             if pod.node_name:   # pre-bound: kube-scheduler never schedules it
                 self._place(pod, pod.node_name)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
+            elif _gated(pod):   # PreEnqueue (SchedulingGates) keeps it out of the cycle
+                result = ScheduleResult(pod.key, None, 0, 0, error=GATED_MESSAGE)
+                self.pending.append(pod)
             else:
                 result, profile, ctx = self._run_cycle(pod)
                 if result.node is not None:
@@ -654,6 +668,13 @@ class Scheduler:
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
+            if _gated(pod):
+                records.append({"pod": pod.key, "node": None, "numFeasible": 0, "filter": {}, "scores": {},
+                                "gated": True, "error": GATED_MESSAGE, "fitError": None})
+                self.pending.append(pod)
+                if callback is not None:
+                    callback(records[-1])
+                continue
             result, profile, ctx = self._run_cycle(pod)
             rec = self._record(pod, result, profile, ctx)
             if result.node is None:

@@ -637,6 +637,11 @@ class SchedulingQueue:
     def __len__(self):
         return len(self._pods)
 
+    def hears_events(self) -> bool:
+        """Whether a cluster event can change anything: pods wait in the unschedulable pool or
+        are in flight (their events are replayed when they return)."""
+        return bool(self._pool) or bool(self._in_flight)
+
     def next_wakeup(self) -> float | None:
         """When a periodic flush will next move a pod (a simulation advances its clock here
         when pop() returns None); None if no pod waits on time."""

@@ -1,0 +1,224 @@
+"""The two loops of kube-scheduler on a virtual clock: event intake and scheduling.
+
+Event intake updates the cache (the Scheduler's node table) and the queue, and fires the
+cluster events that move unschedulable pods back (queueing hints, §8.4). The scheduling loop
+pops a pod, runs a cycle on the current cache, assumes the pod and hands it to the binding
+cycle; a binding completes `bind_latency` seconds later on the virtual clock. Bind failures
+(from the `binder` callback) Unreserve: the assumed pod is forgotten and goes back to the
+queue on the error backoff path (§6.6), so no pod is lost or bound twice.
+
+`run_until_idle()` schedules until nothing can progress: when activeQ is empty it advances
+the clock to the next binding completion or queue flush (backoff expiry, the 5-minute
+unschedulable leftover), as the real scheduler's timers would.
+
+Not here yet: Permit and gangs, preemption acting on its candidates, a live mode on real
+threads (the queue itself supports a real clock).
+"""
+import heapq
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..objects.node import Node, parse_node
+from ..objects.pod import Pod
+from .clock import VirtualClock
+from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
+                             ClusterEvent, EventResource, node_scheduling_properties_change)
+from .queue import SchedulingQueue
+from .queueing_hints import default_queueing_hint_map
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A pod's last scheduling attempt."""
+    pod: str
+    node: str | None                # bound node (None: not bound)
+    attempts: int
+    message: str | None = None      # the last failure (FitError with PostFilter part, or error)
+    result: object = None           # the ScheduleResult of the last failed cycle
+
+
+class Simulation:
+    """A Scheduler driven by kube-scheduler's queue, binding cycle and cluster events.
+
+    binder(pod, node_name) -> None or an error message: the Bind call (default: succeeds).
+    bind_latency: virtual seconds a binding cycle takes. Other keywords go to SchedulingQueue
+    (pod_initial_backoff, pod_max_backoff, ...).
+    """
+
+    def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, **queue_options):
+        self.sched = scheduler
+        self.clock = clock or VirtualClock()
+        self.queue = SchedulingQueue(self.clock, queueing_hints=default_queueing_hint_map(), **queue_options)
+        self.binder = binder
+        self.bind_latency = bind_latency
+        self.bound = {}                 # pod key -> node name (binding confirmed)
+        self.binding = {}               # pod key -> node name (assumed, binding in flight)
+        self._bindings = []             # heap of (completion time, seq, pod key)
+        self._seq = itertools.count()
+        self.outcomes = {}              # pod key -> Outcome
+        self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
+        self.cycles = 0
+        for pod in scheduler.pending:   # pods queued on the Scheduler before
+            self.add_pod(pod)
+        scheduler.pending = []
+
+    # ---- event intake ------------------------------------------------------------------------
+    def add_pod(self, pod) -> None:
+        """A pod appears: bound pods join the cache, others the queue."""
+        pod = self.sched.parse_pod(pod)
+        if pod.terminal:
+            return
+        self.pods[pod.key] = pod
+        if pod.node_name:
+            self.sched.add_pod(pod)
+            self.bound[pod.key] = pod.node_name
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
+        else:
+            self.outcomes[pod.key] = Outcome(pod.key, None, 0)
+            self.queue.add(pod)
+
+    def update_pod(self, pod) -> None:
+        """A pending pod changed (e.g. its scheduling gates were removed)."""
+        pod = self.sched.parse_pod(pod)
+        old = self.pods.get(pod.key)
+        if old is None or old.node_name or pod.key in self.bound or pod.key in self.binding:
+            raise ValueError(f"pod {pod.key}: only pending pods can be updated here")
+        self.pods[pod.key] = pod
+        self.queue.update(old, pod)
+
+    def delete_pod(self, key: str) -> None:
+        """A pod is deleted, wherever it is (queued, binding or bound)."""
+        pod = self.pods.pop(key, None)
+        if pod is None:
+            return
+        if key in self.bound or key in self.binding:
+            self.bound.pop(key, None)
+            self.binding.pop(key, None)
+            self.sched.remove_pod(key)
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, pod, None)
+        else:
+            self.queue.delete(pod)
+        self.outcomes.pop(key, None)
+
+    def add_node(self, node) -> None:
+        node = node if isinstance(node, Node) else parse_node(node)
+        self.sched.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EventNodeAdd, None, node)
+
+    def update_node(self, node) -> None:
+        node = node if isinstance(node, Node) else parse_node(node)
+        old = self.sched.table.nodes[self.sched.table.row_of[node.name]]
+        self.sched.update_node(node)
+        for event in node_scheduling_properties_change(node, old):
+            self.queue.move_all_to_active_or_backoff_queue(event, old, node)
+
+    def remove_node(self, name: str) -> None:
+        """A node is deleted; its pods stay bound to it (they are deleted by their own events),
+        and a binding in flight to it will fail."""
+        row = self.sched.table.row_of.get(name)
+        old = self.sched.table.nodes[row] if row is not None else None
+        self.sched.remove_node(name)
+        self.queue.move_all_to_active_or_backoff_queue(EventNodeDelete, old, None)
+
+    # ---- the scheduling loop -----------------------------------------------------------------
+    def schedule_one(self) -> bool:
+        """One pop and cycle; False when activeQ (and the early-pop backoffQ) is empty."""
+        if self._bindings:
+            self._complete_bindings()
+        pinfo = self.queue.pop()
+        if pinfo is None:
+            return False
+        self.cycles += 1
+        pod = pinfo.pod
+        outcome = self.outcomes.get(pod.key)
+        if outcome is None:
+            outcome = self.outcomes[pod.key] = Outcome(pod.key, None, 0)
+        outcome.attempts = pinfo.attempts
+        if pod.key in self.binding or pod.key in self.bound or pod.terminating:
+            self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
+            return True
+        result, profile, ctx = self.sched._run_cycle(pod)
+        if result.node is None:
+            outcome.result = result
+            if result.fit_error is not None:
+                self.sched._post_filter(pod, result, profile, ctx)
+                outcome.message = result.fit_error.full_message
+                plugins = _rejectors(self.sched, profile, ctx)
+            else:
+                outcome.message, plugins = result.error, set()
+            self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+            return True
+        # assume (the cache counts the pod from now on), then the binding cycle
+        self.sched._place(pod, result.node, profile)
+        self.binding[pod.key] = result.node
+        outcome.message = None
+        if self.bind_latency <= 0:
+            self._finish_binding(pod.key, pinfo)
+        else:
+            heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), pod.key, pinfo))
+        return True
+
+    def _complete_bindings(self) -> None:
+        now = self.clock.now()
+        while self._bindings and self._bindings[0][0] <= now:
+            _, _, key, pinfo = heapq.heappop(self._bindings)
+            self._finish_binding(key, pinfo)
+
+    def _finish_binding(self, key, pinfo) -> None:
+        """The binding cycle's end: bound, or (Bind failed) Unreserve, forget the assumed pod
+        and send it back to the queue on the error path."""
+        node = self.binding.pop(key, None)
+        if node is None:                     # deleted while binding
+            self.queue.done(pinfo.uid)
+            return
+        pod = self.pods[key]
+        error = self._bind(pod, node)
+        if error is None:
+            self.bound[key] = node
+            self.outcomes[key].node = node
+            self.queue.done(pinfo.uid)        # the attempt is over once the binding is
+            if self.queue.hears_events():
+                self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
+            return
+        self.sched.remove_pod(key)
+        self.outcomes[key].message = error
+        if self.queue.hears_events():
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, pod, None)
+        self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=set(), pod=pod)
+
+    def _bind(self, pod, node):
+        if node not in self.sched.table.row_of:
+            return f'binding rejected: node "{node}" not found'
+        return self.binder(pod, node) if self.binder is not None else None
+
+    def run_until_idle(self, max_seconds: float = 3600.0) -> list:
+        """Schedules until nothing can progress within `max_seconds` of virtual time; returns
+        the outcomes of the pods that came through the queue, in arrival order."""
+        deadline = self.clock.now() + max_seconds
+        while True:
+            while self.schedule_one():
+                pass
+            wake = [t for t in (self.queue.next_wakeup(), self._bindings[0][0] if self._bindings else None)
+                    if t is not None]
+            if not wake or min(wake) > deadline:
+                break
+            self.clock.advance_to(max(min(wake), self.clock.now()))
+        self._complete_bindings()
+        return list(self.outcomes.values())
+
+
+def _rejectors(sched, profile, ctx) -> set:
+    """The plugins that rejected some node in the cycle (the pod's rejector plugins)."""
+    if profile is None:
+        return set()
+    if hasattr(ctx, "plugin"):                       # a PreFilter rejection
+        return {ctx.plugin}
+    if not ctx:
+        return set()
+    scan, start, processed, _ = ctx
+    rows = np.roll(scan, -start)[:processed]
+    k = profile.kernel
+    failed = rows[np.asarray(k.st_code)[rows] != 1]
+    return {profile.filters[int(f)].name for f in np.unique(np.asarray(k.st_plugin)[failed])}

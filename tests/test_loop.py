@@ -1,0 +1,204 @@
+"""The scheduling loop on a virtual clock: queue, binding cycle, cluster events, failures."""
+import random
+
+import numpy as np
+from hypothesis import settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, initialize
+
+from kschedcore import Scheduler
+from kschedcore.framework.loop import Simulation
+
+
+def node(name, cpu="2"):
+    return {"metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "20"}}}
+
+
+def pod(name, cpu="500m", gates=None, priority=0):
+    p = {"metadata": {"name": name, "uid": f"uid-{name}"},
+         "spec": {"priority": priority, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+    if gates:
+        p["spec"]["schedulingGates"] = [{"name": g} for g in gates]
+    return p
+
+
+def test_same_decisions_as_schedule_pending():
+    pods = [pod(f"p{i}", cpu=f"{100 * (i % 5 + 1)}m") for i in range(30)]
+    nodes = [node(f"n{i}", cpu=str(2 + i % 3)) for i in range(6)]
+    direct = Scheduler(nodes, tie_break="first")
+    for p in pods:
+        direct.queue(p)
+    want = {r.pod: r.node for r in direct.schedule_pending()}
+    sim = Simulation(Scheduler(nodes, tie_break="first"))
+    for p in pods:
+        sim.add_pod(p)
+    got = {o.pod: o.node for o in sim.run_until_idle()}
+    assert got == want
+
+
+def test_unschedulable_pod_waits_for_a_node_event():
+    sim = Simulation(Scheduler([node("small", cpu="1")]))
+    sim.add_pod(pod("big", cpu="3"))
+    [out] = sim.run_until_idle(max_seconds=60)
+    assert out.node is None and out.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert sim.queue.where("default/big") == "unschedulablePods"
+    sim.add_node(node("large", cpu="4"))          # NodeResourcesFit's hint: Queue
+    [out] = sim.run_until_idle(max_seconds=60)
+    assert out.node == "large" and out.attempts == 2
+
+
+def test_scheduling_gates_hold_a_pod_until_removed():
+    sim = Simulation(Scheduler([node("n")]))
+    sim.add_pod(pod("gated", gates=["example.com/wait"]))
+    [out] = sim.run_until_idle()
+    assert out.node is None and out.attempts == 0
+    sim.update_pod(pod("gated"))
+    [out] = sim.run_until_idle()
+    assert out.node == "n"
+
+
+def test_bind_failures_retry_with_backoff_and_lose_no_pod():
+    failures = {}
+
+    def flaky(p, node_name):                       # every pod's first two binds fail
+        failures[p.key] = failures.get(p.key, 0) + 1
+        return "connection refused" if failures[p.key] <= 2 else None
+
+    sim = Simulation(Scheduler([node("a"), node("b")]), binder=flaky)
+    for i in range(6):
+        sim.add_pod(pod(f"p{i}"))
+    outs = sim.run_until_idle()
+    assert all(o.node is not None for o in outs) and all(failures[o.pod] == 3 for o in outs)
+    # backoff after two errors: 1 s then 2 s (each waiting out its whole second)
+    assert sim.clock.now() >= 3
+    _check_cache(sim)
+
+
+def test_node_deleted_while_binding():
+    sim = Simulation(Scheduler([node("a"), node("b", cpu="1")], tie_break="first"), bind_latency=5)
+    sim.add_pod(pod("p", cpu="1500m"))             # only a fits
+    assert sim.schedule_one() and sim.binding == {"default/p": "a"}
+    sim.remove_node("a")
+    sim.add_node(node("c", cpu="4"))
+    [out] = sim.run_until_idle(max_seconds=60)
+    assert out.node == "c"
+    _check_cache(sim)
+
+
+def _check_cache(sim):
+    """The cache equals the truth: each node's requested cpu is its bound and binding pods'."""
+    t = sim.sched.table
+    cpu = t.resource_col("cpu")
+    want = {}
+    for key, n in list(sim.bound.items()) + list(sim.binding.items()):
+        want[n] = want.get(n, 0) + sim.pods[key].requests.get("cpu", 0)
+    for name, row in t.row_of.items():
+        assert t.requested[row, cpu] == want.get(name, 0), name
+        assert t.requested[row, cpu] <= t.alloc[row, cpu], name
+
+
+class LoopMachine(RuleBasedStateMachine):
+    """Random pods, nodes, deletions, bind failures and clock jumps: no pod is lost or bound
+    twice, no node is over its allocatable, and the cache equals the truth."""
+
+    @initialize(seed=st.integers(0, 2**16))
+    def start(self, seed):
+        self.rng = random.Random(seed)
+        self.fail_rate = self.rng.choice([0.0, 0.3])
+        self.sim = Simulation(Scheduler([node("n0")], seed=seed), binder=self._binder,
+                              bind_latency=self.rng.choice([0, 0.5]))
+        self.n_nodes, self.n_pods = 1, 0
+        self.live = set()
+
+    def _binder(self, p, node_name):
+        return "injected bind failure" if self.rng.random() < self.fail_rate else None
+
+    @rule(cpu=st.sampled_from(["250m", "500m", "1", "3"]))
+    def add_pod(self, cpu):
+        self.n_pods += 1
+        name = f"p{self.n_pods}"
+        self.sim.add_pod(pod(name, cpu=cpu))
+        self.live.add(f"default/{name}")
+
+    @rule(cpu=st.sampled_from(["1", "2", "4"]))
+    def add_node(self, cpu):
+        self.sim.add_node(node(f"n{self.n_nodes}", cpu=cpu))
+        self.n_nodes += 1
+
+    @rule(i=st.integers(0, 50))
+    def delete_pod(self, i):
+        keys = sorted(self.live)
+        if keys:
+            key = keys[i % len(keys)]
+            self.sim.delete_pod(key)
+            self.live.discard(key)
+
+    @rule(i=st.integers(0, 50))
+    def remove_node(self, i):
+        names = sorted(self.sim.sched.table.row_of)
+        if len(names) > 1:
+            name = names[i % len(names)]
+            for key, n in list(self.sim.bound.items()):   # its pods are deleted with it
+                if n == name:
+                    self.sim.delete_pod(key)
+                    self.live.discard(key)
+            self.sim.remove_node(name)
+
+    @rule(steps=st.integers(1, 5))
+    def schedule(self, steps):
+        for _ in range(steps):
+            if not self.sim.schedule_one():
+                break
+
+    @rule(seconds=st.sampled_from([0.5, 1, 3, 20, 400]))
+    def advance(self, seconds):
+        self.sim.clock.advance(seconds)
+
+    @rule()
+    def run_until_idle(self):
+        self.sim.run_until_idle(max_seconds=30)
+
+    @invariant()
+    def every_pod_in_one_place(self):
+        q, sim = self.sim.queue, self.sim
+        for key in self.live:
+            where = q.where(key)
+            queued = where is not None and where != "inFlight"
+            places = [key in sim.bound, key in sim.binding, queued]
+            assert sum(places) == 1, (key, places, where)
+            # a pod being bound is still in flight for the queue (Done comes after binding)
+            assert (where == "inFlight") == (key in sim.binding), (key, where)
+        assert set(sim.bound) | set(sim.binding) <= self.live
+        assert not set(sim.bound) & set(sim.binding)
+
+    @invariant()
+    def cache_is_the_truth(self):
+        live_nodes = set(self.sim.sched.table.row_of)
+        sim = self.sim
+        # pods bound to a deleted node were deleted with it; bindings to it will fail
+        assert all(n in live_nodes for n in sim.bound.values())
+        _check_cache(sim)
+
+
+TestLoopMachine = LoopMachine.TestCase
+TestLoopMachine.settings = settings(max_examples=150, stateful_step_count=50, deadline=None)
+
+
+def test_cli_simulate_queue_outcomes(tmp_path, capsys):
+    from kschedcore.cli import main
+    path = tmp_path / "w.yaml"
+    path.write_text("""kind: List
+items:
+- {kind: Node, metadata: {name: a}, status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}}
+- {kind: Pod, metadata: {name: web-1}, spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+- {kind: Pod, metadata: {name: big}, spec: {containers: [{name: c, resources: {requests: {cpu: "3"}}}]}}
+- {kind: Pod, metadata: {name: gated}, spec: {schedulingGates: [{name: x}], containers: [{name: c}]}}
+""")
+    import json
+    for extra in ([], ["--queue"]):
+        assert main(["simulate", str(path), "-o", "jsonl", *extra]) == 0
+        out = {o["pod"]: o for o in map(json.loads, capsys.readouterr().out.splitlines())}
+        assert out["default/web-1"]["node"] == "a"
+        assert out["default/big"]["message"] == (
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+            "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+        assert out["default/gated"]["node"] is None and out["default/gated"]["attempts"] == 0
