@@ -54,10 +54,6 @@ def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerC
     return replace(config, profiles=profiles)
 
 
-def _gated(pod) -> bool:
-    return bool((pod.raw.get("spec") or {}).get("schedulingGates"))
-
-
 @contextmanager
 def _gc_paused():
     """Pauses the cyclic garbage collector: a batch of cycles allocates many small acyclic
@@ -412,7 +408,8 @@ class Scheduler:
                 profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
             else:
                 self._inter_pod_affinity(profile, pod)
-        spread_in_python = profile.spread_scores and self._topology_spread_prescore(profile, pod)
+        spread_in_python = (profile.spread_scores and (pod.topology_spread or self.objects or profile.spread_kernel)
+                            and self._topology_spread_prescore(profile, pod))
         if profile.custom_python:
             profile.bind(t)
             profile.custom_cycle(pod, self.node_columns)
@@ -631,7 +628,7 @@ class Scheduler:
             if pod.node_name:   # pre-bound: kube-scheduler never schedules it
                 self._place(pod, pod.node_name)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
-            elif _gated(pod):   # PreEnqueue (SchedulingGates) keeps it out of the cycle
+            elif pod.gated:     # PreEnqueue (SchedulingGates) keeps it out of the cycle
                 result = ScheduleResult(pod.key, None, 0, 0, error=GATED_MESSAGE)
                 self.pending.append(pod)
             else:
@@ -668,7 +665,7 @@ class Scheduler:
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
-            if _gated(pod):
+            if pod.gated:
                 records.append({"pod": pod.key, "node": None, "numFeasible": 0, "filter": {}, "scores": {},
                                 "gated": True, "error": GATED_MESSAGE, "fitError": None})
                 self.pending.append(pod)

@@ -96,10 +96,12 @@ class Pod:
     #: (scheduler token, CompiledPod) set by the scheduler that compiled it
     compiled: object = field(default=None, repr=False, compare=False)
     volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
+    gated: bool = False               # spec.schedulingGates is not empty (PreEnqueue holds it)
+    #: "namespace/name", the pod's key in the cache and the queue (read on every cycle)
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self):
+        self.key = f"{self.namespace}/{self.name}"
 
     @property
     def terminal(self) -> bool:
@@ -422,4 +424,5 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         phase=r.string(status, "phase", "status.phase"),
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
         volumes=parse_pod_volumes(r, spec, name),
+        gated=bool(r.seq(spec, "schedulingGates", "spec.schedulingGates")),
     )
