@@ -21,6 +21,12 @@ def free_cpu(row, node, pod, params):
     return (alloc - node.requested[row, cpu] - pod[cpu]) * 100 // alloc
 
 
+def free_cpu_millis(row, node, pod, params):
+    """The same without the division: what calling a native plugin costs by itself."""
+    cpu = params[0]
+    return node.alloc[row, cpu] - node.requested[row, cpu] - pod[cpu]
+
+
 class PyFreeCpu(CustomScore):
     name = "PyFreeCpu"
 
@@ -38,6 +44,7 @@ CASES = {
     "in-tree": {},
     "in-tree-without-fit-score": {"config": parse_config(WITHOUT_FIT_SCORE)},
     "plus-native-score": {"plugins": [NativeScore("FreeCpu", free_cpu, resources=["cpu"])]},
+    "plus-native-score-no-division": {"plugins": [NativeScore("FreeCpuMillis", free_cpu_millis, resources=["cpu"])]},
     "plus-python-score": {"plugins": [PyFreeCpu()]},
 }
 

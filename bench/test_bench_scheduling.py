@@ -114,3 +114,25 @@ def test_schedule_affinity_5000(benchmark, kind):
     """scheduler_perf-like affinity workloads at 5,000 nodes, 2,000 pods, default sampling
     (bench/workloads.py `affinity`). No kube-scheduler figures were measured for them."""
     _time_pending(benchmark, affinity(kind), 2000)
+
+
+def test_simulation_loop_basic_5000(benchmark):
+    """The whole loop on bench_basic_5000 (default sampling): queue pop, cycle, assume, binding
+    cycle and the cluster event of each binding (kschedcore.framework.loop.Simulation)."""
+    from kschedcore.framework.loop import Simulation
+    state = {}
+
+    def setup():
+        sched = Scheduler.from_workload(basic(5000))
+        for pod in sched.pending:
+            sched.prepare(pod)
+        state["sim"] = Simulation(sched)
+        return (), {}
+
+    def run():
+        state["outcomes"] = state["sim"].run_until_idle()
+
+    benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
+    outcomes = state["outcomes"]
+    assert len(outcomes) == 10000 and all(o.node is not None for o in outcomes)
+    benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)

@@ -41,13 +41,21 @@ cpdef enum:
 cpdef enum:
     N_CUSTOM = 4
 
-# A native custom plugin: a C function (e.g. a Numba cfunc) called per node. Filter: 0 passes,
-# 1 Unschedulable, 2 UnschedulableAndUnresolvable; Score: the raw score.
+# A native custom Filter: a C function (e.g. a Numba cfunc) called per node: 0 passes,
+# 1 Unschedulable, 2 UnschedulableAndUnresolvable.
 ctypedef int64_t (*custom_fn)(int64_t row, int64_t n_rows, int64_t n_res, int64_t n_keys,
                               const int64_t* alloc, const int64_t* requested, const int32_t* labels,
                               const int64_t* pod_count, const int64_t* allowed_pods,
                               const int64_t* pod_requests, int64_t n_params,
                               const int64_t* params) noexcept nogil
+
+# A native custom Score: called once per cycle with the feasible rows; writes their raw scores.
+ctypedef void (*custom_batch_fn)(int64_t n, const int32_t* rows, int64_t* out, int64_t n_rows,
+                                 int64_t n_res, int64_t n_keys, const int64_t* alloc,
+                                 const int64_t* requested, const int32_t* labels,
+                                 const int64_t* pod_count, const int64_t* allowed_pods,
+                                 const int64_t* pod_requests, int64_t n_params,
+                                 const int64_t* params) noexcept nogil
 
 
 # The custom plugins of a profile: per slot a native function or a per-row array from a Python
@@ -57,7 +65,7 @@ cdef struct Custom:
     int8_t* filter_status[N_CUSTOM]
     int64_t* filter_params[N_CUSTOM]
     int64_t n_filter_params[N_CUSTOM]
-    custom_fn score_fn[N_CUSTOM]
+    custom_batch_fn score_fn[N_CUSTOM]
     int64_t* score_values[N_CUSTOM]
     int64_t* score_params[N_CUSTOM]
     int64_t n_score_params[N_CUSTOM]
@@ -190,8 +198,6 @@ cdef struct Cycle
 # them out of the hot loop (most pods have no volumes, most profiles no custom plugins).
 ctypedef int (*volume_filters_fn)(PodView* p, Cycle* y, Py_ssize_t row, int64_t* detail, int* plugin) noexcept nogil
 ctypedef int (*custom_filters_fn)(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int* plugin) noexcept nogil
-ctypedef int64_t (*custom_scores_fn)(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* raw,
-                                     Py_ssize_t cap, int64_t* w) noexcept nogil
 
 # Per-cycle switches derived from the pod and the profile.
 cdef struct Cycle:
@@ -204,7 +210,7 @@ cdef struct Cycle:
     bint any_custom_score      # a custom Score plugin acts this cycle
     volume_filters_fn volume_filters
     custom_filters_fn custom_filters
-    custom_scores_fn custom_scores
+
     Py_ssize_t node_name_row
     int64_t n_all_nodes
     bint use[N_SCORES]
@@ -345,6 +351,6 @@ cdef class NodeKernel:
                          Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil
     cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil
-    cdef void _custom_normalize(self, Config* c, Py_ssize_t s, Py_ssize_t nf) noexcept nogil
+    cdef void _custom_score(self, Py_ssize_t s, Py_ssize_t nf) noexcept nogil
     cdef void _custom_pod_requests(self, CompiledPod cp) noexcept
     cdef _custom_slot(self, key, int k, Py_ssize_t address, params, values, bint is_filter, bint normalize)

@@ -453,13 +453,6 @@ cdef inline int _custom_filter(Table* t, PodView* p, int k, Py_ssize_t row) noex
     return C_UNRESOLVABLE if r == 2 else C_UNSCHEDULABLE
 
 
-cdef inline int64_t _custom_score(Table* t, PodView* p, int k, Py_ssize_t row) noexcept nogil:
-    cdef Custom* c = p.custom
-    if c.score_values[k] != NULL:
-        return c.score_values[k][row]
-    return _custom_call(c.score_fn[k], t, p, row, c.score_params[k], c.n_score_params[k])
-
-
 cdef inline int _ext_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* detail) noexcept nogil:
     """InterPodAffinity Filter from per-topology-domain counts: every affinity term's domain
     must hold a matching pod (UU), no anti-affinity term's (U), no existing pod's (U)."""
@@ -606,21 +599,6 @@ cdef inline int _filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int
     return C_SUCCESS
 
 
-cdef int64_t _custom_scores(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int64_t* raw, Py_ssize_t cap,
-                           int64_t* w) noexcept nogil:
-    """Custom scores of one feasible node into raw[slot row]; returns the weighted sum of the
-    ones without NormalizeScore (out of line: most profiles have none)."""
-    cdef int k
-    cdef int64_t v, total = 0
-    for k in range(N_CUSTOM):
-        if y.use[S_CUSTOM_0 + k]:
-            v = _custom_score(t, p, k, row)
-            raw[(S_CUSTOM_0 + k) * cap] = v
-            if not p.custom.score_normalize[k]:
-                total += w[S_CUSTOM_0 + k] * v
-    return total
-
-
 cdef void _compact(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
     """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
     cdef Py_ssize_t i, s
@@ -684,8 +662,6 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
             v = _image_score(t, p, row, y.n_all_nodes)
             raw[S_IMAGE_LOCALITY * cap + j] = v
             total += w[S_IMAGE_LOCALITY] * v
-        if y.any_custom_score:
-            total += y.custom_scores(t, p, y, row, raw + j, cap, w)
         b.totals[j] = total
     return f
 
@@ -862,13 +838,23 @@ cdef class NodeKernel:
             self.pts_mark = np.zeros(max(n_values, empty_value + 1, 2 * self.pts_mark.shape[0]), np.int64)
             self.pts_epoch = 0
 
-    cdef void _custom_normalize(self, Config* c, Py_ssize_t s, Py_ssize_t nf) noexcept nogil:
-        """A custom score's `scores` row: DefaultNormalizeScore, or the raw score."""
-        cdef Py_ssize_t j, cap = self.cap
+    cdef void _custom_score(self, Py_ssize_t s, Py_ssize_t nf) noexcept nogil:
+        """A custom Score over the feasible nodes (one native call, or a Python plugin's
+        per-row values); its `scores` row: DefaultNormalizeScore, or the raw score."""
+        cdef Table* t = &self.t
+        cdef Custom* c = &self.custom
+        cdef Py_ssize_t j
         cdef int64_t hi = 0
         cdef int64_t* raw = &self.raw_scores[S_CUSTOM_0 + s, 0]
         cdef int64_t* norm = &self.scores[S_CUSTOM_0 + s, 0]
-        if self.custom.score_normalize[s]:
+        if c.score_values[s] != NULL:
+            for j in range(nf):
+                raw[j] = c.score_values[s][self.feasible[j]]
+        else:
+            c.score_fn[s](nf, &self.feasible[0], raw, t.n_rows, t.n_res, t.n_keys, t.alloc, t.requested,
+                          t.labels, t.pod_count, t.allowed_pods, c.pod_requests, c.n_score_params[s],
+                          c.score_params[s])
+        if c.score_normalize[s]:
             for j in range(nf):
                 if raw[j] > hi:
                     hi = raw[j]
@@ -920,7 +906,7 @@ cdef class NodeKernel:
                 st = values
                 self.custom.filter_status[k] = &st[0]
         else:
-            self.custom.score_fn[k] = <custom_fn><void*>address
+            self.custom.score_fn[k] = <custom_batch_fn><void*>address
             self.custom.score_params[k], self.custom.n_score_params[k] = &pv[0], params.shape[0]
             self.custom.score_values[k] = NULL
             self.custom.score_normalize[k] = normalize
@@ -1055,7 +1041,7 @@ cdef class NodeKernel:
         cdef int fid
         cdef bint acts
         # the profile's Filter plugins in order, less those that cannot reject this pod
-        y.volume_filters, y.custom_filters, y.custom_scores = _volume_filters, _custom_filters, _custom_scores
+        y.volume_filters, y.custom_filters = _volume_filters, _custom_filters
         y.n_filters = 0
         y.in_id_order = True
         y.any_volume = False
@@ -1243,7 +1229,7 @@ cdef class NodeKernel:
             self.score_ran[S_POD_TOPOLOGY_SPREAD] = True
         for s in range(N_CUSTOM):
             if y.use[S_CUSTOM_0 + s]:
-                self._custom_normalize(c, s, nf)
+                self._custom_score(s, nf)
         # scores added after normalisation besides the in-tree three: spread, custom
         extra = self.n_pts >= 0 or y.any_custom_score
         for j in range(nf):
@@ -1284,7 +1270,7 @@ cdef class NodeKernel:
                 if self.n_pts >= 0:
                     total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
                 for s in range(N_CUSTOM):
-                    if y.use[S_CUSTOM_0 + s] and self.custom.score_normalize[s]:
+                    if y.use[S_CUSTOM_0 + s]:
                         total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
             self.totals[j] = total
             row = self.feasible[j]

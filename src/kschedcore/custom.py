@@ -126,10 +126,12 @@ class _Native(_Custom):
         cols += [table.label_value_id(v) for v in self.values]
         return np.asarray(cols + [int(c) for c in self.constants], np.int64)
 
+    batch = False     # Score plugins are called once per cycle with the feasible rows
+
     def address(self) -> int:
         """Compiles the function (once) and returns its C entry point."""
         if self._cfunc is None:
-            self._cfunc = compile_native(self.fn, self.name)
+            self._cfunc = compile_native(self.fn, self.name, batch=self.batch)
         return self._cfunc.address
 
 
@@ -143,29 +145,47 @@ class NativeFilter(_Native):
 
 
 class NativeScore(_Native):
+    batch = True
+
     def __init__(self, name, fn, *, weight=1, normalize=False, **kw):
         super().__init__(name, fn, **kw)
         self.weight, self.normalize = weight, normalize
 
 
-def compile_native(fn, name="plugin"):
-    """`fn(row, node, pod_requests, params)` as a Numba C callback with the kernel's signature."""
+def compile_native(fn, name="plugin", batch=False):
+    """`fn(row, node, pod_requests, params)` as a Numba C callback with the kernel's signature:
+    per node (Filter), or over an array of rows writing an array of scores (Score)."""
     import numba
     from numba import carray, types
 
-    i64p, i32p = types.CPointer(types.int64), types.CPointer(types.int32)
-    sig = types.int64(types.int64, types.int64, types.int64, types.int64, i64p, i64p, i32p, i64p, i64p,
-                      i64p, types.int64, i64p)
+    i64, i64p, i32p = types.int64, types.CPointer(types.int64), types.CPointer(types.int32)
+    node_args = (i64, i64, i64, i64p, i64p, i32p, i64p, i64p, i64p, i64, i64p)
     try:
         inner = numba.njit(fn, nogil=True)
 
-        def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,
-                    n_params, params):
-            node = NodeArrays(carray(alloc, (n_rows, n_res)), carray(requested, (n_rows, n_res)),
+        @numba.njit(nogil=True, inline="always")
+        def view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed):
+            return NodeArrays(carray(alloc, (n_rows, n_res)), carray(requested, (n_rows, n_res)),
                               carray(labels, (n_rows, n_keys)), carray(pod_count, (n_rows,)),
                               carray(allowed, (n_rows,)))
-            return inner(row, node, carray(pod_req, (n_res,)), carray(params, (n_params,)))
 
+        if batch:
+            def wrapper(n, rows, out, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed,
+                        pod_req, n_params, params):
+                node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
+                pod, par = carray(pod_req, (n_res,)), carray(params, (n_params,))
+                rows_a, out_a = carray(rows, (n,)), carray(out, (n,))
+                for j in range(n):
+                    out_a[j] = inner(rows_a[j], node, pod, par)
+
+            sig = types.void(i64, i32p, i64p, *node_args)
+        else:
+            def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,
+                        n_params, params):
+                node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
+                return inner(row, node, carray(pod_req, (n_res,)), carray(params, (n_params,)))
+
+            sig = i64(i64, *node_args)
         return numba.cfunc(sig, nopython=True, nogil=True)(wrapper)
     except numba.core.errors.NumbaError as e:
         raise ValidationError(f"plugin {name}", "fn", f"cannot be compiled with Numba: {e}") from None
