@@ -202,3 +202,36 @@ items:
             "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
             "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
         assert out["default/gated"]["node"] is None and out["default/gated"]["attempts"] == 0
+
+
+def test_preemption_evicts_the_cheapest_victims_and_nominates():
+    sched = Scheduler([node("a"), node("b")], tie_break="first")
+    sim = Simulation(sched)
+    # a: one pod of priority 5 using it all; b: two of priority 1 and 2, one CPU each
+    sim.add_pod({**pod("a-big", cpu="2", priority=5), "spec": {**pod("a-big", cpu="2", priority=5)["spec"], "nodeName": "a"}})
+    for name, prio in (("b-1", 1), ("b-2", 2)):
+        p = pod(name, cpu="1", priority=prio)
+        p["spec"]["nodeName"] = "b"
+        sim.add_pod(p)
+    sim.add_pod(pod("urgent", cpu="1", priority=10))
+    outs = {o.pod: o for o in sim.run_until_idle()}
+    # b's lowest victim set is {b-1} (priority 1): b-2 is reprieved; a's would be priority 5
+    assert sim.preemptions == [("default/urgent", "b", ["default/b-1"])]
+    assert outs["default/urgent"].node == "b" and outs["default/urgent"].attempts == 2
+    assert "default/b-1" not in sim.pods and sim.bound["default/b-2"] == "b"
+    assert sim.nominated == {}
+    _check_cache(sim)
+
+
+def test_nominated_pod_keeps_its_node_from_lower_priority_pods():
+    sched = Scheduler([node("a", cpu="1")], tie_break="first")
+    sim = Simulation(sched, bind_latency=0)
+    low = pod("low", cpu="1", priority=1)
+    low["spec"]["nodeName"] = "a"
+    sim.add_pod(low)
+    sim.add_pod(pod("high", cpu="1", priority=10))
+    assert sim.schedule_one()                      # high fails, preempts low, is nominated to a
+    assert sim.nominated == {"default/high": "a"}
+    sim.add_pod(pod("mid", cpu="1", priority=5))   # arrives first in activeQ? it must not take a
+    outs = {o.pod: o for o in sim.run_until_idle(max_seconds=30)}
+    assert outs["default/high"].node == "a" and outs["default/mid"].node is None

@@ -172,6 +172,9 @@ class Scheduler:
         if workload.objects.get("VolumeAttachment"):
             raise UnsupportedError("VolumeAttachment", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
+        if workload.objects.get("PodDisruptionBudget"):
+            raise UnsupportedError("PodDisruptionBudget", "",
+                                   "PodDisruptionBudgets (preemption's victim choice) are not implemented yet")
         for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", *STORAGE_KINDS):
             for i, obj in enumerate(workload.objects.get(kind, ())):
                 sched.add_object(obj, f"{kind}[{i}]")
@@ -486,6 +489,36 @@ class Scheduler:
         finally:
             for victim in removed:
                 self._place(victim, node_name)
+
+    def select_victims(self, pod: Pod, node_name: str) -> list | None:
+        """DefaultPreemption's SelectVictimsOnNode (without PodDisruptionBudgets): the fewest
+        lower-priority pods whose eviction lets `pod` fit on the node -- all are taken off,
+        then each is put back, most important first, if the pod still fits. None: it does not
+        fit even without them. The cache is left as it was."""
+        keys = [k for k in self._on_node.get(node_name, ()) if self._placed[k].pod.priority < pod.priority]
+        if not keys:
+            return None
+        # MoreImportantPod: higher priority first, then the earlier started (placement order)
+        keys.sort(key=lambda k: -self._placed[k].pod.priority)
+        removed = [self._unplace(k).pod for k in keys]
+        victims = []
+        try:
+            if not self._fits_on(pod, node_name):
+                return None
+            for p in removed:
+                self._place(p, node_name)
+                if not self._fits_on(pod, node_name):
+                    self._unplace(p.key)
+                    victims.append(p)
+            return victims
+        finally:
+            for p in removed:
+                if p.key not in self._placed:
+                    self._place(p, node_name)
+
+    def _fits_on(self, pod: Pod, node_name: str) -> bool:
+        row = self.table.row_of.get(node_name)
+        return row is not None and self._run_cycle(pod, only_row=row)[0].node is not None
 
     def _volume_prefilter(self, profile: ProfileRuntime, pod: Pod):
         """The volume plugins' PreFilters (per-row statuses for the kernel); pods without

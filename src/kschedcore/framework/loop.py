@@ -11,11 +11,20 @@ queue on the error backoff path (§6.6), so no pod is lost or bound twice.
 the clock to the next binding completion or queue flush (backoff expiry, the 5-minute
 unschedulable leftover), as the real scheduler's timers would.
 
-Not here yet: Permit and gangs, preemption acting on its candidates, a live mode on real
-threads (the queue itself supports a real clock).
+Preemption (§9): when DefaultPreemption's dry run finds nodes where evicting lower-priority
+pods lets the pod fit, the victims are chosen per node (SelectVictimsOnNode's reprieve) and
+the node by kube-scheduler's criteria; the victims are deleted and the pod is nominated there.
+Nominated pods of at least the incoming pod's priority count on their nodes in every other
+pod's cycle, and a nominated pod tries its node first. Not modelled: PodDisruptionBudgets
+(refused), the second Filter pass without nominated pods (it matters only to inter-pod
+plugins).
+
+Not here yet: Permit and gangs, a live mode on real threads (the queue itself supports a real
+clock).
 """
 import heapq
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +68,9 @@ class Simulation:
         self._seq = itertools.count()
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
+        self.nominated = {}             # pod key -> node name (status.nominatedNodeName)
+        self.preemptions = []           # (preemptor key, node, [victim keys])
+        self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
         self.cycles = 0
         for pod in scheduler.pending:   # pods queued on the Scheduler before
             self.add_pod(pod)
@@ -74,6 +86,7 @@ class Simulation:
         if pod.node_name:
             self.sched.add_pod(pod)
             self.bound[pod.key] = pod.node_name
+            self._started[pod.key] = next(self._seq)
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
         else:
             self.outcomes[pod.key] = Outcome(pod.key, None, 0)
@@ -100,6 +113,8 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, pod, None)
         else:
             self.queue.delete(pod)
+        if self.nominated.pop(key, None) is not None:
+            self.queue.delete_nominated_pod_if_exists(pod)
         self.outcomes.pop(key, None)
 
     def add_node(self, node) -> None:
@@ -139,15 +154,18 @@ class Simulation:
         if pod.key in self.binding or pod.key in self.bound or pod.terminating:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return True
-        result, profile, ctx = self.sched._run_cycle(pod)
+        with self._nominated_pods_counted(pod):
+            result, profile, ctx = self._cycle(pod)
+            if result.node is None:
+                outcome.result = result
+                if result.fit_error is not None:
+                    self.sched._post_filter(pod, result, profile, ctx)
+                    outcome.message = result.fit_error.full_message
+                    plugins = _rejectors(self.sched, profile, ctx)
+                    self._post_filter_result(pod, result)
+                else:
+                    outcome.message, plugins = result.error, set()
         if result.node is None:
-            outcome.result = result
-            if result.fit_error is not None:
-                self.sched._post_filter(pod, result, profile, ctx)
-                outcome.message = result.fit_error.full_message
-                plugins = _rejectors(self.sched, profile, ctx)
-            else:
-                outcome.message, plugins = result.error, set()
             self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
             return True
         # assume (the cache counts the pod from now on), then the binding cycle
@@ -159,6 +177,61 @@ class Simulation:
         else:
             heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), pod.key, pinfo))
         return True
+
+    def _cycle(self, pod):
+        """A scheduling cycle; a nominated pod first tries its node alone (§5.1 step 4)."""
+        node = self.nominated.get(pod.key)
+        row = self.sched.table.row_of.get(node) if node else None
+        if row is not None:
+            cycle = self.sched._run_cycle(pod, only_row=row)
+            if cycle[0].node is not None:
+                return cycle
+        return self.sched._run_cycle(pod)
+
+    @contextmanager
+    def _nominated_pods_counted(self, pod):
+        """Pods nominated to a node with at least this pod's priority count there (§5.3)."""
+        added = []
+        for key, node in self.nominated.items():
+            other = self.pods[key]
+            if key != pod.key and other.priority >= pod.priority and node in self.sched.table.row_of:
+                self.sched._place(other, node)
+                added.append(key)
+        try:
+            yield
+        finally:
+            for key in added:
+                self.sched._unplace(key)
+
+    def _post_filter_result(self, pod, result) -> None:
+        """Acts on DefaultPreemption: evict on the best candidate and nominate the pod there;
+        no candidate clears an earlier nomination."""
+        if not result.preemption_candidates:
+            if self.nominated.pop(pod.key, None) is not None:
+                self.queue.delete_nominated_pod_if_exists(pod)
+            return
+        best = None
+        for node in result.preemption_candidates:
+            victims = self.sched.select_victims(pod, node)
+            if victims:
+                rank = self._candidate_rank(victims)
+                if best is None or rank < best[0]:
+                    best = (rank, node, victims)
+        if best is None:
+            return
+        _, node, victims = best
+        for v in victims:
+            self.delete_pod(v.key)
+        self.nominated[pod.key] = node
+        self.queue.add_nominated_pod(pod, node)
+        self.preemptions.append((pod.key, node, [v.key for v in victims]))
+
+    def _candidate_rank(self, victims) -> tuple:
+        """pickOneNodeForPreemption's order (no PDBs): the lowest highest victim priority, the
+        lowest priority sum, the fewest victims, the latest start of the most important."""
+        top = max(v.priority for v in victims)
+        earliest = min(self._started.get(v.key, 0) for v in victims if v.priority == top)
+        return (top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
 
     def _complete_bindings(self) -> None:
         now = self.clock.now()
@@ -177,7 +250,10 @@ class Simulation:
         error = self._bind(pod, node)
         if error is None:
             self.bound[key] = node
+            self._started[key] = next(self._seq)
             self.outcomes[key].node = node
+            if self.nominated.pop(key, None) is not None:
+                self.queue.delete_nominated_pod_if_exists(pod)
             self.queue.done(pinfo.uid)        # the attempt is over once the binding is
             if self.queue.hears_events():
                 self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
