@@ -8,7 +8,7 @@ import pytest
 
 from kschedcore import Scheduler
 
-from workloads import affinity, basic, kube_scheduler_pods_per_second, parity_bench, volumes
+from workloads import affinity, basic, kube_scheduler_pods_per_second, parity_bench, preemption, volumes
 
 CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
 KUBE = kube_scheduler_pods_per_second()
@@ -136,3 +136,25 @@ def test_simulation_loop_basic_5000(benchmark):
     outcomes = state["outcomes"]
     assert len(outcomes) == 10000 and all(o.node is not None for o in outcomes)
     benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)
+
+
+def test_preemption_loop_1000(benchmark):
+    """PreemptionBasic-like (bench/workloads.py `preemption`): 1,000 nodes full of priority-1
+    pods, 500 priority-100 pods that must each preempt one, through the loop (dry run,
+    victims, nomination, retry on the victims' deletion)."""
+    from kschedcore.framework.loop import Simulation
+    state = {}
+
+    def setup():
+        sched = Scheduler.from_workload(preemption())
+        state["sim"] = Simulation(sched)
+        return (), {}
+
+    def run():
+        state["outcomes"] = state["sim"].run_until_idle()
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    outcomes = state["outcomes"]
+    assert len(outcomes) == 500 and all(o.node is not None for o in outcomes)
+    assert len(state["sim"].preemptions) == 500
+    benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median, 1)

@@ -157,3 +157,28 @@ def affinity(kind: str, nodes: int = 5000, pods: int = 2000) -> Workload:
         w.objects["Namespace"] = [{"kind": "Namespace", "metadata": {"name": f"ns-{k}", "labels": {"team": "a"}}}
                                   for k in range(10)]
     return w
+
+
+@lru_cache(maxsize=None)
+def preemption(nodes: int = 1000, pods: int = 500) -> Workload:
+    """PreemptionBasic-like: every node full of low-priority pods (4 of 1 CPU on 4-CPU nodes),
+    then high-priority pods of 1 CPU that can only run by preempting one of them."""
+    w = Workload(nodes=_zoned_nodes(nodes))
+    for n in w.nodes:
+        n["status"]["allocatable"]["cpu"] = n["status"]["capacity"]["cpu"] = "4"
+    k = 0
+    for n in w.nodes:
+        for _ in range(4):
+            p = _pod(k)
+            p["metadata"]["name"] = f"low-{k:06d}"
+            p["spec"].update(nodeName=n["metadata"]["name"], priority=1)
+            p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+            w.pods.append(p)
+            k += 1
+    for i in range(pods):
+        p = _pod(i)
+        p["metadata"]["name"] = f"high-{i:05d}"
+        p["spec"]["priority"] = 100
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+        w.pending.append(p)
+    return w

@@ -235,3 +235,15 @@ def test_nominated_pod_keeps_its_node_from_lower_priority_pods():
     sim.add_pod(pod("mid", cpu="1", priority=5))   # arrives first in activeQ? it must not take a
     outs = {o.pod: o for o in sim.run_until_idle(max_seconds=30)}
     assert outs["default/high"].node == "a" and outs["default/mid"].node is None
+
+
+def test_simulation_knows_the_schedulers_bound_pods():
+    """Pods bound before the Simulation starts are victims like any other."""
+    low = pod("low", cpu="2", priority=1)
+    low["spec"]["nodeName"] = "a"
+    sched = Scheduler([node("a")], [low])
+    sim = Simulation(sched)
+    sim.add_pod(pod("high", cpu="2", priority=9))
+    [out] = sim.run_until_idle()
+    assert out.node == "a" and sim.preemptions == [("default/high", "a", ["default/low"])]
+    assert "default/low" not in sched._placed

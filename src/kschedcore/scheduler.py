@@ -447,7 +447,8 @@ class Scheduler:
             return
         statuses = self._node_statuses(profile, result, ctx)
         out = post_filter(profile.post_filters, pod, statuses, result.fit_error.num_all_nodes,
-                          isinstance(ctx, _Rejected), lambda name: self._dry_run_preemption(pod, name))
+                          isinstance(ctx, _Rejected), lambda name: self._dry_run_preemption(pod, name),
+                          profile.preemption_args)
         result.fit_error.post_filter_message = out.message
         result.preemption_candidates = out.candidates
 

@@ -72,6 +72,10 @@ class Simulation:
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
         self.cycles = 0
+        for key, placement in scheduler._placed.items():    # pods the Scheduler holds already
+            self.pods[key] = placement.pod
+            self.bound[key] = placement.node
+            self._started[key] = next(self._seq)
         for pod in scheduler.pending:   # pods queued on the Scheduler before
             self.add_pod(pod)
         scheduler.pending = []
@@ -159,9 +163,9 @@ class Simulation:
             if result.node is None:
                 outcome.result = result
                 if result.fit_error is not None:
+                    plugins = _rejectors(self.sched, profile, ctx)   # before the dry runs reuse the kernel
                     self.sched._post_filter(pod, result, profile, ctx)
                     outcome.message = result.fit_error.full_message
-                    plugins = _rejectors(self.sched, profile, ctx)
                     self._post_filter_result(pod, result)
                 else:
                     outcome.message, plugins = result.error, set()

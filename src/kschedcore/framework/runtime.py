@@ -23,8 +23,9 @@ class ProfileRuntime:
                  custom=()):
         self.name = profile.scheduler_name
         self.post_filters = list(profile.post_filters)
+        self.preemption_args = profile.plugin_args.get("DefaultPreemption") or {}
         if "DefaultPreemption" in self.post_filters:
-            validate_preemption_args(profile.plugin_args.get("DefaultPreemption") or {})
+            validate_preemption_args(self.preemption_args)
         wanted = set(profile.filters) | set(profile.score_weights)
         self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
         self.by_name = {p.name: p for p in self.plugins}

@@ -39,11 +39,20 @@ def validate_args(args: dict):
                               "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")
 
 
-def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: bool, dry_run) -> PostFilterResult:
+def num_candidates(args: dict, n: int) -> int:
+    """calculateNumCandidates: how many candidate nodes the dry run looks for."""
+    k = n * args.get("minCandidateNodesPercentage", 10) // 100
+    k = max(k, args.get("minCandidateNodesAbsolute", 100))
+    return min(k, n)
+
+
+def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: bool, dry_run,
+                args=None) -> PostFilterResult:
     """RunPostFilterPlugins: until one succeeds or errors; Unschedulable messages accumulate.
 
-    statuses: {node name: (code name, reasons)} of the cycle; dry_run(node name, victims) ->
-    None when the pod fits there without them, else the list of reasons it still does not.
+    statuses: {node name: (code name, reasons)} of the cycle; dry_run(node name) -> None when
+    the pod fits there without its lower-priority pods, else the reasons it still does not.
+    args: DefaultPreemptionArgs (how many candidates are enough).
     """
     messages = []
     for name in post_filters:
@@ -52,20 +61,26 @@ def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: boo
                 return PostFilterResult(", ".join(messages + [NOT_FOUND]))
             messages.append(NO_CLAIMS)
         elif name == "DefaultPreemption":
-            message, candidates = _preempt(pod, statuses, n_all, dry_run)
+            message, candidates = _preempt(pod, statuses, n_all, dry_run, args or {})
             if candidates:
                 return PostFilterResult(", ".join(messages), candidates)
             messages.append("preemption: " + message)
     return PostFilterResult(", ".join(messages))
 
 
-def _preempt(pod, statuses, n_all, dry_run):
-    """Evaluator.Preempt up to choosing a candidate: (message, candidate node names)."""
+def _preempt(pod, statuses, n_all, dry_run, args):
+    """Evaluator.Preempt up to choosing a candidate: (message, candidate node names).
+
+    The dry run stops once enough candidates are found (kube-scheduler starts at a random
+    offset among the potential nodes; kschedcore at the first, in node order)."""
     if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
         return NEVER, ()
     potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
+    enough = num_candidates(args, len(potential))
     reasons, examined, candidates = {}, 0, []
     for name in potential:
+        if len(candidates) >= enough:
+            break
         still = dry_run(name)
         if still is None:
             candidates.append(name)
