@@ -158,17 +158,11 @@ class Simulation:
         if pod.key in self.binding or pod.key in self.bound or pod.terminating:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return True
-        with self._nominated_pods_counted(pod):
-            result, profile, ctx = self._cycle(pod)
-            if result.node is None:
-                outcome.result = result
-                if result.fit_error is not None:
-                    plugins = _rejectors(self.sched, profile, ctx)   # before the dry runs reuse the kernel
-                    self.sched._post_filter(pod, result, profile, ctx)
-                    outcome.message = result.fit_error.full_message
-                    self._post_filter_result(pod, result)
-                else:
-                    outcome.message, plugins = result.error, set()
+        if self.nominated:
+            with self._nominated_pods_counted(pod):
+                result, profile, plugins = self._attempt(pod, outcome)
+        else:
+            result, profile, plugins = self._attempt(pod, outcome)
         if result.node is None:
             self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
             return True
@@ -182,9 +176,24 @@ class Simulation:
             heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), pod.key, pinfo))
         return True
 
+    def _attempt(self, pod, outcome):
+        """The cycle, and after a failure PostFilter (preemption): (result, profile, rejectors)."""
+        result, profile, ctx = self._cycle(pod)
+        plugins = None
+        if result.node is None:
+            outcome.result = result
+            if result.fit_error is not None:
+                plugins = _rejectors(self.sched, profile, ctx)   # before the dry runs reuse the kernel
+                self.sched._post_filter(pod, result, profile, ctx)
+                outcome.message = result.fit_error.full_message
+                self._post_filter_result(pod, result)
+            else:
+                outcome.message, plugins = result.error, set()
+        return result, profile, plugins
+
     def _cycle(self, pod):
         """A scheduling cycle; a nominated pod first tries its node alone (§5.1 step 4)."""
-        node = self.nominated.get(pod.key)
+        node = self.nominated.get(pod.key) if self.nominated else None
         row = self.sched.table.row_of.get(node) if node else None
         if row is not None:
             cycle = self.sched._run_cycle(pod, only_row=row)
