@@ -104,8 +104,10 @@ class LoopMachine(RuleBasedStateMachine):
     def start(self, seed):
         self.rng = random.Random(seed)
         self.fail_rate = self.rng.choice([0.0, 0.3])
+        from kschedcore.framework.permit import Coscheduling
+        groups = [{"metadata": {"name": "g"}, "spec": {"minMember": 2, "scheduleTimeoutSeconds": 5}}]
         self.sim = Simulation(Scheduler([node("n0")], seed=seed), binder=self._binder,
-                              bind_latency=self.rng.choice([0, 0.5]))
+                              bind_latency=self.rng.choice([0, 0.5]), permit_plugins=[Coscheduling(groups)])
         self.n_nodes, self.n_pods = 1, 0
         self.live = set()
 
@@ -118,6 +120,14 @@ class LoopMachine(RuleBasedStateMachine):
         name = f"p{self.n_pods}"
         self.sim.add_pod(pod(name, cpu=cpu))
         self.live.add(f"default/{name}")
+
+    @rule(cpu=st.sampled_from(["500m", "1"]))
+    def add_gang_pod(self, cpu):
+        self.n_pods += 1
+        p = pod(f"p{self.n_pods}", cpu=cpu)
+        p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "g"}
+        self.sim.add_pod(p)
+        self.live.add(f"default/p{self.n_pods}")
 
     @rule(cpu=st.sampled_from(["1", "2", "4"]))
     def add_node(self, cpu):
@@ -169,6 +179,7 @@ class LoopMachine(RuleBasedStateMachine):
             assert (where == "inFlight") == (key in sim.binding), (key, where)
         assert set(sim.bound) | set(sim.binding) <= self.live
         assert not set(sim.bound) & set(sim.binding)
+        assert set(sim.waiting) <= set(sim.binding)        # waiting at Permit: still assumed
 
     @invariant()
     def cache_is_the_truth(self):
@@ -247,3 +258,60 @@ def test_simulation_knows_the_schedulers_bound_pods():
     [out] = sim.run_until_idle()
     assert out.node == "a" and sim.preemptions == [("default/high", "a", ["default/low"])]
     assert "default/low" not in sched._placed
+
+
+# ---- Permit and gang scheduling -------------------------------------------------------------------
+from kschedcore.framework.permit import Coscheduling, PermitPlugin, Reject  # noqa: E402
+
+
+def gang_pod(name, group, cpu="1"):
+    p = pod(name, cpu=cpu)
+    p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+    return p
+
+
+def pod_group(name, min_member, timeout=30):
+    return {"kind": "PodGroup", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"minMember": min_member, "scheduleTimeoutSeconds": timeout}}
+
+
+def test_gang_binds_all_once_min_member_are_reserved():
+    sim = Simulation(Scheduler([node("a", cpu="2"), node("b", cpu="2")]),
+                     permit_plugins=[Coscheduling([pod_group("g", 3)])])
+    for i in range(3):
+        sim.add_pod(gang_pod(f"g{i}", "g"))
+    assert sim.schedule_one() and sim.schedule_one()
+    assert sorted(sim.waiting) == ["default/g0", "default/g1"] and not sim.bound   # held, not bound
+    outs = sim.run_until_idle()
+    assert all(o.node for o in outs) and sorted(sim.bound) == ["default/g0", "default/g1", "default/g2"]
+    _check_cache(sim)
+
+
+def test_gang_that_cannot_assemble_times_out_and_releases_everything():
+    sim = Simulation(Scheduler([node("a", cpu="2")]),          # room for 2 of 3
+                     permit_plugins=[Coscheduling([pod_group("g", 3, timeout=10)])])
+    for i in range(3):
+        sim.add_pod(gang_pod(f"g{i}", "g"))
+    sim.add_pod(pod("other", cpu="1"))
+    outs = {o.pod: o for o in sim.run_until_idle(max_seconds=12)}
+    assert not any(k.startswith("default/g") for k in sim.bound)
+    assert outs["default/g0"].message == "rejected due to timeout after waiting 10s at plugin Coscheduling"
+    # the release is a cluster event: the pod outside the gang was tried again
+    assert outs["default/other"].attempts >= 2
+    _check_cache(sim)
+
+
+def test_permit_reject_unreserves():
+    class NoB(PermitPlugin):
+        name = "NoB"
+
+        def permit(self, p, node_name, handle):
+            return Reject("node b is closed") if node_name == "b" else Reject("nowhere") if p.name == "x" else \
+                __import__("kschedcore.framework.permit", fromlist=["Allow"]).Allow()
+
+    sim = Simulation(Scheduler([node("a", cpu="1"), node("b", cpu="1")], tie_break="first"), permit_plugins=[NoB()])
+    sim.add_pod(pod("x", cpu="1"))
+    assert sim.schedule_one()
+    assert sim.outcomes["default/x"].message == "0/1 nodes are available: 1 nowhere."
+    assert not sim.binding and sim.queue.where("default/x") in ("unschedulablePods", "backoffQ", "activeQ")
+    _check_cache(sim)

@@ -19,19 +19,23 @@ pod's cycle, and a nominated pod tries its node first. Not modelled: PodDisrupti
 (refused), the second Filter pass without nominated pods (it matters only to inter-pod
 plugins).
 
-Not here yet: Permit and gangs, a live mode on real threads (the queue itself supports a real
-clock).
+Permit (§6.3, framework/permit.py): after assume, Permit plugins allow, reject or make the pod
+wait (its binding starts when allowed; a rejection or a timeout unreserves and requeues it);
+gang scheduling is the Coscheduling plugin.
+
+Not here yet: a live mode on real threads (the queue itself supports a real clock).
 """
 import heapq
 import itertools
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..objects.node import Node, parse_node
 from ..objects.pod import Pod
 from .clock import VirtualClock
+from .permit import go_duration
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                              ClusterEvent, EventResource, node_scheduling_properties_change)
 from .queue import SchedulingQueue
@@ -56,14 +60,18 @@ class Simulation:
     (pod_initial_backoff, pod_max_backoff, ...).
     """
 
-    def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, **queue_options):
+    def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, permit_plugins=(),
+                 **queue_options):
         self.sched = scheduler
         self.clock = clock or VirtualClock()
         self.queue = SchedulingQueue(self.clock, queueing_hints=default_queueing_hint_map(), **queue_options)
         self.binder = binder
         self.bind_latency = bind_latency
         self.bound = {}                 # pod key -> node name (binding confirmed)
-        self.binding = {}               # pod key -> node name (assumed, binding in flight)
+        self.binding = {}               # pod key -> node name (assumed: waiting at Permit or binding)
+        self.permit_plugins = list(permit_plugins)
+        self.waiting = {}               # pod key -> (QueuedPodInfo, plugin name): waiting at Permit
+        self._permit_timers = []        # heap of (deadline, seq, pod key, plugin name)
         self._bindings = []             # heap of (completion time, seq, pod key)
         self._seq = itertools.count()
         self.outcomes = {}              # pod key -> Outcome
@@ -71,6 +79,7 @@ class Simulation:
         self.nominated = {}             # pod key -> node name (status.nominatedNodeName)
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
+        self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
         self.cycles = 0
         for key, placement in scheduler._placed.items():    # pods the Scheduler holds already
             self.pods[key] = placement.pod
@@ -111,10 +120,12 @@ class Simulation:
         if pod is None:
             return
         if key in self.bound or key in self.binding:
-            self.bound.pop(key, None)
-            self.binding.pop(key, None)
+            node = self.bound.pop(key, None) or self.binding.pop(key, None)
+            entry = self.waiting.pop(key, None)
+            if entry is not None:
+                self.queue.done(entry[0].uid)
             self.sched.remove_pod(key)
-            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, pod, None)
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         else:
             self.queue.delete(pod)
         if self.nominated.pop(key, None) is not None:
@@ -144,7 +155,7 @@ class Simulation:
     # ---- the scheduling loop -----------------------------------------------------------------
     def schedule_one(self) -> bool:
         """One pop and cycle; False when activeQ (and the early-pop backoffQ) is empty."""
-        if self._bindings:
+        if self._bindings or self._permit_timers:
             self._complete_bindings()
         pinfo = self.queue.pop()
         if pinfo is None:
@@ -166,15 +177,92 @@ class Simulation:
         if result.node is None:
             self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
             return True
-        # assume (the cache counts the pod from now on), then the binding cycle
+        # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched._place(pod, result.node, profile)
         self.binding[pod.key] = result.node
         outcome.message = None
-        if self.bind_latency <= 0:
-            self._finish_binding(pod.key, pinfo)
-        else:
-            heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), pod.key, pinfo))
+        if self.permit_plugins and not self._permit(pod, result.node, pinfo):
+            return True
+        self._start_binding(pod.key, pinfo)
         return True
+
+    def _start_binding(self, key, pinfo) -> None:
+        if self.bind_latency <= 0:
+            self._finish_binding(key, pinfo)
+        else:
+            heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), key, pinfo))
+
+    # ---- Permit --------------------------------------------------------------------------------
+    def _permit(self, pod, node, pinfo) -> bool:
+        """RunPermitPlugins: True when the pod may bind now; a rejection unreserves it, a wait
+        parks it (with one timer per waiting plugin, the shortest deciding)."""
+        waits = []
+        for plugin in self.permit_plugins:
+            status = plugin.permit(pod, node, self)
+            if status.code == "reject":
+                self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {status.message}.")
+                return False
+            if status.code == "wait":
+                waits.append((status.timeout, plugin.name))
+        if pod.key not in self.binding:          # a plugin's call rejected the pod meanwhile
+            return False
+        if not waits or pod.key in self._allowed:
+            self._allowed.discard(pod.key)
+            return True
+        self.waiting[pod.key] = (pinfo, [name for _, name in waits])
+        for timeout, name in waits:
+            heapq.heappush(self._permit_timers, (self.clock.now() + timeout, next(self._seq), pod.key, name, timeout))
+        return False
+
+    # the framework handle's view, for Permit plugins
+    def assumed_or_bound(self) -> list:
+        return [*self.binding, *self.bound]
+
+    def waiting_pods(self) -> list:
+        return list(self.waiting)
+
+    def pod(self, key):
+        return self.pods[key]
+
+    def allow(self, key) -> None:
+        """A waiting pod may bind (all its waiting plugins at once, as coscheduling allows)."""
+        entry = self.waiting.pop(key, None)
+        if entry is None:
+            self._allowed.add(key)                # allowed while its own Permit is still running
+            return
+        self._start_binding(key, entry[0])
+
+    def reject(self, key, message) -> None:
+        entry = self.waiting.pop(key, None)
+        if entry is not None:
+            self._reject(key, entry[0], entry[1][0], message)
+
+    def _reject(self, key, pinfo, plugin, message) -> None:
+        """Unreserve: the assumed pod is forgotten and requeued with the plugin as rejector."""
+        self.waiting.pop(key, None)
+        node = self.binding.pop(key, None)
+        if node is None:
+            return
+        pod = self.pods[key]
+        self.sched.remove_pod(key)
+        self.outcomes[key].message = message
+        if self.queue.hears_events():
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
+        self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins={plugin}, pod=pod)
+
+    def _fire_permit_timers(self) -> None:
+        now = self.clock.now()
+        while self._permit_timers and self._permit_timers[0][0] <= now:
+            _, _, key, name, timeout = heapq.heappop(self._permit_timers)
+            entry = self.waiting.get(key)
+            if entry is None:
+                continue
+            plugin = next(p for p in self.permit_plugins if p.name == name)
+            others = plugin.on_timeout(key, self) if hasattr(plugin, "on_timeout") else []
+            message = f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {name}"
+            self.reject(key, message)
+            for other in others:
+                self.reject(other, f"rejected by {name}: its group timed out")
 
     def _attempt(self, pod, outcome):
         """The cycle, and after a failure PostFilter (preemption): (result, profile, rejectors)."""
@@ -247,6 +335,8 @@ class Simulation:
         return (top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
 
     def _complete_bindings(self) -> None:
+        if self._permit_timers:
+            self._fire_permit_timers()
         now = self.clock.now()
         while self._bindings and self._bindings[0][0] <= now:
             _, _, key, pinfo = heapq.heappop(self._bindings)
@@ -269,12 +359,12 @@ class Simulation:
                 self.queue.delete_nominated_pod_if_exists(pod)
             self.queue.done(pinfo.uid)        # the attempt is over once the binding is
             if self.queue.hears_events():
-                self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
+                self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
             return
         self.sched.remove_pod(key)
         self.outcomes[key].message = error
         if self.queue.hears_events():
-            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, pod, None)
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=set(), pod=pod)
 
     def _bind(self, pod, node):
@@ -289,13 +379,19 @@ class Simulation:
         while True:
             while self.schedule_one():
                 pass
-            wake = [t for t in (self.queue.next_wakeup(), self._bindings[0][0] if self._bindings else None)
-                    if t is not None]
+            wake = [t for t in (self.queue.next_wakeup(), self._bindings[0][0] if self._bindings else None,
+                                self._permit_timers[0][0] if self._permit_timers else None) if t is not None]
             if not wake or min(wake) > deadline:
                 break
             self.clock.advance_to(max(min(wake), self.clock.now()))
         self._complete_bindings()
         return list(self.outcomes.values())
+
+
+def _on_node(pod, node):
+    """The pod as its events show it once assumed or bound: spec.nodeName set (the hints tell
+    assigned pods from pending ones by it)."""
+    return pod if pod.node_name == node else replace(pod, node_name=node)
 
 
 def _rejectors(sched, profile, ctx) -> set:
