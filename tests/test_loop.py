@@ -315,3 +315,16 @@ def test_permit_reject_unreserves():
     assert sim.outcomes["default/x"].message == "0/1 nodes are available: 1 nowhere."
     assert not sim.binding and sim.queue.where("default/x") in ("unschedulablePods", "backoffQ", "activeQ")
     _check_cache(sim)
+
+
+def test_admission_at_bind_rejects_a_node_changed_meanwhile():
+    """A taint added while the pod was binding: the node refuses it, the pod goes elsewhere."""
+    sim = Simulation(Scheduler([node("a"), node("b")], tie_break="first"), bind_latency=2)
+    sim.add_pod(pod("p"))
+    assert sim.schedule_one() and sim.binding == {"default/p": "a"}
+    tainted = node("a")
+    tainted["spec"] = {"taints": [{"key": "maintenance", "effect": "NoSchedule"}]}
+    sim.update_node(tainted)
+    [out] = sim.run_until_idle(max_seconds=60)
+    assert out.node == "b" and out.attempts == 2
+    _check_cache(sim)

@@ -80,6 +80,7 @@ class Simulation:
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
         self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
+        self._assumed_at = {}           # pod key -> the node table's version when it was assumed
         self.cycles = 0
         for key, placement in scheduler._placed.items():    # pods the Scheduler holds already
             self.pods[key] = placement.pod
@@ -121,6 +122,7 @@ class Simulation:
             return
         if key in self.bound or key in self.binding:
             node = self.bound.pop(key, None) or self.binding.pop(key, None)
+            self._assumed_at.pop(key, None)
             entry = self.waiting.pop(key, None)
             if entry is not None:
                 self.queue.done(entry[0].uid)
@@ -180,6 +182,7 @@ class Simulation:
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched._place(pod, result.node, profile)
         self.binding[pod.key] = result.node
+        self._assumed_at[pod.key] = self.sched.table.node_version
         outcome.message = None
         if self.permit_plugins and not self._permit(pod, result.node, pinfo):
             return True
@@ -240,6 +243,7 @@ class Simulation:
     def _reject(self, key, pinfo, plugin, message) -> None:
         """Unreserve: the assumed pod is forgotten and requeued with the plugin as rejector."""
         self.waiting.pop(key, None)
+        self._assumed_at.pop(key, None)
         node = self.binding.pop(key, None)
         if node is None:
             return
@@ -368,8 +372,14 @@ class Simulation:
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=set(), pod=pod)
 
     def _bind(self, pod, node):
-        if node not in self.sched.table.row_of:
+        t = self.sched.table
+        row = t.row_of.get(node)
+        if row is None:
             return f'binding rejected: node "{node}" not found'
+        if self._assumed_at.pop(pod.key, t.node_version) != t.node_version:
+            reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
+            if reason:
+                return f"Pod admission rejected by the node: {reason}"
         return self.binder(pod, node) if self.binder is not None else None
 
     def run_until_idle(self, max_seconds: float = 3600.0) -> list:
@@ -386,6 +396,26 @@ class Simulation:
             self.clock.advance_to(max(min(wake), self.clock.now()))
         self._complete_bindings()
         return list(self.outcomes.values())
+
+
+def _admit(pod, node, table, row) -> str:
+    """The kubelet's admission, simplified to what a node update can break: resources (the
+    pod is counted on the row already), taints, node selector and required affinity."""
+    from .queueing_hints import _untolerated, required_node_affinity_matches
+    if table.pod_count[row] > table.allowed_pods[row]:
+        return "Too many pods"
+    for name, amount in pod.requests.items():
+        col = table.resources.get(name)
+        if amount and col >= 0 and table.requested[row, col] > table.alloc[row, col]:
+            return f"Insufficient {name}"
+    if _untolerated(node.taints, pod.tolerations):
+        return "untolerated taint"
+    try:
+        if not required_node_affinity_matches(pod, node):
+            return "node affinity/selector mismatch"
+    except Exception:          # a term that does not parse matches nothing
+        return "node affinity/selector mismatch"
+    return ""
 
 
 def _on_node(pod, node):
