@@ -7,6 +7,7 @@ import pytest
 from kschedcore import Scheduler, parse_config
 from kschedcore.custom import CustomScore, NativeScore
 
+from timing import prepared, time_schedule_pending
 from workloads import basic
 
 PODS = 2000
@@ -51,21 +52,9 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_custom_score_cost(benchmark, case):
-    state = {}
-
-    def setup():
+    def make():
         sched = Scheduler.from_workload(basic(5000), percentage_of_nodes_to_score=100, **CASES[case])
         sched.pending = sched.pending[:PODS]
-        for pod in sched.pending:
-            sched.prepare(pod)
-        state["sched"] = sched
-        return (), {}
+        return prepared(sched)
 
-    def run():
-        state["results"] = state["sched"].schedule_pending()
-
-    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1, warmup_rounds=1)
-    results = state["results"]
-    median = benchmark.stats.stats.median
-    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
-    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
+    time_schedule_pending(benchmark, make, rounds=3)

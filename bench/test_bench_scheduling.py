@@ -8,6 +8,7 @@ import pytest
 
 from kschedcore import Scheduler
 
+from timing import prepared, time_schedule_pending
 from workloads import affinity, basic, kube_scheduler_pods_per_second, parity_bench, preemption, volumes
 
 CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
@@ -23,24 +24,9 @@ def _scheduler(nodes, pct, threads=None):
 
 @pytest.mark.parametrize("nodes,pct", CASES, ids=[f"{n}nodes-pct{p}" for n, p in CASES])
 def test_schedule_basic(benchmark, nodes, pct):
-    state = {}
-
-    def setup():
-        state["sched"] = _scheduler(nodes, pct)
-        return (), {}
-
-    def run():
-        state["results"] = state["sched"].schedule_pending()
-
     rounds = 3 if nodes * (pct or 10) > 100_000 else 5
-    benchmark.pedantic(run, setup=setup, rounds=rounds, iterations=1, warmup_rounds=1)
-    results = state["results"]
+    results, median = time_schedule_pending(benchmark, lambda: _scheduler(nodes, pct), rounds)
     assert all(r.node is not None for r in results)
-    median = benchmark.stats.stats.median
-    evaluated = sum(r.evaluated_nodes for r in results)
-    benchmark.extra_info["pods"] = len(results)
-    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
-    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / evaluated, 2)
     kube = KUBE.get((f"bench_basic_{nodes}", pct))
     if kube:
         benchmark.extra_info["kubeSchedulerPodsPerSecond"] = kube
@@ -50,40 +36,13 @@ def test_schedule_basic(benchmark, nodes, pct):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
     """The two-thread split of large scans against the sequential scan (same decisions)."""
-    state = {}
-
-    def setup():
-        state["sched"] = _scheduler(5000, 100, threads=threads)
-        return (), {}
-
-    def run():
-        state["results"] = state["sched"].schedule_pending()
-
-    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1, warmup_rounds=1)
-    benchmark.extra_info["podsPerSecond"] = round(len(state["results"]) / benchmark.stats.stats.median)
+    time_schedule_pending(benchmark, lambda: _scheduler(5000, 100, threads=threads), rounds=3)
 
 
 def _time_pending(benchmark, workload, pods):
-    """Times schedule_pending() on fresh schedulers of `workload`; records pods/s and ns per
-    node evaluated; returns (results, median seconds)."""
-    state = {}
-
-    def setup():
-        sched = Scheduler.from_workload(workload)
-        for pod in sched.pending:
-            sched.prepare(pod)
-        state["sched"] = sched
-        return (), {}
-
-    def run():
-        state["results"] = state["sched"].schedule_pending()
-
-    benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
-    results = state["results"]
+    """schedule_pending() on `workload`, every one of its `pods` scheduled."""
+    results, median = time_schedule_pending(benchmark, lambda: prepared(Scheduler.from_workload(workload)))
     assert len(results) == pods and all(r.node is not None for r in results)
-    median = benchmark.stats.stats.median
-    benchmark.extra_info["podsPerSecond"] = round(len(results) / median)
-    benchmark.extra_info["nsPerNodeEvaluated"] = round(median * 1e9 / sum(r.evaluated_nodes for r in results), 2)
     return results, median
 
 
