@@ -162,6 +162,11 @@ class Simulation:
         pinfo = self.queue.pop()
         if pinfo is None:
             return False
+        self.process(pinfo)
+        return True
+
+    def process(self, pinfo) -> None:
+        """The scheduling cycle of a popped pod: cycle, then assume and bind, or requeue."""
         self.cycles += 1
         pod = pinfo.pod
         outcome = self.outcomes.get(pod.key)
@@ -170,7 +175,7 @@ class Simulation:
         outcome.attempts = pinfo.attempts
         if pod.key in self.binding or pod.key in self.bound or pod.terminating:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
-            return True
+            return
         if self.nominated:
             with self._nominated_pods_counted(pod):
                 result, profile, plugins = self._attempt(pod, outcome)
@@ -178,16 +183,15 @@ class Simulation:
             result, profile, plugins = self._attempt(pod, outcome)
         if result.node is None:
             self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
-            return True
+            return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched._place(pod, result.node, profile)
         self.binding[pod.key] = result.node
         self._assumed_at[pod.key] = self.sched.table.node_version
         outcome.message = None
         if self.permit_plugins and not self._permit(pod, result.node, pinfo):
-            return True
+            return
         self._start_binding(pod.key, pinfo)
-        return True
 
     def _start_binding(self, key, pinfo) -> None:
         if self.bind_latency <= 0:
@@ -346,15 +350,18 @@ class Simulation:
             _, _, key, pinfo = heapq.heappop(self._bindings)
             self._finish_binding(key, pinfo)
 
-    def _finish_binding(self, key, pinfo) -> None:
+    def _finish_binding(self, key, pinfo, bind_error=None, bound_elsewhere=False) -> None:
         """The binding cycle's end: bound, or (Bind failed) Unreserve, forget the assumed pod
-        and send it back to the queue on the error path."""
+        and send it back to the queue on the error path. bound_elsewhere: the Bind call was
+        made outside (a live binder thread) and returned `bind_error`."""
         node = self.binding.pop(key, None)
         if node is None:                     # deleted while binding
             self.queue.done(pinfo.uid)
             return
         pod = self.pods[key]
-        error = self._bind(pod, node)
+        error = self._bind(pod, node, None if bound_elsewhere else self.binder)
+        if error is None:
+            error = bind_error
         if error is None:
             self.bound[key] = node
             self._started[key] = next(self._seq)
@@ -371,7 +378,7 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=set(), pod=pod)
 
-    def _bind(self, pod, node):
+    def _bind(self, pod, node, binder):
         t = self.sched.table
         row = t.row_of.get(node)
         if row is None:
@@ -380,7 +387,7 @@ class Simulation:
             reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
-        return self.binder(pod, node) if self.binder is not None else None
+        return binder(pod, node) if binder is not None else None
 
     def run_until_idle(self, max_seconds: float = 3600.0) -> list:
         """Schedules until nothing can progress within `max_seconds` of virtual time; returns
