@@ -328,3 +328,45 @@ def test_admission_at_bind_rejects_a_node_changed_meanwhile():
     [out] = sim.run_until_idle(max_seconds=60)
     assert out.node == "b" and out.attempts == 2
     _check_cache(sim)
+
+
+def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
+    from kschedcore.framework.permit import SKIP
+    log = []
+
+    class Recorder:
+        def __init__(self, name, fail_pre_bind=False, bind=SKIP):
+            self.name, self.fail_pre_bind, self._bind = name, fail_pre_bind, bind
+
+        def reserve(self, p, n, h):
+            log.append(("reserve", self.name, p.name))
+
+        def unreserve(self, p, n, h):
+            log.append(("unreserve", self.name, p.name))
+
+        def pre_bind(self, p, n, h):
+            log.append(("pre_bind", self.name, p.name))
+            return "volume not ready" if self.fail_pre_bind and p.name == "bad" else None
+
+        def bind(self, p, n, h):
+            log.append(("bind", self.name, p.name))
+            return self._bind
+
+        def post_bind(self, p, n, h):
+            log.append(("post_bind", self.name, p.name))
+
+    sim = Simulation(Scheduler([node("a")]), plugins=[Recorder("A", fail_pre_bind=True), Recorder("B", bind=None)],
+                     binder=lambda p, n: "the default binder must not run")
+    sim.add_pod(pod("good"))
+    assert sim.schedule_one()
+    assert log == [("reserve", "A", "good"), ("reserve", "B", "good"), ("pre_bind", "A", "good"),
+                   ("pre_bind", "B", "good"), ("bind", "A", "good"), ("bind", "B", "good"),
+                   ("post_bind", "A", "good"), ("post_bind", "B", "good")]
+    assert sim.bound == {"default/good": "a"}
+    log.clear()
+    sim.add_pod(pod("bad"))
+    assert sim.schedule_one()
+    assert log == [("reserve", "A", "bad"), ("reserve", "B", "bad"), ("pre_bind", "A", "bad"),
+                   ("unreserve", "B", "bad"), ("unreserve", "A", "bad")]
+    assert sim.outcomes["default/bad"].message == 'running PreBind plugin "A": volume not ready'
+    assert "default/bad" not in sim.binding and "default/bad" not in sim.sched._placed

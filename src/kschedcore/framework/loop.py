@@ -35,7 +35,7 @@ import numpy as np
 from ..objects.node import Node, parse_node
 from ..objects.pod import Pod
 from .clock import VirtualClock
-from .permit import go_duration
+from .permit import SKIP, go_duration
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                              ClusterEvent, EventResource, node_scheduling_properties_change)
 from .queue import SchedulingQueue
@@ -61,7 +61,7 @@ class Simulation:
     """
 
     def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, permit_plugins=(),
-                 **queue_options):
+                 plugins=(), **queue_options):
         self.sched = scheduler
         self.clock = clock or VirtualClock()
         self.queue = SchedulingQueue(self.clock, queueing_hints=default_queueing_hint_map(), **queue_options)
@@ -69,7 +69,14 @@ class Simulation:
         self.bind_latency = bind_latency
         self.bound = {}                 # pod key -> node name (binding confirmed)
         self.binding = {}               # pod key -> node name (assumed: waiting at Permit or binding)
-        self.permit_plugins = list(permit_plugins)
+        # binding-cycle plugins, each implementing any of reserve / unreserve / permit /
+        # pre_bind / bind / post_bind (framework/permit.py), run in the order given
+        plugins = [*permit_plugins, *plugins]
+        self.permit_plugins = [p for p in plugins if hasattr(p, "permit")]
+        self.reserve_plugins = [p for p in plugins if hasattr(p, "reserve") or hasattr(p, "unreserve")]
+        self.pre_bind_plugins = [p for p in plugins if hasattr(p, "pre_bind")]
+        self.bind_plugins = [p for p in plugins if hasattr(p, "bind")]
+        self.post_bind_plugins = [p for p in plugins if hasattr(p, "post_bind")]
         self.waiting = {}               # pod key -> (QueuedPodInfo, plugin name): waiting at Permit
         self._permit_timers = []        # heap of (deadline, seq, pod key, plugin name)
         self._bindings = []             # heap of (completion time, seq, pod key)
@@ -189,6 +196,8 @@ class Simulation:
         self.binding[pod.key] = result.node
         self._assumed_at[pod.key] = self.sched.table.node_version
         outcome.message = None
+        if self.reserve_plugins and not self._reserve(pod, result.node, pinfo):
+            return
         if self.permit_plugins and not self._permit(pod, result.node, pinfo):
             return
         self._start_binding(pod.key, pinfo)
@@ -198,6 +207,22 @@ class Simulation:
             self._finish_binding(key, pinfo)
         else:
             heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), key, pinfo))
+
+    # ---- Reserve -------------------------------------------------------------------------------
+    def _reserve(self, pod, node, pinfo) -> bool:
+        """RunReservePluginsReserve: in order; the first failure unreserves and rejects."""
+        for plugin in self.reserve_plugins:
+            message = plugin.reserve(pod, node, self) if hasattr(plugin, "reserve") else None
+            if message:
+                self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {message}.")
+                return False
+        return True
+
+    def _unreserve(self, pod, node) -> None:
+        """RunReservePluginsUnreserve: every Reserve plugin, in reverse order."""
+        for plugin in reversed(self.reserve_plugins):
+            if hasattr(plugin, "unreserve"):
+                plugin.unreserve(pod, node, self)
 
     # ---- Permit --------------------------------------------------------------------------------
     def _permit(self, pod, node, pinfo) -> bool:
@@ -252,6 +277,7 @@ class Simulation:
         if node is None:
             return
         pod = self.pods[key]
+        self._unreserve(pod, node)
         self.sched.remove_pod(key)
         self.outcomes[key].message = message
         if self.queue.hears_events():
@@ -359,10 +385,12 @@ class Simulation:
             self.queue.done(pinfo.uid)
             return
         pod = self.pods[key]
-        error = self._bind(pod, node, None if bound_elsewhere else self.binder)
+        error = self._bind(pod, node, None if bound_elsewhere else self.binder, bound_elsewhere)
         if error is None:
             error = bind_error
         if error is None:
+            for plugin in self.post_bind_plugins:
+                plugin.post_bind(pod, node, self)
             self.bound[key] = node
             self._started[key] = next(self._seq)
             self.outcomes[key].node = node
@@ -372,13 +400,14 @@ class Simulation:
             if self.queue.hears_events():
                 self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
             return
+        self._unreserve(pod, node)
         self.sched.remove_pod(key)
         self.outcomes[key].message = error
         if self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=set(), pod=pod)
 
-    def _bind(self, pod, node, binder):
+    def _bind(self, pod, node, binder, bound_elsewhere=False):
         t = self.sched.table
         row = t.row_of.get(node)
         if row is None:
@@ -387,6 +416,15 @@ class Simulation:
             reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
+        for plugin in self.pre_bind_plugins:
+            message = plugin.pre_bind(pod, node, self)
+            if message:
+                return f'running PreBind plugin "{plugin.name}": {message}'
+        if not bound_elsewhere:
+            for plugin in self.bind_plugins:      # the first that does not skip binds
+                message = plugin.bind(pod, node, self)
+                if message is not SKIP:
+                    return f'running Bind plugin "{plugin.name}": {message}' if message else None
         return binder(pod, node) if binder is not None else None
 
     def run_until_idle(self, max_seconds: float = 3600.0) -> list:

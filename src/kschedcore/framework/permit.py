@@ -1,4 +1,14 @@
-"""The Permit extension point and gang scheduling (coscheduling).
+"""The binding-cycle extension points (Reserve, Permit, PreBind, Bind, PostBind) and gang
+scheduling (coscheduling).
+
+A plugin of the loop implements any of these methods (all get the pod, the node name and the
+loop as the framework handle), run in the order the plugins are given:
+
+- ``reserve(...)`` -> None or a failure message; ``unreserve(...)`` (every Reserve plugin, in
+  reverse order, whenever an assumed pod is given up);
+- ``permit(...)`` -> Allow() / Wait(timeout) / Reject(message);
+- ``pre_bind(...)`` -> None or an error; ``bind(...)`` -> None (bound), an error, or SKIP (the
+  next Bind plugin, finally the loop's `binder`, decides); ``post_bind(...)``.
 
 A Permit plugin sees each pod after it is assumed on a node and answers `Allow()`,
 `Wait(timeout)` or `Reject(message)` (§6.3). A waiting pod keeps its place in the cache until
@@ -9,6 +19,7 @@ something allows it (then its binding cycle starts) or rejects it -- its timeout
 from dataclasses import dataclass
 
 MAX_TIMEOUT = 15 * 60.0
+SKIP = object()                # a Bind plugin's "not mine"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
