@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._kernels import (N_CUSTOM, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
+from ._kernels import (F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                        S_TAINT_TOLERATION)
 from .custom import NodeColumns
 from .errors import DuplicateError, UnsupportedError, ValidationError
@@ -54,6 +54,20 @@ def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerC
     return replace(config, profiles=profiles)
 
 
+def _fit_mask(cp, t, rows, freed, freed_pods) -> np.ndarray:
+    """NodeResourcesFit's Filter (the kernel's _fit_filter) on `rows`, with `freed` resources
+    and pods taken off each row."""
+    free = t.alloc[rows] - (t.requested[rows] - freed)
+    ok = t.pod_count[rows] - freed_pods + 1 <= t.allowed_pods[rows]
+    if cp.cpu != 0 or cp.memory != 0 or cp.ephemeral != 0 or cp.has_scalar_entry:
+        for col, amount in ((0, cp.cpu), (1, cp.memory), (2, cp.ephemeral)):
+            if amount > 0:
+                ok &= amount <= free[:, col]
+        for col, amount in zip(np.asarray(cp.scalar_cols), np.asarray(cp.scalar_vals)):
+            ok &= amount <= free[:, col]
+    return ok
+
+
 @contextmanager
 def _gc_paused():
     """Pauses the cyclic garbage collector: a batch of cycles allocates many small acyclic
@@ -79,6 +93,8 @@ class ScheduleResult:
     error: str | None = None
     #: nodes where preempting lower-priority pods would let the pod fit (preemption not acted on)
     preemption_candidates: tuple = ()
+    #: resources alone decide the victims (Scheduler.victims_on_resources applies)
+    preemption_on_resources: bool = False
 
     @property
     def scheduled(self) -> bool:
@@ -158,6 +174,8 @@ class Scheduler:
         self.next_start_node_index = 0
         self._placed = {}          # pod key -> _Placement
         self._on_node = {}         # node name -> {pod key: None} placed there (in placement order)
+        self._by_priority = None   # priority -> (requests per row, pods per row), once preemption asked
+        self._by_priority_shape = None
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
         for n in nodes:
@@ -332,7 +350,9 @@ class Scheduler:
         self.counters.place(pod, row, 1)
         if pod.volumes:
             self._reserve_volumes(pod, row, node_name)
-        self._placed[pod.key] = _Placement(pod, node_name, cols, vals, ports)
+        self._placed[pod.key] = pl = _Placement(pod, node_name, cols, vals, ports)
+        if self._by_priority is not None and self._by_priority_shape == t.alloc.shape:
+            self._count_priority(pl, row, 1)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
     def _add_usage_numpy(self, row, cols, vals, pod, sign):
@@ -345,6 +365,8 @@ class Scheduler:
     def _unplace(self, key: str) -> _Placement:
         pl = self._placed.pop(key)
         del self._on_node[pl.node][key]
+        if self._by_priority is not None and self._by_priority_shape == self.table.alloc.shape:
+            self._count_priority(pl, self.table.row_of[pl.node], -1)
         row = self.table.row_of[pl.node]
         self._add_usage_numpy(row, pl.cols, pl.vals, pl.pod, -1)
         if pl.ports:
@@ -446,11 +468,18 @@ class Scheduler:
         if profile is None or result.fit_error is None or not profile.post_filters:
             return
         statuses = self._node_statuses(profile, result, ctx)
+        fits = self._fits_without_lower(pod, profile, statuses)
+
+        def dry_run(name):
+            if fits is not None and fits.get(name):
+                return None                   # decided on resources alone (see _fits_without_lower)
+            return self._dry_run_preemption(pod, name)
+
         out = post_filter(profile.post_filters, pod, statuses, result.fit_error.num_all_nodes,
-                          isinstance(ctx, _Rejected), lambda name: self._dry_run_preemption(pod, name),
-                          profile.preemption_args)
+                          isinstance(ctx, _Rejected), dry_run, profile.preemption_args)
         result.fit_error.post_filter_message = out.message
         result.preemption_candidates = out.candidates
+        result.preemption_on_resources = fits is not None
 
     def _node_statuses(self, profile, result, ctx) -> dict:
         """{node name: (code, reasons)} of the nodes a failed cycle gave a status."""
@@ -458,17 +487,106 @@ class Scheduler:
         if isinstance(ctx, _Rejected) or not ctx:
             return {name: ("UnschedulableAndUnresolvable", []) for name in self.node_names}
         scan, start, processed, narrowed = ctx
-        out = {}
-        codes = np.asarray(k.st_code)
-        for i in range(processed):
-            row = int(scan[(start + i) % len(scan)])
-            code = Code(int(codes[row]))
-            if code != Code.SUCCESS:
-                out[t.nodes[row].name] = (code.go_name, None)
+        rows = np.roll(scan, -start)[:processed]
+        codes = np.asarray(k.st_code)[rows]
+        failed = codes != Code.SUCCESS
+        names = {fid: p.name for fid, p in profile.filters.items()}
+        out = {t.nodes[r].name: (Code(c).go_name, names[f]) for r, c, f in
+               zip(rows[failed].tolist(), codes[failed].tolist(), np.asarray(k.st_plugin)[rows[failed]].tolist())}
         if narrowed:
             inside = {t.nodes[r].name for r in scan}
             out.update({n: ("UnschedulableAndUnresolvable", None) for n in self.node_names if n not in inside})
         return out
+
+    def _resources_decide(self, pod: Pod, profile: ProfileRuntime, statuses) -> bool:
+        """Whether taking lower-priority pods off a node can change nothing but
+        NodeResourcesFit's verdict for this pod: every potential node failed on resources, and
+        no Filter after it can see the victims (no pod affinity or spreading of the pod's own,
+        no existing pods' affinity terms, no host ports, volumes or custom Filters)."""
+        if (not pod.pod_affinity.empty or pod.topology_spread or pod.host_ports or pod.volumes
+                or self.counters.existing or any(fid >= F_CUSTOM_0 for fid in profile.filters)):
+            return False
+        if profile.spread is not None and profile.spread.prefilter_runs(pod, self.objects):
+            return False
+        return all(plugin == "NodeResourcesFit" for code, plugin in statuses.values() if code == "Unschedulable")
+
+    def _fits_without_lower(self, pod: Pod, profile: ProfileRuntime, statuses):
+        """{node name: fits} for the Unschedulable nodes with every lower-priority pod taken
+        off, computed on resources for all of them at once; None when resources alone do not
+        decide (_resources_decide)."""
+        potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
+        if len(potential) < 8 or not self._resources_decide(pod, profile, statuses):
+            return None
+        t = self.table
+        rows = np.fromiter((t.row_of[n] for n in potential), np.int64, len(potential))
+        freed, freed_pods = self._usage_below(pod.priority)
+        return dict(zip(potential, _fit_mask(pod.compiled[1], t, rows, freed[rows], freed_pods[rows])))
+
+    def _usage_below(self, priority):
+        """(requests [row, resource], pods [row]) of the placed pods of lower priority, from
+        per-priority sums kept from the first preemption on."""
+        t = self.table
+        shape = t.alloc.shape
+        if self._by_priority is None or self._by_priority_shape != shape:
+            self._by_priority, self._by_priority_shape = {}, shape
+            for pl in self._placed.values():
+                self._count_priority(pl, t.row_of[pl.node], 1)
+        freed = np.zeros(shape, np.int64)
+        freed_pods = np.zeros(shape[0], np.int64)
+        for prio, (req, pods) in self._by_priority.items():
+            if prio < priority:
+                freed += req
+                freed_pods += pods
+        return freed, freed_pods
+
+    def _count_priority(self, pl, row, sign):
+        entry = self._by_priority.get(pl.pod.priority)
+        if entry is None:
+            shape = self._by_priority_shape
+            entry = self._by_priority[pl.pod.priority] = (np.zeros(shape, np.int64), np.zeros(shape[0], np.int64))
+        np.add.at(entry[0][row], pl.cols, sign * pl.vals)
+        entry[1][row] += sign
+
+    def victims_on_resources(self, pod: Pod, node_name: str) -> list | None:
+        """select_victims where resources alone decide (ScheduleResult.preemption_on_resources):
+        the same reprieve, on the NodeResourcesFit arithmetic of one row, without kernel runs."""
+        t, cp = self.table, pod.compiled[1]
+        row = t.row_of[node_name]
+        keys = [k for k in self._on_node.get(node_name, ()) if self._placed[k].pod.priority < pod.priority]
+        if not keys:
+            return None
+        keys.sort(key=lambda k: -self._placed[k].pod.priority)
+        needs = [(c, v) for c, v in ((0, cp.cpu), (1, cp.memory), (2, cp.ephemeral)) if v > 0]
+        needs += list(zip(np.asarray(cp.scalar_cols).tolist(), np.asarray(cp.scalar_vals).tolist()))
+        if not (cp.cpu or cp.memory or cp.ephemeral or cp.has_scalar_entry):
+            needs = []
+        free = {c: int(t.alloc[row, c] - t.requested[row, c]) for c, _ in needs}
+        room = int(t.allowed_pods[row] - t.pod_count[row])
+        for k in keys:                        # every victim off
+            pl = self._placed[k]
+            room += 1
+            for c, v in zip(pl.cols.tolist(), pl.vals.tolist()):
+                if c in free:
+                    free[c] += v
+
+        def fits():
+            return room >= 1 and all(v <= free[c] for c, v in needs)
+
+        if not fits():
+            return None
+        victims = []
+        for k in keys:                        # put back, most important first, if it still fits
+            pl = self._placed[k]
+            room -= 1
+            back = [(c, v) for c, v in zip(pl.cols.tolist(), pl.vals.tolist()) if c in free]
+            for c, v in back:
+                free[c] -= v
+            if not fits():
+                room += 1
+                for c, v in back:
+                    free[c] += v
+                victims.append(pl.pod)
+        return victims
 
     def _dry_run_preemption(self, pod: Pod, node_name: str):
         """SelectVictimsOnNode's first step: with every lower-priority pod off the node, does

@@ -345,9 +345,10 @@ class Simulation:
             if self.nominated.pop(pod.key, None) is not None:
                 self.queue.delete_nominated_pod_if_exists(pod)
             return
+        select = self.sched.victims_on_resources if result.preemption_on_resources else self.sched.select_victims
         best = None
         for node in result.preemption_candidates:
-            victims = self.sched.select_victims(pod, node)
+            victims = select(pod, node)
             if victims:
                 rank = self._candidate_rank(victims)
                 if best is None or rank < best[0]:
@@ -355,6 +356,11 @@ class Simulation:
         if best is None:
             return
         _, node, victims = best
+        if result.preemption_on_resources:     # the arithmetic, checked by the Filters themselves
+            exact = self.sched.select_victims(pod, node)
+            if [v.key for v in exact or ()] != [v.key for v in victims]:
+                raise AssertionError(f"preemption of {pod.key} on {node}: resource arithmetic chose "
+                                     f"{[v.key for v in victims]}, the Filters {[v.key for v in exact or ()]}")
         for v in victims:
             self.delete_pod(v.key)
         self.nominated[pod.key] = node
