@@ -370,3 +370,46 @@ def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
                    ("unreserve", "B", "bad"), ("unreserve", "A", "bad")]
     assert sim.outcomes["default/bad"].message == 'running PreBind plugin "A": volume not ready'
     assert "default/bad" not in sim.binding and "default/bad" not in sim.sched._placed
+
+
+def _bound_pod(name, node_name, cpu, priority, labels=None):
+    p = pod(name, cpu=cpu, priority=priority)
+    p["spec"]["nodeName"] = node_name
+    if labels:
+        p["metadata"]["labels"] = labels
+    return p
+
+
+def _pdb(name, app, allowed):
+    return {"kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": app}}}, "status": {"disruptionsAllowed": allowed}}
+
+
+def test_preemption_prefers_nodes_whose_victims_break_no_budget():
+    sched = Scheduler([node("a", cpu="1"), node("b", cpu="1")], tie_break="first")
+    sched.add_object(_pdb("db", "db", 0))
+    sim = Simulation(sched)
+    sim.add_pod(_bound_pod("db-0", "a", "1", 1, {"app": "db"}))     # protected by a budget
+    sim.add_pod(_bound_pod("web-0", "b", "1", 1, {"app": "web"}))
+    sim.add_pod(pod("urgent", cpu="1", priority=10))
+    [out] = sim.run_until_idle()
+    assert sim.preemptions == [("default/urgent", "b", ["default/web-0"])] and out.node == "b"
+
+
+def test_budget_breaking_victims_are_reprieved_first_and_budgets_count_down():
+    sched = Scheduler([node("a", cpu="2")], tie_break="first")
+    sched.add_object(_pdb("db", "db", 1))
+    sim = Simulation(sched)
+    # two db pods (the budget allows one disruption) and a web pod; the preemptor needs 1 CPU
+    sim.add_pod(_bound_pod("db-0", "a", "500m", 1, {"app": "db"}))
+    sim.add_pod(_bound_pod("db-1", "a", "500m", 1, {"app": "db"}))
+    sim.add_pod(_bound_pod("web-0", "a", "1", 1, {"app": "web"}))
+    victims, breaking = sched.select_victims(sched.parse_pod(pod("x", cpu="1", priority=10)), "a")
+    # evicting both db pods would break the budget (one disruption allowed): db-1, the one that
+    # breaks it, is put back first, then db-0; the web pod alone frees the CPU
+    assert [v.name for v in victims] == ["web-0"] and breaking == 0
+    victims, breaking = sched.select_victims(sched.parse_pod(pod("y", cpu="2", priority=10)), "a")
+    assert sorted(v.name for v in victims) == ["db-0", "db-1", "web-0"] and breaking == 1
+    sim.add_pod(pod("z", cpu="2", priority=10))
+    sim.run_until_idle()
+    assert sched.pdbs["default/db"].disruptions_allowed == -1

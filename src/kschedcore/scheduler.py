@@ -21,6 +21,7 @@ from .framework.runtime import ProfileRuntime
 from .framework.status import Code
 from .objects import resources as res
 from .objects.features import check_supported
+from .objects.disruption import parse_pdb, split_by_violation
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
 from .objects.storage import STORAGE_KINDS
@@ -175,6 +176,7 @@ class Scheduler:
         self._placed = {}          # pod key -> _Placement
         self._on_node = {}         # node name -> {pod key: None} placed there (in placement order)
         self._by_priority = None   # priority -> (requests per row, pods per row), once preemption asked
+        self.pdbs = {}             # "ns/name" -> PodDisruptionBudget
         self._by_priority_shape = None
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
@@ -190,10 +192,8 @@ class Scheduler:
         if workload.objects.get("VolumeAttachment"):
             raise UnsupportedError("VolumeAttachment", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
-        if workload.objects.get("PodDisruptionBudget"):
-            raise UnsupportedError("PodDisruptionBudget", "",
-                                   "PodDisruptionBudgets (preemption's victim choice) are not implemented yet")
-        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", *STORAGE_KINDS):
+        for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
+                     *STORAGE_KINDS):
             for i, obj in enumerate(workload.objects.get(kind, ())):
                 sched.add_object(obj, f"{kind}[{i}]")
         for i, node in enumerate(workload.nodes):
@@ -235,17 +235,21 @@ class Scheduler:
           system default topology spread constraints of the pods they select;
         - PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver,
           CSIStorageCapacity: what the volume plugins read (a second object of the same name
-          replaces the first).
+          replaces the first);
+        - PodDisruptionBudget: preemption prefers victims whose eviction breaks no budget.
         """
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind in STORAGE_KINDS:
             self.volumes.add_object(obj, index_hint)
+        elif kind == "PodDisruptionBudget":
+            pdb = parse_pdb(obj, index_hint)
+            self.pdbs[f"{pdb.namespace}/{pdb.name}"] = pdb
         elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
             self.objects.setdefault(kind, []).append(obj)
         else:
             raise ValidationError(f"object {index_hint}".strip(), "kind",
                                   "expected a Service, ReplicationController, ReplicaSet, StatefulSet, "
-                                  + ", ".join(STORAGE_KINDS))
+                                  "PodDisruptionBudget, " + ", ".join(STORAGE_KINDS))
 
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
@@ -475,8 +479,11 @@ class Scheduler:
                 return None                   # decided on resources alone (see _fits_without_lower)
             return self._dry_run_preemption(pod, name)
 
+        args = profile.preemption_args
+        if self.pdbs:   # upstream stops once a candidate breaks no budget: look at every node
+            args = {**args, "minCandidateNodesPercentage": 100}
         out = post_filter(profile.post_filters, pod, statuses, result.fit_error.num_all_nodes,
-                          isinstance(ctx, _Rejected), dry_run, profile.preemption_args)
+                          isinstance(ctx, _Rejected), dry_run, args)
         result.fit_error.post_filter_message = out.message
         result.preemption_candidates = out.candidates
         result.preemption_on_resources = fits is not None
@@ -552,10 +559,10 @@ class Scheduler:
         the same reprieve, on the NodeResourcesFit arithmetic of one row, without kernel runs."""
         t, cp = self.table, pod.compiled[1]
         row = t.row_of[node_name]
-        keys = [k for k in self._on_node.get(node_name, ()) if self._placed[k].pod.priority < pod.priority]
-        if not keys:
+        order, breaking = self._potential_victims(pod, node_name)
+        if not order:
             return None
-        keys.sort(key=lambda k: -self._placed[k].pod.priority)
+        keys = [p.key for p in order]
         needs = [(c, v) for c, v in ((0, cp.cpu), (1, cp.memory), (2, cp.ephemeral)) if v > 0]
         needs += list(zip(np.asarray(cp.scalar_cols).tolist(), np.asarray(cp.scalar_vals).tolist()))
         if not (cp.cpu or cp.memory or cp.ephemeral or cp.has_scalar_entry):
@@ -586,7 +593,7 @@ class Scheduler:
                 for c, v in back:
                     free[c] += v
                 victims.append(pl.pod)
-        return victims
+        return self._victims_in_order(victims, breaking)
 
     def _dry_run_preemption(self, pod: Pod, node_name: str):
         """SelectVictimsOnNode's first step: with every lower-priority pod off the node, does
@@ -609,17 +616,32 @@ class Scheduler:
             for victim in removed:
                 self._place(victim, node_name)
 
-    def select_victims(self, pod: Pod, node_name: str) -> list | None:
-        """DefaultPreemption's SelectVictimsOnNode (without PodDisruptionBudgets): the fewest
-        lower-priority pods whose eviction lets `pod` fit on the node -- all are taken off,
-        then each is put back, most important first, if the pod still fits. None: it does not
-        fit even without them. The cache is left as it was."""
-        keys = [k for k in self._on_node.get(node_name, ()) if self._placed[k].pod.priority < pod.priority]
-        if not keys:
+    def _potential_victims(self, pod: Pod, node_name: str):
+        """The node's lower-priority pods in reprieve order -- those whose eviction would break
+        a PodDisruptionBudget first, each group most important first (MoreImportantPod: higher
+        priority, then earlier placed) -- and the set of the budget-breaking ones."""
+        pods = [self._placed[k].pod for k in self._on_node.get(node_name, ())
+                if self._placed[k].pod.priority < pod.priority]
+        pods.sort(key=lambda p: -p.priority)
+        violating, other = split_by_violation(pods, list(self.pdbs.values()))
+        return violating + other, {p.key for p in violating}
+
+    def _victims_in_order(self, victims, breaking) -> tuple:
+        """(victims, how many break a budget); re-sorted by importance when both kinds are in."""
+        n = sum(1 for v in victims if v.key in breaking)
+        if 0 < n < len(victims):
+            victims.sort(key=lambda p: -p.priority)
+        return victims, n
+
+    def select_victims(self, pod: Pod, node_name: str):
+        """DefaultPreemption's SelectVictimsOnNode: (victims, how many of them break a
+        PodDisruptionBudget) -- every lower-priority pod is taken off, then each is put back in
+        reprieve order if the pod still fits; None when it does not fit even without them. The
+        cache is left as it was."""
+        order, breaking = self._potential_victims(pod, node_name)
+        if not order:
             return None
-        # MoreImportantPod: higher priority first, then the earlier started (placement order)
-        keys.sort(key=lambda k: -self._placed[k].pod.priority)
-        removed = [self._unplace(k).pod for k in keys]
+        removed = [self._unplace(p.key).pod for p in order]
         victims = []
         try:
             if not self._fits_on(pod, node_name):
@@ -629,7 +651,7 @@ class Scheduler:
                 if not self._fits_on(pod, node_name):
                     self._unplace(p.key)
                     victims.append(p)
-            return victims
+            return self._victims_in_order(victims, breaking)
         finally:
             for p in removed:
                 if p.key not in self._placed:

@@ -15,9 +15,9 @@ Preemption (§9): when DefaultPreemption's dry run finds nodes where evicting lo
 pods lets the pod fit, the victims are chosen per node (SelectVictimsOnNode's reprieve) and
 the node by kube-scheduler's criteria; the victims are deleted and the pod is nominated there.
 Nominated pods of at least the incoming pod's priority count on their nodes in every other
-pod's cycle, and a nominated pod tries its node first. Not modelled: PodDisruptionBudgets
-(refused), the second Filter pass without nominated pods (it matters only to inter-pod
-plugins).
+pod's cycle, and a nominated pod tries its node first. PodDisruptionBudgets order the
+reprieve and the candidates (their allowed disruptions count down as victims go). Not
+modelled: the second Filter pass without nominated pods (it matters only to inter-pod plugins).
 
 Permit (§6.3, framework/permit.py): after assume, Permit plugins allow, reject or make the pod
 wait (its binding starts when allowed; a rejection or a timeout unreserves and requeues it);
@@ -348,31 +348,34 @@ class Simulation:
         select = self.sched.victims_on_resources if result.preemption_on_resources else self.sched.select_victims
         best = None
         for node in result.preemption_candidates:
-            victims = select(pod, node)
-            if victims:
-                rank = self._candidate_rank(victims)
+            found = select(pod, node)
+            if found and found[0]:
+                rank = self._candidate_rank(*found)
                 if best is None or rank < best[0]:
-                    best = (rank, node, victims)
+                    best = (rank, node, found[0])
         if best is None:
             return
         _, node, victims = best
         if result.preemption_on_resources:     # the arithmetic, checked by the Filters themselves
             exact = self.sched.select_victims(pod, node)
-            if [v.key for v in exact or ()] != [v.key for v in victims]:
+            if [v.key for v in (exact or ((),))[0]] != [v.key for v in victims]:
                 raise AssertionError(f"preemption of {pod.key} on {node}: resource arithmetic chose "
-                                     f"{[v.key for v in victims]}, the Filters {[v.key for v in exact or ()]}")
+                                     f"{[v.key for v in victims]}, the Filters {exact}")
+        for b in self.sched.pdbs.values():    # the disruption controller's count, ahead of it
+            b.disruptions_allowed -= sum(1 for v in victims if b.matches(v))
         for v in victims:
             self.delete_pod(v.key)
         self.nominated[pod.key] = node
         self.queue.add_nominated_pod(pod, node)
         self.preemptions.append((pod.key, node, [v.key for v in victims]))
 
-    def _candidate_rank(self, victims) -> tuple:
-        """pickOneNodeForPreemption's order (no PDBs): the lowest highest victim priority, the
-        lowest priority sum, the fewest victims, the latest start of the most important."""
+    def _candidate_rank(self, victims, n_violating) -> tuple:
+        """pickOneNodeForPreemption's order: the fewest PodDisruptionBudget violations, the
+        lowest highest victim priority, the lowest priority sum, the fewest victims, the latest
+        start of the most important."""
         top = max(v.priority for v in victims)
         earliest = min(self._started.get(v.key, 0) for v in victims if v.priority == top)
-        return (top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
+        return (n_violating, top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
 
     def _complete_bindings(self) -> None:
         if self._permit_timers:
