@@ -153,6 +153,18 @@ class LoopMachine(RuleBasedStateMachine):
                     self.live.discard(key)
             self.sim.remove_node(name)
 
+    @rule(i=st.integers(0, 50), tainted=st.booleans())
+    def taint_node(self, i, tainted):
+        """A node update while pods may be binding to it: admission refuses them if tainted."""
+        t = self.sim.sched.table
+        names = sorted(t.row_of)
+        name = names[i % len(names)]
+        n = t.nodes[t.row_of[name]]
+        raw = node(name, cpu=str(n.allocatable["cpu"] // 1000))
+        if tainted:
+            raw["spec"] = {"taints": [{"key": "maintenance", "effect": "NoSchedule"}]}
+        self.sim.update_node(raw)
+
     @rule(steps=st.integers(1, 5))
     def schedule(self, steps):
         for _ in range(steps):

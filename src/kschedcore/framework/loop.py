@@ -128,11 +128,14 @@ class Simulation:
         if pod is None:
             return
         if key in self.bound or key in self.binding:
-            node = self.bound.pop(key, None) or self.binding.pop(key, None)
+            assumed = self.binding.pop(key, None)
+            node = self.bound.pop(key, None) or assumed
             self._assumed_at.pop(key, None)
             entry = self.waiting.pop(key, None)
             if entry is not None:
                 self.queue.done(entry[0].uid)
+            if assumed is not None:           # given up before its binding ended
+                self._unreserve(pod, assumed)
             self.sched.remove_pod(key)
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         else:
@@ -148,8 +151,9 @@ class Simulation:
 
     def update_node(self, node) -> None:
         node = node if isinstance(node, Node) else parse_node(node)
-        old = self.sched.table.nodes[self.sched.table.row_of[node.name]]
-        self.sched.update_node(node)
+        row = self.sched.table.row_of.get(node.name)
+        old = self.sched.table.nodes[row] if row is not None else None
+        self.sched.update_node(node)           # a ValidationError for an unknown node
         for event in node_scheduling_properties_change(node, old):
             self.queue.move_all_to_active_or_backoff_queue(event, old, node)
 
