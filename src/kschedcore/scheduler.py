@@ -170,7 +170,7 @@ class Scheduler:
         self.profiles = {
             prof.scheduler_name: ProfileRuntime(prof, self.table, seed=seed + i, threads=threads or 1,
                                                 percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                                                custom=plugins)
+                                                custom=plugins, registry=config.registry)
             for i, prof in enumerate(config.profiles)}
         self.next_start_node_index = 0
         self._placed = {}          # pod key -> _Placement

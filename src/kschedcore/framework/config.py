@@ -52,31 +52,36 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     #: PostFilter plugins in the order they run
     post_filters: list = field(default_factory=lambda: ["DynamicResources", "DefaultPreemption"])
+    #: out-of-tree plugins enabled (framework/registry.py): name -> extension points
+    out_of_tree: dict = field(default_factory=dict)
 
 
 @dataclass
 class SchedulerConfig:
     profiles: list
     percentage_of_nodes_to_score: int | None = None
+    #: the Registry the out-of-tree plugin names of the profiles come from
+    registry: object = None
 
     @classmethod
     def default(cls) -> "SchedulerConfig":
         return parse_config({"apiVersion": API_VERSION, "kind": KIND})
 
 
-def load_config(path) -> SchedulerConfig:
-    """Reads a KubeSchedulerConfiguration file."""
+def load_config(path, registry=None) -> SchedulerConfig:
+    """Reads a KubeSchedulerConfiguration file (registry: out-of-tree plugins by name)."""
     try:
         doc = yaml.safe_load(Path(path).read_text())
     except OSError as e:
         raise ValidationError(str(path), "", e.strerror or str(e)) from None
     except yaml.YAMLError as e:
         raise ValidationError(str(path), "", f"invalid YAML: {getattr(e, 'problem', e)}") from None
-    return parse_config(doc, source=str(path))
+    return parse_config(doc, source=str(path), registry=registry)
 
 
-def parse_config(doc, source: str = "KubeSchedulerConfiguration") -> SchedulerConfig:
-    """Defaults and validates a KubeSchedulerConfiguration document."""
+def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None) -> SchedulerConfig:
+    """Defaults and validates a KubeSchedulerConfiguration document; `registry`
+    (framework.registry.Registry) adds out-of-tree plugin names."""
     def fail(path, msg):
         raise ValidationError(source, path, msg)
 
@@ -100,8 +105,8 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration") -> SchedulerCo
         if name in names:
             fail(path + ".schedulerName", f'Duplicate value: "{name}"')
         names.add(name)
-        profiles.append(_profile(prof, name, path, fail))
-    return SchedulerConfig(profiles, global_pct)
+        profiles.append(_profile(prof, name, path, fail, registry))
+    return SchedulerConfig(profiles, global_pct, registry)
 
 
 def _percentage(value, path, fail):
@@ -112,7 +117,7 @@ def _percentage(value, path, fail):
     return value
 
 
-def _plugin_set(plugins, point, path, fail):
+def _plugin_set(plugins, point, path, fail, registry=None):
     """(enabled [(name, weight)], disabled {names}) of one extension point."""
     ps = plugins.get(point) or {}
     if not isinstance(ps, dict):
@@ -122,7 +127,7 @@ def _plugin_set(plugins, point, path, fail):
         ppath = f"{path}.{point}.enabled[{j}]"
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
             fail(ppath + ".name", "Required value")
-        if p["name"] not in KNOWN_PLUGINS:
+        if p["name"] not in KNOWN_PLUGINS and (registry is None or p["name"] not in registry):
             fail(ppath + ".name", f'plugin "{p["name"]}" does not exist')
         weight = p.get("weight", 0)
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
@@ -177,22 +182,30 @@ def _expand(point_plugins, implementers, multi_point, point_disabled, where, fai
     return first + from_multi + [n for n in explicit if n not in overrides]
 
 
-def _profile(prof, name, path, fail) -> Profile:
+def _profile(prof, name, path, fail, registry=None) -> Profile:
     plugins = prof.get("plugins") or {}
     if not isinstance(plugins, dict):
         fail(path + ".plugins", "expected an object")
     for point in plugins:
         if point not in EXTENSION_POINTS:
             fail(f"{path}.plugins.{point}", "unknown extension point")
-    mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail)
+    mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail, registry)
     multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
-    f_enabled, f_disabled = _plugin_set(plugins, "filter", path + ".plugins", fail)
-    s_enabled, s_disabled = _plugin_set(plugins, "score", path + ".plugins", fail)
-    pf_enabled, pf_disabled = _plugin_set(plugins, "postFilter", path + ".plugins", fail)
-    post_filters = _expand(pf_enabled, POST_FILTER_PLUGINS, multi_point, pf_disabled,
-                           path + ".plugins.postFilter", fail)
-    filters = _expand(f_enabled, FILTER_PLUGINS, multi_point, f_disabled, path + ".plugins.filter", fail)
-    scores = _expand(s_enabled, SCORE_PLUGINS, multi_point, s_disabled, path + ".plugins.score", fail)
+
+    def point(name, in_tree):
+        enabled, disabled = _plugin_set(plugins, name, path + ".plugins", fail, registry)
+        implementers = set(in_tree) | (registry.implementing(name) if registry is not None else set())
+        return enabled, _expand(enabled, implementers, multi_point, disabled, f"{path}.plugins.{name}", fail)
+
+    _, post_filters = point("postFilter", POST_FILTER_PLUGINS)
+    _, filters = point("filter", FILTER_PLUGINS)
+    s_enabled, scores = point("score", SCORE_PLUGINS)
+    out_of_tree = {}
+    for p, names in (("filter", filters), ("score", scores),
+                     *((p, point(p, ())[1]) for p in ("reserve", "permit", "preBind", "bind", "postBind"))):
+        for n in names:
+            if n not in KNOWN_PLUGINS:
+                out_of_tree.setdefault(n, set()).add(p)
     # getScoreWeights: the Score point's weight wins over MultiPoint's; 0 means 1
     weights = {}
     for n, w in s_enabled + multi_point:
@@ -205,11 +218,11 @@ def _profile(prof, name, path, fail) -> Profile:
             fail(pc_path + ".name", "Required value")
         if pc["name"] in args:
             fail(pc_path + ".name", f'Duplicate value: "{pc["name"]}"')
-        if pc["name"] not in KNOWN_PLUGINS:
+        if pc["name"] not in KNOWN_PLUGINS and (registry is None or pc["name"] not in registry):
             fail(pc_path + ".name", f'plugin "{pc["name"]}" does not exist')
         a = pc.get("args") or {}
         if not isinstance(a, dict):
             fail(pc_path + ".args", "expected an object")
         args[pc["name"]] = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
     pct = _percentage(prof.get("percentageOfNodesToScore"), path + ".percentageOfNodesToScore", fail)
-    return Profile(name, filters, weights, args, pct, post_filters)
+    return Profile(name, filters, weights, args, pct, post_filters, out_of_tree)

@@ -71,12 +71,11 @@ class Simulation:
         self.binding = {}               # pod key -> node name (assumed: waiting at Permit or binding)
         # binding-cycle plugins, each implementing any of reserve / unreserve / permit /
         # pre_bind / bind / post_bind (framework/permit.py), run in the order given
-        plugins = [*permit_plugins, *plugins]
-        self.permit_plugins = [p for p in plugins if hasattr(p, "permit")]
-        self.reserve_plugins = [p for p in plugins if hasattr(p, "reserve") or hasattr(p, "unreserve")]
-        self.pre_bind_plugins = [p for p in plugins if hasattr(p, "pre_bind")]
-        self.bind_plugins = [p for p in plugins if hasattr(p, "bind")]
-        self.post_bind_plugins = [p for p in plugins if hasattr(p, "post_bind")]
+        # (and those the profiles enable from a Registry, after these)
+        given = [*permit_plugins, *plugins]
+        self._plugin_sets = {name: _BindingPlugins([*given, *prof.binding_plugins])
+                             for name, prof in scheduler.profiles.items()}
+        self._no_plugins = _BindingPlugins(given)
         self.waiting = {}               # pod key -> (QueuedPodInfo, plugin name): waiting at Permit
         self._permit_timers = []        # heap of (deadline, seq, pod key, plugin name)
         self._bindings = []             # heap of (completion time, seq, pod key)
@@ -200,9 +199,10 @@ class Simulation:
         self.binding[pod.key] = result.node
         self._assumed_at[pod.key] = self.sched.table.node_version
         outcome.message = None
-        if self.reserve_plugins and not self._reserve(pod, result.node, pinfo):
+        plugins = self._plugins(pod)
+        if plugins.reserve and not self._reserve(pod, result.node, pinfo):
             return
-        if self.permit_plugins and not self._permit(pod, result.node, pinfo):
+        if plugins.permit and not self._permit(pod, result.node, pinfo):
             return
         self._start_binding(pod.key, pinfo)
 
@@ -212,10 +212,14 @@ class Simulation:
         else:
             heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), key, pinfo))
 
+    def _plugins(self, pod) -> "_BindingPlugins":
+        """The binding-cycle plugins of the pod's profile."""
+        return self._plugin_sets.get(pod.scheduler_name, self._no_plugins)
+
     # ---- Reserve -------------------------------------------------------------------------------
     def _reserve(self, pod, node, pinfo) -> bool:
         """RunReservePluginsReserve: in order; the first failure unreserves and rejects."""
-        for plugin in self.reserve_plugins:
+        for plugin in self._plugins(pod).reserve:
             message = plugin.reserve(pod, node, self) if hasattr(plugin, "reserve") else None
             if message:
                 self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {message}.")
@@ -224,7 +228,7 @@ class Simulation:
 
     def _unreserve(self, pod, node) -> None:
         """RunReservePluginsUnreserve: every Reserve plugin, in reverse order."""
-        for plugin in reversed(self.reserve_plugins):
+        for plugin in reversed(self._plugins(pod).reserve):
             if hasattr(plugin, "unreserve"):
                 plugin.unreserve(pod, node, self)
 
@@ -233,7 +237,7 @@ class Simulation:
         """RunPermitPlugins: True when the pod may bind now; a rejection unreserves it, a wait
         parks it (with one timer per waiting plugin, the shortest deciding)."""
         waits = []
-        for plugin in self.permit_plugins:
+        for plugin in self._plugins(pod).permit:
             status = plugin.permit(pod, node, self)
             if status.code == "reject":
                 self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {status.message}.")
@@ -295,7 +299,7 @@ class Simulation:
             entry = self.waiting.get(key)
             if entry is None:
                 continue
-            plugin = next(p for p in self.permit_plugins if p.name == name)
+            plugin = next(p for p in self._plugins(self.pods[key]).permit if p.name == name)
             others = plugin.on_timeout(key, self) if hasattr(plugin, "on_timeout") else []
             message = f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {name}"
             self.reject(key, message)
@@ -402,7 +406,7 @@ class Simulation:
         if error is None:
             error = bind_error
         if error is None:
-            for plugin in self.post_bind_plugins:
+            for plugin in self._plugins(pod).post_bind:
                 plugin.post_bind(pod, node, self)
             self.bound[key] = node
             self._started[key] = next(self._seq)
@@ -429,12 +433,13 @@ class Simulation:
             reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
-        for plugin in self.pre_bind_plugins:
+        plugins = self._plugins(pod)
+        for plugin in plugins.pre_bind:
             message = plugin.pre_bind(pod, node, self)
             if message:
                 return f'running PreBind plugin "{plugin.name}": {message}'
         if not bound_elsewhere:
-            for plugin in self.bind_plugins:      # the first that does not skip binds
+            for plugin in plugins.bind:           # the first that does not skip binds
                 message = plugin.bind(pod, node, self)
                 if message is not SKIP:
                     return f'running Bind plugin "{plugin.name}": {message}' if message else None
@@ -454,6 +459,17 @@ class Simulation:
             self.clock.advance_to(max(min(wake), self.clock.now()))
         self._complete_bindings()
         return list(self.outcomes.values())
+
+
+class _BindingPlugins:
+    """Binding-cycle plugins by the extension points they implement, in the order given."""
+
+    def __init__(self, plugins):
+        self.permit = [p for p in plugins if hasattr(p, "permit")]
+        self.reserve = [p for p in plugins if hasattr(p, "reserve") or hasattr(p, "unreserve")]
+        self.pre_bind = [p for p in plugins if hasattr(p, "pre_bind")]
+        self.bind = [p for p in plugins if hasattr(p, "bind")]
+        self.post_bind = [p for p in plugins if hasattr(p, "post_bind")]
 
 
 def _admit(pod, node, table, row) -> str:

@@ -20,7 +20,7 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 class ProfileRuntime:
     def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
-                 custom=()):
+                 custom=(), registry=None):
         self.name = profile.scheduler_name
         self.post_filters = list(profile.post_filters)
         self.preemption_args = profile.plugin_args.get("DefaultPreemption") or {}
@@ -41,7 +41,8 @@ class ProfileRuntime:
         #: the volume plugins' Filters, in profile order (their PreFilter feeds the kernel)
         self.volume_filters = [p for p in self.filters.values() if isinstance(p, VolumePlugin)]
         self.volume_set = False        # the kernel holds a volume status from an earlier cycle
-        custom_filters, custom_scores = assign_slots(custom)
+        configured, self.binding_plugins = _out_of_tree(profile, registry)
+        custom_filters, custom_scores = assign_slots([*custom, *configured])
         for fid, p in custom_filters:          # after the in-tree plugins, in the order given
             p.filter_id = fid
             self.filters[fid] = p
@@ -179,6 +180,19 @@ class ProfileRuntime:
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist
+
+
+def _out_of_tree(profile: Profile, registry) -> tuple:
+    """The profile's out-of-tree plugins, made by the registry with their pluginConfig args:
+    (custom Filter/Score plugins, weighted as configured; binding-cycle plugins)."""
+    made = {n: registry.create(n, profile.plugin_args.get(n)) for n in profile.out_of_tree}
+    custom = [made[n] for n in profile.filters if "filter" in profile.out_of_tree.get(n, ())]
+    for n, w in profile.score_weights.items():
+        if "score" in profile.out_of_tree.get(n, ()):
+            made[n].weight = w
+            custom.append(made[n])
+    binding = [made[n] for n, points in profile.out_of_tree.items() if points - {"filter", "score"}]
+    return custom, binding
 
 
 def _rows(values, n, name):

@@ -1,0 +1,48 @@
+"""Out-of-tree plugins by name, for KubeSchedulerConfiguration profiles (kube-scheduler's
+`app.WithPlugin` registry).
+
+    registry = Registry()
+    registry.register("GpuPacking", lambda args: NativeScore("GpuPacking", gpu_packing, resources=[...]),
+                      points=("score",))
+    registry.register("Coscheduling", lambda args: Coscheduling(args.get("podGroups", ())),
+                      points=("permit",))
+    config = kschedcore.parse_config(doc, registry=registry)
+
+Profiles then enable the names at those extension points (or through multiPoint), with score
+weights and `pluginConfig` args (handed to the factory), like any in-tree plugin. Filter and
+Score plugins are kschedcore.custom plugins; Reserve, Permit, PreBind, Bind and PostBind ones
+are binding-cycle plugins of the loop (framework/permit.py).
+"""
+from ..errors import ValidationError
+
+#: the extension points an out-of-tree plugin may implement here
+POINTS = ("filter", "score", "reserve", "permit", "preBind", "bind", "postBind")
+
+
+class Registry:
+    def __init__(self):
+        self._factories = {}       # name -> (factory, frozenset of points)
+
+    def register(self, name: str, factory, points) -> None:
+        points = frozenset(points)
+        unknown = points - set(POINTS)
+        if not name or not callable(factory) or not points or unknown:
+            raise ValidationError(f"plugin {name!r}", "points",
+                                  f"a name, a factory and extension points among {', '.join(POINTS)} "
+                                  f"are needed (unknown: {sorted(unknown)})")
+        if name in self._factories:
+            raise ValidationError(f"plugin {name!r}", "name", "already registered")
+        self._factories[name] = (factory, points)
+
+    def __contains__(self, name) -> bool:
+        return name in self._factories
+
+    def implementing(self, point: str) -> set:
+        return {n for n, (_, points) in self._factories.items() if point in points}
+
+    def create(self, name: str, args: dict):
+        plugin = self._factories[name][0](args or {})
+        if getattr(plugin, "name", None) != name:
+            raise ValidationError(f"plugin {name!r}", "name", f"the factory made a plugin named "
+                                                              f"{getattr(plugin, 'name', None)!r}")
+        return plugin
