@@ -78,3 +78,47 @@ def test_unregistered_names_and_points_are_rejected():
     bad = {**CONFIG, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "FreeOf"}]}}}]}
     with pytest.raises(ValidationError, match='plugin "FreeOf" does not extend the extension point'):
         kschedcore.parse_config(bad, registry=reg)
+
+
+class HoldUntilApproved:
+    """A PreEnqueue plugin: pods wait until annotated approved=yes."""
+    name = "HoldUntilApproved"
+
+    def pre_enqueue(self, pod):
+        ok = ((pod.raw.get("metadata") or {}).get("annotations") or {}).get("approved") == "yes"
+        return None if ok else "waiting for approval"
+
+
+class Fifo:
+    """A QueueSort plugin: arrival order, whatever the priority."""
+    name = "Fifo"
+
+    def less(self, a, b):
+        return a.timestamp < b.timestamp
+
+
+def test_queue_sort_and_pre_enqueue_from_the_registry():
+    reg = Registry()
+    reg.register("HoldUntilApproved", lambda args: HoldUntilApproved(), points=("preEnqueue",))
+    reg.register("Fifo", lambda args: Fifo(), points=("queueSort",))
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"plugins": {"queueSort": {"enabled": [{"name": "Fifo"}], "disabled": [{"name": "*"}]},
+                                     "preEnqueue": {"enabled": [{"name": "HoldUntilApproved"}]}}}]}
+    sim = Simulation(Scheduler([node("a", 0)], config=kschedcore.parse_config(doc, registry=reg)))
+    low, high = pod("low", "default-scheduler"), pod("high", "default-scheduler")
+    for p in (low, high):
+        p["spec"]["containers"][0]["resources"]["requests"].pop("example.com/gpu")
+        p["metadata"]["annotations"] = {"approved": "yes"}
+    high["spec"]["priority"] = 100
+    held = pod("held", "default-scheduler")
+    held["spec"]["containers"][0]["resources"]["requests"].pop("example.com/gpu")
+    for p in (low, high, held):
+        sim.add_pod(p)
+    order = []
+    while sim.schedule_one():
+        order.append(sim.cycles)
+    # FIFO: low (first in) before high despite its priority; `held` never left the pool
+    assert list(sim.bound) == ["default/low", "default/high"]
+    assert sim.queue.where("default/held") == "unschedulablePods"
+    with pytest.raises(ValidationError, match="queueSort must be the same for all profiles"):
+        kschedcore.parse_config({**doc, "profiles": [*doc["profiles"], {"schedulerName": "other"}]}, registry=reg)

@@ -54,6 +54,9 @@ class Profile:
     post_filters: list = field(default_factory=lambda: ["DynamicResources", "DefaultPreemption"])
     #: out-of-tree plugins enabled (framework/registry.py): name -> extension points
     out_of_tree: dict = field(default_factory=dict)
+    #: the QueueSort plugin and the PreEnqueue plugins, in order
+    queue_sort: str = "PrioritySort"
+    pre_enqueue: list = field(default_factory=lambda: ["SchedulingGates"])
 
 
 @dataclass
@@ -106,6 +109,8 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
             fail(path + ".schedulerName", f'Duplicate value: "{name}"')
         names.add(name)
         profiles.append(_profile(prof, name, path, fail, registry))
+    if len({p.queue_sort for p in profiles}) > 1:   # one queue serves every profile
+        fail("profiles", "queueSort must be the same for all profiles")
     return SchedulerConfig(profiles, global_pct, registry)
 
 
@@ -198,10 +203,14 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
         return enabled, _expand(enabled, implementers, multi_point, disabled, f"{path}.plugins.{name}", fail)
 
     _, post_filters = point("postFilter", POST_FILTER_PLUGINS)
+    _, queue_sort = point("queueSort", {"PrioritySort"})
+    if len(queue_sort) != 1:
+        fail(path + ".plugins.queueSort", f"exactly one queue sort plugin is required, got {queue_sort}")
+    _, pre_enqueue = point("preEnqueue", {"SchedulingGates"})
     _, filters = point("filter", FILTER_PLUGINS)
     s_enabled, scores = point("score", SCORE_PLUGINS)
     out_of_tree = {}
-    for p, names in (("filter", filters), ("score", scores),
+    for p, names in (("queueSort", queue_sort), ("preEnqueue", pre_enqueue), ("filter", filters), ("score", scores),
                      *((p, point(p, ())[1]) for p in ("reserve", "permit", "preBind", "bind", "postBind"))):
         for n in names:
             if n not in KNOWN_PLUGINS:
@@ -225,4 +234,4 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
             fail(pc_path + ".args", "expected an object")
         args[pc["name"]] = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
     pct = _percentage(prof.get("percentageOfNodesToScore"), path + ".percentageOfNodesToScore", fail)
-    return Profile(name, filters, weights, args, pct, post_filters, out_of_tree)
+    return Profile(name, filters, weights, args, pct, post_filters, out_of_tree, queue_sort[0], pre_enqueue)

@@ -38,7 +38,7 @@ from .clock import VirtualClock
 from .permit import SKIP, go_duration
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                              ClusterEvent, EventResource, node_scheduling_properties_change)
-from .queue import SchedulingQueue
+from .queue import SchedulingGates, SchedulingQueue
 from .queueing_hints import default_queueing_hint_map
 
 
@@ -64,6 +64,11 @@ class Simulation:
                  plugins=(), **queue_options):
         self.sched = scheduler
         self.clock = clock or VirtualClock()
+        sort = next(iter(scheduler.profiles.values())).queue_sort     # the same in every profile
+        queue_options.setdefault("less", sort.less if sort is not None else None)
+        queue_options.setdefault("pre_enqueue_plugins", {
+            name: [SchedulingGates() if p == "SchedulingGates" else p for p in prof.pre_enqueue]
+            for name, prof in scheduler.profiles.items()})
         self.queue = SchedulingQueue(self.clock, queueing_hints=default_queueing_hint_map(), **queue_options)
         self.binder = binder
         self.bind_latency = bind_latency

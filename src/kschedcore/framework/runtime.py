@@ -41,7 +41,10 @@ class ProfileRuntime:
         #: the volume plugins' Filters, in profile order (their PreFilter feeds the kernel)
         self.volume_filters = [p for p in self.filters.values() if isinstance(p, VolumePlugin)]
         self.volume_set = False        # the kernel holds a volume status from an earlier cycle
-        configured, self.binding_plugins = _out_of_tree(profile, registry)
+        configured, self.binding_plugins, made = _out_of_tree(profile, registry)
+        #: the queue's plugins of this profile: QueueSort (None: PrioritySort) and PreEnqueue
+        self.queue_sort = made.get(profile.queue_sort)
+        self.pre_enqueue = [made[n] if n in made else n for n in profile.pre_enqueue]
         custom_filters, custom_scores = assign_slots([*custom, *configured])
         for fid, p in custom_filters:          # after the in-tree plugins, in the order given
             p.filter_id = fid
@@ -191,8 +194,9 @@ def _out_of_tree(profile: Profile, registry) -> tuple:
         if "score" in profile.out_of_tree.get(n, ()):
             made[n].weight = w
             custom.append(made[n])
-    binding = [made[n] for n, points in profile.out_of_tree.items() if points - {"filter", "score"}]
-    return custom, binding
+    binding = [made[n] for n, points in profile.out_of_tree.items()
+               if points - {"filter", "score", "queueSort", "preEnqueue"}]
+    return custom, binding, made
 
 
 def _rows(values, n, name):
