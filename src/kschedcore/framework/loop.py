@@ -66,9 +66,11 @@ class Simulation:
         self.clock = clock or VirtualClock()
         sort = next(iter(scheduler.profiles.values())).queue_sort     # the same in every profile
         queue_options.setdefault("less", sort.less if sort is not None else None)
-        queue_options.setdefault("pre_enqueue_plugins", {
-            name: [SchedulingGates() if p == "SchedulingGates" else p for p in prof.pre_enqueue]
-            for name, prof in scheduler.profiles.items()})
+        pre_enqueue = {name: tuple(prof.pre_enqueue) for name, prof in scheduler.profiles.items()}
+        if set(pre_enqueue.values()) != {("SchedulingGates",)}:     # the queue's default otherwise
+            queue_options.setdefault("pre_enqueue_plugins", {
+                name: [SchedulingGates() if p == "SchedulingGates" else p for p in plugins]
+                for name, plugins in pre_enqueue.items()})
         self.queue = SchedulingQueue(self.clock, queueing_hints=default_queueing_hint_map(), **queue_options)
         self.binder = binder
         self.bind_latency = bind_latency
@@ -81,6 +83,7 @@ class Simulation:
         self._plugin_sets = {name: _BindingPlugins([*given, *prof.binding_plugins])
                              for name, prof in scheduler.profiles.items()}
         self._no_plugins = _BindingPlugins(given)
+        self._any_plugins = any(ps.any for ps in self._plugin_sets.values()) or self._no_plugins.any
         self.waiting = {}               # pod key -> (QueuedPodInfo, plugin name): waiting at Permit
         self._permit_timers = []        # heap of (deadline, seq, pod key, plugin name)
         self._bindings = []             # heap of (completion time, seq, pod key)
@@ -204,11 +207,12 @@ class Simulation:
         self.binding[pod.key] = result.node
         self._assumed_at[pod.key] = self.sched.table.node_version
         outcome.message = None
-        plugins = self._plugins(pod)
-        if plugins.reserve and not self._reserve(pod, result.node, pinfo):
-            return
-        if plugins.permit and not self._permit(pod, result.node, pinfo):
-            return
+        if self._any_plugins:
+            plugins = self._plugins(pod)
+            if plugins.reserve and not self._reserve(pod, result.node, pinfo):
+                return
+            if plugins.permit and not self._permit(pod, result.node, pinfo):
+                return
         self._start_binding(pod.key, pinfo)
 
     def _start_binding(self, key, pinfo) -> None:
@@ -233,6 +237,8 @@ class Simulation:
 
     def _unreserve(self, pod, node) -> None:
         """RunReservePluginsUnreserve: every Reserve plugin, in reverse order."""
+        if not self._any_plugins:
+            return
         for plugin in reversed(self._plugins(pod).reserve):
             if hasattr(plugin, "unreserve"):
                 plugin.unreserve(pod, node, self)
@@ -411,8 +417,9 @@ class Simulation:
         if error is None:
             error = bind_error
         if error is None:
-            for plugin in self._plugins(pod).post_bind:
-                plugin.post_bind(pod, node, self)
+            if self._any_plugins:
+                for plugin in self._plugins(pod).post_bind:
+                    plugin.post_bind(pod, node, self)
             self.bound[key] = node
             self._started[key] = next(self._seq)
             self.outcomes[key].node = node
@@ -438,7 +445,7 @@ class Simulation:
             reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
-        plugins = self._plugins(pod)
+        plugins = self._plugins(pod) if self._any_plugins else self._no_plugins
         for plugin in plugins.pre_bind:
             message = plugin.pre_bind(pod, node, self)
             if message:
@@ -470,6 +477,7 @@ class _BindingPlugins:
     """Binding-cycle plugins by the extension points they implement, in the order given."""
 
     def __init__(self, plugins):
+        self.any = bool(plugins)
         self.permit = [p for p in plugins if hasattr(p, "permit")]
         self.reserve = [p for p in plugins if hasattr(p, "reserve") or hasattr(p, "unreserve")]
         self.pre_bind = [p for p in plugins if hasattr(p, "pre_bind")]
