@@ -17,7 +17,10 @@ the node by kube-scheduler's criteria; the victims are deleted and the pod is no
 Nominated pods of at least the incoming pod's priority count on their nodes in every other
 pod's cycle, and a nominated pod tries its node first. PodDisruptionBudgets order the
 reprieve and the candidates (their allowed disruptions count down as victims go). Not
-modelled: the second Filter pass without nominated pods (it matters only to inter-pod plugins).
+modelled exactly: kube-scheduler adds nominated pods for Filter only and filters a second
+time without them; here they count on their nodes for the whole cycle, so scores see them too,
+and the second pass (it can only change pods with inter-pod affinity or spreading
+constraints) is not made.
 
 Permit (§6.3, framework/permit.py): after assume, Permit plugins allow, reject or make the pod
 wait (its binding starts when allowed; a rejection or a timeout unreserves and requeues it);
