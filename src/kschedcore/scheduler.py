@@ -395,9 +395,12 @@ class Scheduler:
         """The profile named by spec.schedulerName; None: not this scheduler's pod."""
         return self.profiles.get(pod.scheduler_name)
 
-    def _run_cycle(self, pod: Pod, only_row: int | None = None):
-        """Returns (result, profile, context for explain). only_row: Filter that node alone
-        (preemption's dry run), leaving the rotation index alone."""
+    def _run_cycle(self, pod: Pod, only_row: int | None = None, only_rows=None):
+        """Returns (result, profile, context for explain). only_row / only_rows: Filter (and
+        score) those nodes alone, every one of them, leaving the rotation index alone --
+        preemption's dry run, a nominated node, the pass without nominated pods."""
+        if only_row is not None:
+            only_rows = np.asarray([only_row], np.int32)
         t = self.table
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None:
@@ -442,13 +445,15 @@ class Scheduler:
         if profile.custom_python:
             profile.bind(t)
             profile.custom_cycle(pod, self.node_columns)
-        start = self.next_start_node_index
-        if only_row is not None:
-            scan, start = scan[scan == only_row], 0
+        start, to_find = self.next_start_node_index, None
+        if only_rows is not None:
+            scan, start = scan[np.isin(scan, only_rows)], 0
+            to_find = len(scan)
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
-        best, nf, processed = profile.kernel.run(
-            cp, scan, start, profile.num_to_find(len(scan)), node_name_row, n_all, self.tie_first)
-        if only_row is None:
+        if to_find is None:
+            to_find = profile.num_to_find(len(scan))
+        best, nf, processed = profile.kernel.run(cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
+        if only_rows is None:
             self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, names is not None)
         error = profile.filter_error(scan, start, processed) if pod.volumes else ""

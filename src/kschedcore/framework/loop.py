@@ -16,11 +16,9 @@ pods lets the pod fit, the victims are chosen per node (SelectVictimsOnNode's re
 the node by kube-scheduler's criteria; the victims are deleted and the pod is nominated there.
 Nominated pods of at least the incoming pod's priority count on their nodes in every other
 pod's cycle, and a nominated pod tries its node first. PodDisruptionBudgets order the
-reprieve and the candidates (their allowed disruptions count down as victims go). Not
-modelled exactly: kube-scheduler adds nominated pods for Filter only and filters a second
-time without them; here they count on their nodes for the whole cycle, so scores see them too,
-and the second pass (it can only change pods with inter-pod affinity or spreading
-constraints) is not made.
+reprieve and the candidates (their allowed disruptions count down as victims go). As in
+kube-scheduler, nominated pods count in Filter only: the nodes that pass with them are filtered
+again without them, and scored without them.
 
 Permit (§6.3, framework/permit.py): after assume, Permit plugins allow, reject or make the pod
 wait (its binding starts when allowed; a rejection or a timeout unreserves and requeues it);
@@ -198,8 +196,12 @@ class Simulation:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return
         if self.nominated:
-            with self._nominated_pods_counted(pod):
+            with self._nominated_pods_counted(pod) as added:
                 result, profile, plugins = self._attempt(pod, outcome)
+                feasible = _feasible_rows(profile, result) if added and result.node is not None else None
+            if feasible is not None:
+                # the second Filter pass, without the nominated pods; scores see none of them
+                result, profile, plugins = self._attempt(pod, outcome, only_rows=feasible)
         else:
             result, profile, plugins = self._attempt(pod, outcome)
         if result.node is None:
@@ -320,9 +322,12 @@ class Simulation:
             for other in others:
                 self.reject(other, f"rejected by {name}: its group timed out")
 
-    def _attempt(self, pod, outcome):
+    def _attempt(self, pod, outcome, only_rows=None):
         """The cycle, and after a failure PostFilter (preemption): (result, profile, rejectors)."""
-        result, profile, ctx = self._cycle(pod)
+        if only_rows is None:
+            result, profile, ctx = self._cycle(pod)
+        else:
+            result, profile, ctx = self.sched._run_cycle(pod, only_rows=only_rows)
         plugins = None
         if result.node is None:
             outcome.result = result
@@ -355,7 +360,7 @@ class Simulation:
                 self.sched._place(other, node)
                 added.append(key)
         try:
-            yield
+            yield added
         finally:
             for key in added:
                 self.sched._unplace(key)
@@ -486,6 +491,12 @@ class _BindingPlugins:
         self.pre_bind = [p for p in plugins if hasattr(p, "pre_bind")]
         self.bind = [p for p in plugins if hasattr(p, "bind")]
         self.post_bind = [p for p in plugins if hasattr(p, "post_bind")]
+
+
+def _feasible_rows(profile, result):
+    """The node rows the cycle found feasible (the kernel's feasible buffer, in scan order)."""
+    n = max(result.feasible_nodes, 1)
+    return np.asarray(profile.kernel.feasible)[:n].copy()
 
 
 def _admit(pod, node, table, row) -> str:
