@@ -425,3 +425,18 @@ def test_budget_breaking_victims_are_reprieved_first_and_budgets_count_down():
     sim.add_pod(pod("z", cpu="2", priority=10))
     sim.run_until_idle()
     assert sched.pdbs["default/db"].disruptions_allowed == -1
+
+
+def test_nominated_pods_count_in_filter_but_not_in_scores():
+    sim = Simulation(Scheduler([node("a", cpu="4"), node("b", cpu="4")], tie_break="first"))
+    big = sim.sched.parse_pod(pod("nominee", cpu="2", priority=10))
+    sim.pods[big.key], sim.nominated[big.key] = big, "a"
+    sim.add_pod(pod("p", cpu="1", priority=5))
+    assert sim.schedule_one()
+    # a passes Filter with the nominee on it (2 of 4 CPUs left); scored without it, a and b tie
+    # and the first wins -- counted in Score as well, a would have lost to b
+    assert sim.binding.get("default/p", sim.bound.get("default/p")) == "a"
+    sim.add_pod(pod("q", cpu="3", priority=5))
+    assert sim.schedule_one()
+    # 3 CPUs do not fit next to the nominee: only b passes Filter
+    assert sim.bound.get("default/q") == "b"
