@@ -34,11 +34,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..objects.node import Node, parse_node
-from ..objects.pod import Pod
 from .clock import VirtualClock
-from .permit import SKIP, go_duration
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
-                             ClusterEvent, EventResource, node_scheduling_properties_change)
+                             node_scheduling_properties_change)
+from .permit import SKIP, go_duration
 from .queue import SchedulingGates, SchedulingQueue
 from .queueing_hints import default_queueing_hint_map
 
