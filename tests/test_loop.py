@@ -114,11 +114,11 @@ class LoopMachine(RuleBasedStateMachine):
     def _binder(self, p, node_name):
         return "injected bind failure" if self.rng.random() < self.fail_rate else None
 
-    @rule(cpu=st.sampled_from(["250m", "500m", "1", "3"]))
-    def add_pod(self, cpu):
+    @rule(cpu=st.sampled_from(["250m", "500m", "1", "3"]), priority=st.sampled_from([0, 0, 5, 10]))
+    def add_pod(self, cpu, priority):
         self.n_pods += 1
         name = f"p{self.n_pods}"
-        self.sim.add_pod(pod(name, cpu=cpu))
+        self.sim.add_pod(pod(name, cpu=cpu, priority=priority))   # priorities: preemption happens
         self.live.add(f"default/{name}")
 
     @rule(cpu=st.sampled_from(["500m", "1"]))
@@ -179,8 +179,13 @@ class LoopMachine(RuleBasedStateMachine):
     def run_until_idle(self):
         self.sim.run_until_idle(max_seconds=30)
 
+    def _forget_victims(self):
+        for _, _, victims in self.sim.preemptions:
+            self.live.difference_update(victims)     # deleted by the loop, as the API would
+
     @invariant()
     def every_pod_in_one_place(self):
+        self._forget_victims()
         q, sim = self.sim.queue, self.sim
         for key in self.live:
             where = q.where(key)
@@ -192,6 +197,13 @@ class LoopMachine(RuleBasedStateMachine):
         assert set(sim.bound) | set(sim.binding) <= self.live
         assert not set(sim.bound) & set(sim.binding)
         assert set(sim.waiting) <= set(sim.binding)        # waiting at Permit: still assumed
+
+    @invariant()
+    def preemption_victims_are_gone(self):
+        self._forget_victims()
+        for _, _, victims in self.sim.preemptions:
+            assert not set(victims) & (set(self.sim.bound) | set(self.sim.binding))
+        assert set(self.sim.nominated) <= set(self.sim.pods)
 
     @invariant()
     def cache_is_the_truth(self):

@@ -210,6 +210,8 @@ class Simulation:
         self.sched._place(pod, result.node, profile)
         self.binding[pod.key] = result.node
         self._assumed_at[pod.key] = self.sched.table.node_version
+        if self.nominated and self.nominated.pop(pod.key, None) is not None:
+            self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
         if self._any_plugins:
             plugins = self._plugins(pod)
@@ -355,7 +357,8 @@ class Simulation:
         added = []
         for key, node in self.nominated.items():
             other = self.pods[key]
-            if key != pod.key and other.priority >= pod.priority and node in self.sched.table.row_of:
+            if (key != pod.key and other.priority >= pod.priority and node in self.sched.table.row_of
+                    and key not in self.sched._placed):
                 self.sched._place(other, node)
                 added.append(key)
         try:
