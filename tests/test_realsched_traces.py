@@ -111,3 +111,21 @@ def test_default_preemption_args(args, message):
     from kschedcore.errors import ValidationError
     with pytest.raises(ValidationError, match=message):
         Scheduler(plugin_args={"DefaultPreemption": args})
+
+
+def test_simulate_reports_pods_that_preemption_would_place(tmp_path, capsys):
+    import json
+    from kschedcore.cli import main
+    path = tmp_path / "w.yaml"
+    path.write_text("""kind: List
+items:
+- {kind: Node, metadata: {name: a}, status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}}
+- {kind: Pod, metadata: {name: low}, spec: {nodeName: a, priority: 1, containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}
+- {kind: Pod, metadata: {name: high}, spec: {priority: 10, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+""")
+    assert main(["simulate", str(path), "-o", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert (rep["scheduled"], rep["preemptionPossible"]) == (0, 1)
+    assert main(["simulate", str(path), "--queue", "-o", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert (rep["scheduled"], rep["preemptionPossible"]) == (1, 0)

@@ -201,6 +201,8 @@ def _report(sched, results, wall, load_seconds, args) -> dict:
         "scheduled": scheduled,
         "unschedulable": decisions - scheduled - ignored - gated,
         "gated": gated,       # pods with spec.schedulingGates: never attempted
+        # pods kube-scheduler would get in by preemption (acted on only with --queue)
+        "preemptionPossible": sum(1 for r in results if getattr(r, "preemption_candidates", ())),
         "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
         "utilization": sched.utilization(),
@@ -221,6 +223,8 @@ def _print_report(rep):
     t = Table(box=None, show_header=False)
     for key in ("nodes", "pods", "scheduled", "unschedulable", "wallSeconds", "podsPerSecond", "loadSeconds"):
         t.add_row(key, str(rep[key]))
+    if rep.get("preemptionPossible"):
+        t.add_row("could preempt (see --queue)", str(rep["preemptionPossible"]))
     for name, frac in rep["utilization"].items():
         t.add_row(f"utilization {name}", f"{100 * frac:.1f}%")
     console.print(t)
