@@ -6,6 +6,7 @@ on nodes (bound or assumed) update only their node's row.
 """
 import gc
 import random
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -163,6 +164,7 @@ class Scheduler(PreemptionMixin):
         self._on_node = {}         # node name -> {pod key: None} placed there (in placement order)
         self._by_priority = None   # priority -> (requests per row, pods per row), once preemption asked
         self.pdbs = {}             # "ns/name" -> PodDisruptionBudget
+        self._priorities = Counter()   # priority -> placed pods (preemption needs a lower one)
         self._by_priority_shape = None
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self.pending = []          # pods without spec.nodeName, in arrival order
@@ -341,6 +343,7 @@ class Scheduler(PreemptionMixin):
         if pod.volumes:
             self._reserve_volumes(pod, row, node_name)
         self._placed[pod.key] = pl = _Placement(pod, node_name, cols, vals, ports)
+        self._priorities[pod.priority] += 1
         if self._by_priority is not None and self._by_priority_shape == t.alloc.shape:
             self._count_priority(pl, row, 1)
         self._on_node.setdefault(node_name, {})[pod.key] = None
@@ -355,6 +358,7 @@ class Scheduler(PreemptionMixin):
     def _unplace(self, key: str) -> _Placement:
         pl = self._placed.pop(key)
         del self._on_node[pl.node][key]
+        self._priorities[pl.pod.priority] -= 1
         if self._by_priority is not None and self._by_priority_shape == self.table.alloc.shape:
             self._count_priority(pl, self.table.row_of[pl.node], -1)
         row = self.table.row_of[pl.node]

@@ -28,6 +28,12 @@ class PreemptionMixin:
         candidates are found by a dry run but not acted on."""
         if profile is None or result.fit_error is None or not profile.post_filters:
             return
+        if not any(p < pod.priority for p, n in self._priorities.items() if n > 0):
+            # no pod anywhere could be a victim: count the Unschedulable nodes, no dry runs
+            out = post_filter(profile.post_filters, pod, self._count_unschedulable(profile, ctx),
+                              result.fit_error.num_all_nodes, self._rejected(ctx), None)
+            result.fit_error.post_filter_message = out.message
+            return
         statuses = self._node_statuses(profile, result, ctx)
         fits = self._fits_without_lower(pod, profile, statuses)
 
@@ -44,6 +50,14 @@ class PreemptionMixin:
         result.fit_error.post_filter_message = out.message
         result.preemption_candidates = out.candidates
         result.preemption_on_resources = fits is not None
+
+    def _count_unschedulable(self, profile, ctx) -> int:
+        """How many nodes the failed cycle marked Unschedulable (the rest: unresolvable)."""
+        if self._rejected(ctx) or not ctx:
+            return 0
+        scan, start, processed, _ = ctx
+        rows = scan if processed == len(scan) else np.roll(scan, -start)[:processed]
+        return int(np.count_nonzero(np.asarray(profile.kernel.st_code)[rows] == Code.UNSCHEDULABLE))
 
     def _node_statuses(self, profile, result, ctx) -> dict:
         """{node name: (code, reasons)} of the nodes a failed cycle gave a status."""

@@ -50,8 +50,10 @@ def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: boo
                 args=None) -> PostFilterResult:
     """RunPostFilterPlugins: until one succeeds or errors; Unschedulable messages accumulate.
 
-    statuses: {node name: (code name, reasons)} of the cycle; dry_run(node name) -> None when
-    the pod fits there without its lower-priority pods, else the reasons it still does not.
+    statuses: {node name: (code name, plugin)} of the cycle, or just the number of
+    Unschedulable nodes when no node holds a lower-priority pod (then none has victims);
+    dry_run(node name) -> None when the pod fits there without its lower-priority pods, else
+    the reasons it still does not.
     args: DefaultPreemptionArgs (how many candidates are enough).
     """
     messages = []
@@ -75,6 +77,11 @@ def _preempt(pod, statuses, n_all, dry_run, args):
     offset among the potential nodes; kschedcore at the first, in node order)."""
     if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
         return NEVER, ()
+    if isinstance(statuses, int):        # no lower-priority pod anywhere: no node has victims
+        reasons = {NO_VICTIMS: statuses} if statuses else {}
+        if n_all - statuses:
+            reasons[NOT_HELPFUL] = n_all - statuses
+        return FitError(pod.key, n_all, reasons=reasons).message, ()
     potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
     enough = num_candidates(args, len(potential))
     reasons, examined, candidates = {}, 0, []
