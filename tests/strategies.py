@@ -509,18 +509,27 @@ def ipa_nodes(draw, name):
     return node
 
 
-@st.composite
-def ipa_pods(draw, name, node_names, bound=False):
+def _cross_pod_base(draw, name, node_names, bound, drop_node_name=False):
+    """A pod in one of the test namespaces with drawn labels; mostly without node-local
+    constraints, so that the cross-pod plugin under test decides."""
     pod = draw(pods_dicts(name, node_names, bound=bound, extended=False))
     ns = draw(st.sampled_from(IPA_NAMESPACES * 4 + [IPA_NS_UNKNOWN]))
     pod["metadata"]["namespace"] = ns
     pod["metadata"]["uid"] = f"uid-{ns}-{name}"
-    if draw(st.integers(0, 2)):                 # less node-local noise: pod affinity decides
+    if draw(st.integers(0, 2)):
         pod["spec"].pop("affinity", None)
         pod["spec"].pop("nodeSelector", None)
+        if drop_node_name and not bound:
+            pod["spec"].pop("nodeName", None)
     labels = draw(pod_labels())
     if labels:
         pod["metadata"]["labels"] = labels
+    return pod
+
+
+@st.composite
+def ipa_pods(draw, name, node_names, bound=False):
+    pod = _cross_pod_base(draw, name, node_names, bound)
     if draw(st.integers(0, 4)):
         affinity = pod["spec"].setdefault("affinity", {})
         affinity.update(draw(pod_affinity_specs()))
@@ -578,17 +587,7 @@ def topology_spread_constraints(draw):
 
 @st.composite
 def pts_pods(draw, name, node_names, bound=False):
-    pod = draw(pods_dicts(name, node_names, bound=bound, extended=False))
-    ns = draw(st.sampled_from(IPA_NAMESPACES * 4 + [IPA_NS_UNKNOWN]))
-    pod["metadata"]["namespace"] = ns
-    pod["metadata"]["uid"] = f"uid-{ns}-{name}"
-    if draw(st.integers(0, 2)):                 # less node-local noise: spreading decides
-        pod["spec"].pop("affinity", None)
-        pod["spec"].pop("nodeSelector", None)
-        pod["spec"].pop("nodeName", None) if not bound else None
-    labels = draw(pod_labels())
-    if labels:
-        pod["metadata"]["labels"] = labels
+    pod = _cross_pod_base(draw, name, node_names, bound, drop_node_name=True)
     if bound and draw(st.integers(0, 9)) == 0:
         pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     if draw(st.integers(0, 3)) == 0:

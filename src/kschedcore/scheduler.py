@@ -27,7 +27,7 @@ from .objects.disruption import parse_pdb
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
 from .objects.storage import STORAGE_KINDS
-from .plugins.base import CycleError, PreFilterRejection
+from .plugins.base import PreFilterRejection
 from .plugins.interpod_affinity import PodCounters
 from .plugins.pod_topology_spread import SpreadContext
 from .plugins.node_ports import packed_ports
@@ -418,8 +418,6 @@ class Scheduler(PreemptionMixin):
             except PreFilterRejection as rej:
                 err = FitError(pod.key, n_all, pre_filter_message=rej.message)
                 return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected(rej.plugin)
-            except CycleError as e:
-                return ScheduleResult(pod.key, None, 0, 0, error=str(e)), profile, None
         if profile.spread is not None:
             if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
                 self._topology_spread_prefilter(profile, pod)

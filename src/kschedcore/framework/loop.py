@@ -39,6 +39,7 @@ from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventN
                              node_scheduling_properties_change)
 from .permit import SKIP, go_duration
 from .queue import SchedulingGates, SchedulingQueue
+from .runtime import scanned_rows
 from .queueing_hints import default_queueing_hint_map
 
 
@@ -531,12 +532,11 @@ def _rejectors(sched, profile, ctx) -> set:
     """The plugins that rejected some node in the cycle (the pod's rejector plugins)."""
     if profile is None:
         return set()
-    if hasattr(ctx, "plugin"):                       # a PreFilter rejection
+    if sched._rejected(ctx):                         # a PreFilter rejection
         return {ctx.plugin}
     if not ctx:
         return set()
-    scan, start, processed, _ = ctx
-    rows = np.roll(scan, -start)[:processed]
+    rows = scanned_rows(*ctx[:3])
     k = profile.kernel
     failed = rows[np.asarray(k.st_code)[rows] != 1]
     return {profile.filters[int(f)].name for f in np.unique(np.asarray(k.st_plugin)[failed])}

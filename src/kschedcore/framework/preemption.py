@@ -14,6 +14,7 @@ import numpy as np
 from .._kernels import F_CUSTOM_0
 from ..objects.disruption import split_by_violation
 from ..plugins.default_preemption import NO_VICTIMS, post_filter
+from .runtime import scanned_rows
 from .status import Code
 
 if TYPE_CHECKING:
@@ -55,17 +56,16 @@ class PreemptionMixin:
         """How many nodes the failed cycle marked Unschedulable (the rest: unresolvable)."""
         if self._rejected(ctx) or not ctx:
             return 0
-        scan, start, processed, _ = ctx
-        rows = scan if processed == len(scan) else np.roll(scan, -start)[:processed]
+        rows = scanned_rows(*ctx[:3])
         return int(np.count_nonzero(np.asarray(profile.kernel.st_code)[rows] == Code.UNSCHEDULABLE))
 
     def _node_statuses(self, profile, result, ctx) -> dict:
-        """{node name: (code, reasons)} of the nodes a failed cycle gave a status."""
+        """{node name: (code, plugin)} of the nodes a failed cycle gave a status."""
         t, k = self.table, profile.kernel
         if self._rejected(ctx) or not ctx:
             return {name: ("UnschedulableAndUnresolvable", []) for name in self.node_names}
         scan, start, processed, narrowed = ctx
-        rows = np.roll(scan, -start)[:processed]
+        rows = scanned_rows(scan, start, processed)
         codes = np.asarray(k.st_code)[rows]
         failed = codes != Code.SUCCESS
         names = {fid: p.name for fid, p in profile.filters.items()}

@@ -136,7 +136,7 @@ class ProfileRuntime:
         k = self.kernel
         for p in self.volume_filters:
             if getattr(p, "filter_error", ""):
-                rows = np.roll(scan, -start)[:processed]
+                rows = scanned_rows(scan, start, processed)
                 # rows that passed keep an earlier pass's plugin and detail
                 hit = ((np.asarray(k.st_plugin)[rows] == p.filter_id) & (np.asarray(k.st_code)[rows] != Code.SUCCESS)
                        & (np.asarray(k.st_detail)[rows] == p.ERROR_DETAIL))
@@ -183,6 +183,13 @@ class ProfileRuntime:
         if absent:
             add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
         return hist
+
+
+def scanned_rows(scan, start, processed) -> np.ndarray:
+    """The node rows a kernel pass examined: `processed` scan positions from `start`, wrapping."""
+    if processed == len(scan):
+        return scan
+    return np.roll(scan, -start)[:processed]
 
 
 def _out_of_tree(profile: Profile, registry) -> tuple:

@@ -47,10 +47,6 @@ class PreFilterRejection(Exception):
         self.message = message
 
 
-class CycleError(Exception):
-    """A plugin returned an Error status: the cycle fails with kube-scheduler's message."""
-
-
 class VolumePlugin(Plugin):
     """A volume plugin: its PreFilter turns the cache's volume facts into a per-row int8
     status for the kernel (0 passes, else reason bits | VOLUME_UU), with NumPy."""
@@ -67,7 +63,7 @@ class VolumePlugin(Plugin):
 
     def prefilter(self, pod, volumes, table):
         """Returns the status array, or None when no node can fail; sets `skipped`.
-        Raises PreFilterRejection or CycleError."""
+        Raises PreFilterRejection."""
         raise NotImplementedError
 
     def reasons(self, detail: int, table) -> list:
