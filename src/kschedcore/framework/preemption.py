@@ -7,6 +7,7 @@ per node, the node table) and rerun its cycle on single nodes. The loop
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -169,11 +170,10 @@ class PreemptionMixin:
     def _dry_run_preemption(self, pod: Pod, node_name: str):
         """SelectVictimsOnNode's first step: with every lower-priority pod off the node, does
         the pod fit? None if it does, else the reasons it still does not."""
-        victims = [k for k in self._on_node.get(node_name, ()) if self._placed[k].pod.priority < pod.priority]
-        if not victims:
+        lower = self._lower_priority(pod, node_name)
+        if not lower:
             return [NO_VICTIMS]
-        removed = [self._unplace(k).pod for k in victims]
-        try:
+        with self._taken_off(lower, node_name):
             row = self.table.row_of[node_name]
             result, profile, ctx = self._run_cycle(pod, only_row=row)
             if result.node is not None:
@@ -183,17 +183,29 @@ class PreemptionMixin:
             k = profile.kernel
             plugin = profile.filters[int(k.st_plugin[row])]
             return plugin.reasons(int(k.st_detail[row]), self.table)
+
+    def _lower_priority(self, pod: Pod, node_name: str) -> list:
+        """The pods on the node that `pod` may preempt (lower priority), in placement order."""
+        return [self._placed[k].pod for k in self._on_node.get(node_name, ())
+                if self._placed[k].pod.priority < pod.priority]
+
+    @contextmanager
+    def _taken_off(self, pods, node_name: str):
+        """The pods off their node for the block, then back (those the block has not put back)."""
+        for p in pods:
+            self._unplace(p.key)
+        try:
+            yield
         finally:
-            for victim in removed:
-                self._place(victim, node_name)
+            for p in pods:
+                if p.key not in self._placed:
+                    self._place(p, node_name)
 
     def _potential_victims(self, pod: Pod, node_name: str):
         """The node's lower-priority pods in reprieve order -- those whose eviction would break
         a PodDisruptionBudget first, each group most important first (MoreImportantPod: higher
         priority, then earlier placed) -- and the set of the budget-breaking ones."""
-        pods = [self._placed[k].pod for k in self._on_node.get(node_name, ())
-                if self._placed[k].pod.priority < pod.priority]
-        pods.sort(key=lambda p: -p.priority)
+        pods = sorted(self._lower_priority(pod, node_name), key=lambda p: -p.priority)
         violating, other = split_by_violation(pods, list(self.pdbs.values()))
         return violating + other, {p.key for p in violating}
 
@@ -212,21 +224,16 @@ class PreemptionMixin:
         order, breaking = self._potential_victims(pod, node_name)
         if not order:
             return None
-        removed = [self._unplace(p.key).pod for p in order]
         victims = []
-        try:
+        with self._taken_off(order, node_name):
             if not self._fits_on(pod, node_name):
                 return None
-            for p in removed:
+            for p in order:
                 self._place(p, node_name)
                 if not self._fits_on(pod, node_name):
                     self._unplace(p.key)
                     victims.append(p)
             return self._victims_in_order(victims, breaking)
-        finally:
-            for p in removed:
-                if p.key not in self._placed:
-                    self._place(p, node_name)
 
     def _fits_on(self, pod: Pod, node_name: str) -> bool:
         row = self.table.row_of.get(node_name)
