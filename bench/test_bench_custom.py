@@ -31,10 +31,10 @@ def free_cpu_millis(row, node, pod, params):
 class PyFreeCpu(CustomScore):
     name = "PyFreeCpu"
 
-    def score(self, pod, nodes):
+    def score(self, state, pod, nodes, rows):
         c = nodes.resource_col("cpu")
-        a = nodes.alloc[:, c]
-        left = a - nodes.requested[:, c] - pod.requests.get("cpu", 0)
+        a = nodes.alloc[rows, c]
+        left = a - nodes.requested[rows, c] - pod.requests.get("cpu", 0)
         return np.where(a > 0, left * 100 // np.maximum(a, 1), 0)
 
 

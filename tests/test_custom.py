@@ -34,10 +34,10 @@ def free_gpus(row, node, pod, params):
 class PyFreeGpus(CustomScore):
     name = "FreeGpus"
 
-    def score(self, pod, nodes):
+    def score(self, state, pod, nodes, rows):
         g = nodes.resource_col("example.com/gpu")
         req = pod.requests.get("example.com/gpu", 0)
-        return nodes.alloc[:, g] - nodes.requested[:, g] - req
+        return nodes.alloc[rows, g] - nodes.requested[rows, g] - req
 
 
 # ---- a filter: only zones listed in params (label value ids) ---------------------------------------
@@ -96,7 +96,7 @@ class OnlyEvenRows(CustomFilter):
     name = "OnlyEvenRows"
     reason = "odd row"
 
-    def filter(self, pod, nodes):
+    def filter(self, state, pod, nodes):
         return np.arange(nodes.labels.shape[0]) % 2 == 0       # True: passes
 
 
@@ -135,8 +135,8 @@ def test_invalid_plugins():
     class WrongShape(CustomScore):
         name = "WrongShape"
 
-        def score(self, pod, nodes):
-            return np.zeros(3, np.int64)
+        def score(self, state, pod, nodes, rows):
+            return np.zeros(len(rows) + 1, np.int64)
 
-    with pytest.raises(ValidationError, match="one value per node row"):
+    with pytest.raises(ValidationError, match="one value per feasible node"):
         Scheduler(NODES, plugins=[WrongShape()]).schedule(pod("p"))

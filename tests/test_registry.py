@@ -74,7 +74,7 @@ def test_unregistered_names_and_points_are_rejected():
     with pytest.raises(ValidationError, match="already registered"):
         reg.register("FreeOf", lambda args: None, points=("score",))
     with pytest.raises(ValidationError, match="unknown"):
-        reg.register("X", lambda args: None, points=("postFilter",))
+        reg.register("X", lambda args: None, points=("preBindPreFlight",))
     bad = {**CONFIG, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "FreeOf"}]}}}]}
     with pytest.raises(ValidationError, match='plugin "FreeOf" does not extend the extension point'):
         kschedcore.parse_config(bad, registry=reg)

@@ -21,6 +21,19 @@ A Filter returns 0 (pass), 1 (Unschedulable) or 2 (UnschedulableAndUnresolvable)
 returns its raw score. Custom plugins run after the in-tree ones of each extension point, in the
 order given; a Score with ``normalize=True`` gets kube-scheduler's DefaultNormalizeScore
 (raw * 100 / max), otherwise its raw score is weighted as is.
+
+Every extension point of a Python plugin takes the cycle's
+:class:`~kschedcore.framework.interface.CycleState` first, as kube-scheduler's do. Optional
+methods (absent = the plugin does not implement that point):
+
+- Filter plugins: ``pre_filter(state, pod, nodes)`` -> None, SKIP (the Filter is not called
+  for this pod), a PreFilterResult (only these nodes) or a Status (Unschedulable,
+  UnschedulableAndUnresolvable or Error); ``add_pod(state, pod, pod_to_add, node_name)`` and
+  ``remove_pod(state, pod, pod_to_remove, node_name)`` (PreFilterExtensions: called on a clone
+  of the state when preemption evaluates a node without some of its pods, or with them back);
+- Score plugins (Python): ``pre_score(state, pod, nodes, rows)`` -> None, SKIP or an Error
+  Status; ``normalize_score(state, pod, rows, scores)`` -> the normalised scores;
+- :class:`CustomPostFilter`: ``post_filter(state, pod, statuses)``.
 """
 from collections import namedtuple
 
@@ -76,6 +89,11 @@ class _Custom:
     filter_id = 0
     score_id = -1
     native = False
+    # optional extension points: a subclass defines them as methods
+    pre_filter = None
+    add_pod = None
+    remove_pod = None
+    pre_score = None
 
     def prefilter_skips(self, pod) -> bool:
         return False
@@ -91,9 +109,10 @@ class CustomFilter(_Custom):
     """A Filter plugin in Python: subclass it and implement `filter`."""
     reason = DEFAULT_REASON
 
-    def filter(self, pod, nodes: NodeColumns) -> np.ndarray:
+    def filter(self, state, pod, nodes: NodeColumns) -> np.ndarray:
         """Per node row: 0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable (a bool
-        array is read as True = passes)."""
+        array is read as True = passes). Called once per cycle, before the kernel's pass (and
+        once per node a preemption dry run evaluates, on a clone of the state)."""
         raise NotImplementedError
 
     def reasons(self, detail, table):
@@ -101,13 +120,50 @@ class CustomFilter(_Custom):
 
 
 class CustomScore(_Custom):
-    """A Score plugin in Python: subclass it and implement `score`."""
+    """A Score plugin in Python: subclass it and implement `score`. It runs after the kernel's
+    pass, on the feasible nodes (when there are two or more, as kube-scheduler scores)."""
     weight = 1
     normalize = False
+    scored_in_kernel = False
 
-    def score(self, pod, nodes: NodeColumns) -> np.ndarray:
-        """Per node row: the raw score (int64)."""
+    def score(self, state, pod, nodes: NodeColumns, rows: np.ndarray) -> np.ndarray:
+        """The raw score (int64) of each node row in `rows` (the feasible nodes)."""
         raise NotImplementedError
+
+    def normalize_score(self, state, pod, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """NormalizeScore: DefaultNormalizeScore (raw * 100 / max) when `normalize`, else the
+        raw scores. The result must lie in [0, 100], or the cycle ends in an error."""
+        return default_normalize(scores) if self.normalize else scores
+
+
+class CustomPreFilter(_Custom):
+    """A PreFilter plugin without a Filter (it takes no kernel slot): subclass it and
+    implement `pre_filter` (and, if it keeps state, `add_pod` / `remove_pod`)."""
+
+    def pre_filter(self, state, pod, nodes: NodeColumns):
+        raise NotImplementedError
+
+
+class CustomPostFilter(_Custom):
+    """A PostFilter plugin in Python, run after the in-tree ones (DefaultPreemption) when
+    they did not succeed. `statuses` is {node name: (code, plugin name)} of the nodes the
+    failed cycle rejected."""
+
+    def post_filter(self, state, pod, statuses: dict):
+        """A PostFilterResult (nominate the pod, evict its victims), or an Unschedulable /
+        UnschedulableAndUnresolvable Status whose message joins the FitError's."""
+        raise NotImplementedError
+
+
+def default_normalize(scores: np.ndarray) -> np.ndarray:
+    """helper.DefaultNormalizeScore(MaxNodeScore, false, scores): 100 * score / max, Go's
+    truncating division; unchanged when no score is positive."""
+    scores = np.asarray(scores, np.int64)
+    hi = int(scores.max()) if scores.size else 0
+    if hi <= 0:
+        return scores.copy()
+    q = np.abs(100 * scores) // hi
+    return np.where(scores < 0, -q, q)
 
 
 class _Native(_Custom):
@@ -192,13 +248,19 @@ def compile_native(fn, name="plugin", batch=False):
 
 
 def assign_slots(plugins):
-    """(filters, scores): the custom plugins with their kernel filter / score ids."""
+    """(filters, scores, others): the custom Filter and Score plugins with their kernel filter
+    / score ids, and the PreFilter-only and PostFilter plugins (no kernel slot)."""
     filters = [p for p in plugins if isinstance(p, (CustomFilter, NativeFilter))]
     scores = [p for p in plugins if isinstance(p, (CustomScore, NativeScore))]
     other = [p for p in plugins if p not in filters and p not in scores]
-    if other:
-        raise ValidationError(f"plugin {getattr(other[0], 'name', other[0])!r}", "",
-                              "not a CustomFilter, CustomScore, NativeFilter or NativeScore")
+    wrong = [p for p in other if not isinstance(p, (CustomPreFilter, CustomPostFilter))]
+    if wrong:
+        raise ValidationError(f"plugin {getattr(wrong[0], 'name', wrong[0])!r}", "", "not a CustomFilter, "
+                              "CustomScore, CustomPreFilter, CustomPostFilter, NativeFilter or NativeScore")
+    for p in scores:
+        if p.native and p.pre_score is not None:
+            raise ValidationError(f"plugin {p.name}", "pre_score", "a native Score plugin scores inside the "
+                                  "kernel's pass, before a PreScore could see the feasible nodes: use a CustomScore")
     for kind, group in (("Filter", filters), ("Score", scores)):
         if len(group) > N_CUSTOM:
             raise ValidationError("plugins", "", f"at most {N_CUSTOM} custom {kind} plugins, got {len(group)}")
@@ -206,4 +268,4 @@ def assign_slots(plugins):
     if len(set(names)) != len(names) or not all(names):
         raise ValidationError("plugins", "name", "custom plugins need distinct, non-empty names")
     return ([(F_CUSTOM_0 + k, p) for k, p in enumerate(filters)],
-            [(S_CUSTOM_0 + k, p) for k, p in enumerate(scores)])
+            [(S_CUSTOM_0 + k, p) for k, p in enumerate(scores)], other)

@@ -18,8 +18,9 @@ from .custom import NodeColumns
 from .errors import DuplicateError, UnsupportedError, ValidationError
 from .framework.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from .framework.fit_error import FitError
+from .framework.interface import CycleState, PluginError
 from .framework.preemption import PreemptionMixin
-from .framework.runtime import ProfileRuntime
+from .framework.runtime import ProfileRuntime, absent_reason
 from .framework.status import Code
 from .objects import resources as res
 from .objects.features import check_supported
@@ -83,6 +84,10 @@ class ScheduleResult:
     preemption_candidates: tuple = ()
     #: resources alone decide the victims (Scheduler.victims_on_resources applies)
     preemption_on_resources: bool = False
+    #: a custom PostFilter's success: (PostFilterResult) the node to nominate, victims to evict
+    nomination: object = None
+    #: the cycle's CycleState (the pod's binding cycle gets it too)
+    cycle_state: CycleState | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -101,8 +106,10 @@ class ScheduleResult:
 
 @dataclass(slots=True)
 class _Rejected:
-    """A cycle a PreFilter plugin ended with UnschedulableAndUnresolvable."""
+    """A cycle a PreFilter plugin ended (UnschedulableAndUnresolvable, or Unschedulable)."""
     plugin: str
+    code: str = "UnschedulableAndUnresolvable"
+    plugins: set = None           # the rejector plugins (default: {plugin})
 
 
 @dataclass(slots=True)
@@ -385,10 +392,12 @@ class Scheduler(PreemptionMixin):
         """The profile named by spec.schedulerName; None: not this scheduler's pod."""
         return self.profiles.get(pod.scheduler_name)
 
-    def _run_cycle(self, pod: Pod, only_row: int | None = None, only_rows=None):
+    def _run_cycle(self, pod: Pod, only_row: int | None = None, only_rows=None, state: CycleState | None = None):
         """Returns (result, profile, context for explain). only_row / only_rows: Filter (and
         score) those nodes alone, every one of them, leaving the rotation index alone --
-        preemption's dry run, a nominated node, the pass without nominated pods."""
+        preemption's dry run, a nominated node, the pass without nominated pods. state: a
+        what-if evaluation's CycleState (a clone the preemption dry run has told which pods
+        are off): the custom PreFilters do not run again."""
         if only_row is not None:
             only_rows = np.asarray([only_row], np.int32)
         t = self.table
@@ -399,40 +408,49 @@ class Scheduler(PreemptionMixin):
         n_all = len(t)
         if n_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0)), profile, None
+        what_if = state is not None
+        if state is None:
+            state = CycleState()
         cp = profile.compile(pod, t, self._usage)
         profile.bind(t)
         if t.stale_images:
             t.refresh_snapshot()
         names = cp.prefilter_node_names
+        if names is not None and not names:
+            err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
+            return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected("NodeAffinity")
+        try:
+            if profile.volume_filters and (pod.volumes or profile.volume_set):
+                self._volume_prefilter(profile, pod)
+            if profile.spread is not None:
+                if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
+                    self._topology_spread_prefilter(profile, pod)
+                else:
+                    profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
+            if profile.inter_pod_affinity is not None:
+                if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
+                    profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
+                else:
+                    self._inter_pod_affinity(profile, pod)
+            narrowed = ("NodeAffinity",) if names is not None else ()
+            if profile.custom_pre_filters and not what_if:
+                names, narrowed = self._custom_pre_filter(profile, pod, state, names, narrowed)
+        except PreFilterRejection as rej:
+            err = FitError(pod.key, n_all, pre_filter_message=rej.message)
+            return (ScheduleResult(pod.key, None, 0, 0, err, cycle_state=state), profile,
+                    _Rejected(rej.plugin, rej.code, rej.plugins))
+        except PluginError as e:
+            return ScheduleResult(pod.key, None, 0, 0, error=str(e), cycle_state=state), profile, None
         scan = t.scan_order
         if names is not None:
-            if not names:
-                err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
-                return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected("NodeAffinity")
             # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
             rows = [t.row_of[name] for name in names if name in t.row_of]
             scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
-        if profile.volume_filters and (pod.volumes or profile.volume_set):
-            try:
-                self._volume_prefilter(profile, pod)
-            except PreFilterRejection as rej:
-                err = FitError(pod.key, n_all, pre_filter_message=rej.message)
-                return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected(rej.plugin)
-        if profile.spread is not None:
-            if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
-                self._topology_spread_prefilter(profile, pod)
-            else:
-                profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
-        if profile.inter_pod_affinity is not None:
-            if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
-                profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
-            else:
-                self._inter_pod_affinity(profile, pod)
         spread_in_python = (profile.spread_scores and (pod.topology_spread or self.objects or profile.spread_kernel)
                             and self._topology_spread_prescore(profile, pod))
-        if profile.custom_python:
+        if profile.python_filters or profile.custom_filters_off or state.skip_filter_plugins:
             profile.bind(t)
-            profile.custom_cycle(pod, self.node_columns)
+            profile.custom_filter(state, pod, self.node_columns)
         start, to_find = self.next_start_node_index, None
         if only_rows is not None:
             scan, start = scan[np.isin(scan, only_rows)], 0
@@ -443,21 +461,41 @@ class Scheduler(PreemptionMixin):
         best, nf, processed = profile.kernel.run(cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
         if only_rows is None:
             self.next_start_node_index = (start + processed) % n_all
-        ctx = (scan, start, processed, names is not None)
+        ctx = (scan, start, processed, narrowed, names)
         error = profile.filter_error(scan, start, processed) if pod.volumes else ""
-        if error:
-            return ScheduleResult(pod.key, None, 0, processed, error=error), profile, ctx
-        if nf > 1 and cp.preferred_parse_error:
+        if not error and nf > 1 and cp.preferred_parse_error:
             # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
-            return ScheduleResult(pod.key, None, nf, processed, error=PRESCORE_PARSE_ERROR), profile, ctx
-        if nf > 1 and spread_in_python:
-            best = self._topology_spread_score(profile, pod, nf, best)
-        elif nf > 1 and profile.spread_kernel:
+            error = PRESCORE_PARSE_ERROR
+        rescored = False
+        if not error and nf > 1 and spread_in_python:
+            rescored = self._topology_spread_score(profile, pod, nf)
+        elif not error and nf > 1 and profile.spread_kernel:
             profile.spread.scored(pod)
+        if not error and nf > 1 and (profile.python_scores or profile.native_scores):
+            error = profile.custom_score(state, pod, self.node_columns, nf)
+            rescored = rescored or bool(profile.python_scores)
+        if error:
+            return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state), profile, ctx
+        if rescored:
+            best = self._select_best(profile, nf)
         if best >= 0:
-            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed), profile, ctx
-        err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan)))
-        return ScheduleResult(pod.key, None, 0, processed, err), profile, ctx
+            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed, cycle_state=state), profile, ctx
+        err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan), narrowed))
+        return ScheduleResult(pod.key, None, 0, processed, err, cycle_state=state), profile, ctx
+
+    def _custom_pre_filter(self, profile: ProfileRuntime, pod: Pod, state, names, narrowed):
+        """The custom PreFilters, their PreFilterResults merged with NodeAffinity's; no node
+        left is an UnschedulableAndUnresolvable rejection, worded as kube-scheduler's."""
+        custom_names, with_nodes = profile.custom_pre_filter(state, pod, self.node_columns)
+        if custom_names is None:
+            return names, narrowed
+        narrowed = tuple(sorted({*narrowed, *with_nodes}))
+        names = custom_names if names is None else set(names) & custom_names
+        if not names:
+            msg = (f"node(s) didn't satisfy plugin {narrowed[0]}" if len(narrowed) == 1 else
+                   f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed)}] simultaneously")
+            raise PreFilterRejection("", msg, plugins=narrowed)
+        return names, narrowed
 
     @staticmethod
     def _rejected(ctx) -> bool:
@@ -513,9 +551,9 @@ class Scheduler(PreemptionMixin):
         profile.spread_kernel = True
         return False
 
-    def _topology_spread_score(self, profile: ProfileRuntime, pod: Pod, nf: int, best: int) -> int:
-        """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes;
-        the totals change, so selectHost runs again."""
+    def _topology_spread_score(self, profile: ProfileRuntime, pod: Pod, nf: int) -> bool:
+        """PreScore/Score/NormalizeScore of PodTopologySpread over the kernel's feasible nodes,
+        added to the totals; True when it scored (selectHost must run again)."""
         plugin, k = profile.spread, profile.kernel
         s = plugin.score_id                   # the kernel leaves score_ran[s] 0: it does not score it
         self.spread_context.begin(pod)
@@ -523,12 +561,17 @@ class Scheduler(PreemptionMixin):
         result = plugin.score(pod, self.spread_context, feasible)
         k.score_ran[s] = result is not None
         if result is None:
-            return best
+            return False
         raw, norm = result
         np.asarray(k.raw_scores)[s, :nf] = raw
         np.asarray(k.scores)[s, :nf] = norm
-        totals = np.asarray(k.totals)[:nf]
-        totals += profile.weights[s] * norm
+        np.asarray(k.totals)[:nf] += profile.weights[s] * norm
+        return True
+
+    def _select_best(self, profile: ProfileRuntime, nf: int) -> int:
+        """selectHost again over the kernel's totals, once scores were added after its pass."""
+        k = profile.kernel
+        feasible, totals = np.asarray(k.feasible)[:nf], np.asarray(k.totals)[:nf]
         ties = np.flatnonzero(totals == totals.max())
         if self.tie_first:
             j = ties[np.argmin(self.table.order_key[feasible[ties]])]
@@ -677,7 +720,7 @@ class Scheduler(PreemptionMixin):
         if isinstance(ctx, _Rejected):
             # a PreFilter said UnschedulableAndUnresolvable: every node has its status, and
             # (as in kube-scheduler's own record) no skipped-plugin lists
-            status = {"ok": False, "code": "UnschedulableAndUnresolvable", "plugin": ctx.plugin,
+            status = {"ok": False, "code": ctx.code, "plugin": ctx.plugin,
                       "reasons": [result.fit_error.pre_filter_message]}
             rec["filter"] = {name: dict(status) for name in self.node_names}
             rec["preFilterStatus"] = status
@@ -685,10 +728,12 @@ class Scheduler(PreemptionMixin):
             if pod.node_name:
                 rec["preBound"] = True
             return rec
-        skipped_filter = [p.name for p in profile.filters.values() if p.prefilter_skips(pod)]
+        state = result.cycle_state
+        skipped_filter = [p.name for p in profile.filters.values()
+                          if p.prefilter_skips(pod) or (state is not None and p.name in state.skip_filter_plugins)]
         rec["skippedFilterPlugins"] = sorted(skipped_filter + profile.skipping_filters)
         if ctx:
-            scan, start, processed, narrowed = ctx
+            scan, start, processed, narrowed, names = ctx
             n = len(scan)
             for i in range(processed):
                 row = int(scan[(start + i) % n])
@@ -701,18 +746,20 @@ class Scheduler(PreemptionMixin):
                     "reasons": plugin.reasons(int(k.st_detail[row]), t)}
             if narrowed:
                 inside = {t.nodes[r].name for r in scan}
-                rec["preFilterNodeNames"] = sorted(pod.compiled[1].prefilter_node_names)
+                rec["preFilterNodeNames"] = sorted(names)
                 for name in self.node_names:
                     if name not in inside:
                         rec["filter"][name] = {
-                            "ok": False, "code": "UnschedulableAndUnresolvable", "plugin": "NodeAffinity",
-                            "reasons": ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]}
+                            "ok": False, "code": "UnschedulableAndUnresolvable", "plugin": narrowed[0],
+                            "reasons": [absent_reason(narrowed)]}
             if not result.error and result.feasible_nodes > 1:
                 rec["scores"] = self._scores(profile, result.feasible_nodes)
         if result.error:
             rec["error"] = result.error
         rec["skippedScorePlugins"] = sorted(
-            [p.name for p in profile.scorers if p.prescore_skips(pod)] + profile.skipping_scores)
+            [p.name for p in profile.scorers
+             if p.prescore_skips(pod) or (state is not None and p.name in state.skip_score_plugins)]
+            + profile.skipping_scores)
         if pod.node_name:
             rec["preBound"] = True
         rec["fitError"] = str(result.fit_error) if result.fit_error else None

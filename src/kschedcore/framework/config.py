@@ -211,6 +211,8 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     s_enabled, scores = point("score", SCORE_PLUGINS)
     out_of_tree = {}
     for p, names in (("queueSort", queue_sort), ("preEnqueue", pre_enqueue), ("filter", filters), ("score", scores),
+                     ("postFilter", post_filters), ("preFilter", point("preFilter", FILTER_PLUGINS)[1]),
+                     ("preScore", point("preScore", SCORE_PLUGINS)[1]),
                      *((p, point(p, ())[1]) for p in ("reserve", "permit", "preBind", "bind", "postBind"))):
         for n in names:
             if n not in KNOWN_PLUGINS:

@@ -533,7 +533,7 @@ def _rejectors(sched, profile, ctx) -> set:
     if profile is None:
         return set()
     if sched._rejected(ctx):                         # a PreFilter rejection
-        return {ctx.plugin}
+        return set(ctx.plugins or {ctx.plugin})
     if not ctx:
         return set()
     rows = scanned_rows(*ctx[:3])

@@ -65,7 +65,7 @@ class PreemptionMixin:
         t, k = self.table, profile.kernel
         if self._rejected(ctx) or not ctx:
             return {name: ("UnschedulableAndUnresolvable", []) for name in self.node_names}
-        scan, start, processed, narrowed = ctx
+        scan, start, processed, narrowed, _ = ctx
         rows = scanned_rows(scan, start, processed)
         codes = np.asarray(k.st_code)[rows]
         failed = codes != Code.SUCCESS

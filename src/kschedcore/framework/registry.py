@@ -9,8 +9,9 @@
     config = kschedcore.parse_config(doc, registry=registry)
 
 Profiles then enable the names at those extension points (or through multiPoint), with score
-weights and `pluginConfig` args (handed to the factory), like any in-tree plugin. Filter and
-Score plugins are kschedcore.custom plugins; Reserve, Permit, PreBind, Bind and PostBind ones
+weights and `pluginConfig` args (handed to the factory), like any in-tree plugin. PreFilter,
+Filter, PostFilter, PreScore and Score plugins are kschedcore.custom plugins (one object per
+name and profile serves all its points); Reserve, Permit, PreBind, Bind and PostBind ones
 are binding-cycle plugins of the loop (framework/permit.py); a QueueSort plugin has
 `less(a, b)` over QueuedPodInfos and a PreEnqueue plugin `pre_enqueue(pod)` returning None or
 why the pod must wait (framework/queue.py).
@@ -18,7 +19,8 @@ why the pod must wait (framework/queue.py).
 from ..errors import ValidationError
 
 #: the extension points an out-of-tree plugin may implement here
-POINTS = ("queueSort", "preEnqueue", "filter", "score", "reserve", "permit", "preBind", "bind", "postBind")
+POINTS = ("queueSort", "preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
+          "preBind", "bind", "postBind")
 
 
 class Registry:

@@ -6,12 +6,14 @@ plugins run, in which order, with which weights and arguments, and the pods comp
 import numpy as np
 
 from .._kernels import F_CUSTOM_0, N_SCORES, S_CUSTOM_0, CompiledPod, NodeKernel
-from ..custom import assign_slots
+from ..custom import CustomPostFilter, assign_slots
 from ..errors import ValidationError
 from ..plugins import REGISTRY
-from ..plugins.base import VolumePlugin
+from ..plugins.base import PreFilterRejection, VolumePlugin
 from ..plugins.default_preemption import validate_args as validate_preemption_args
 from .config import FILTER_PLUGINS, SCORE_PLUGINS, Profile
+from .interface import (SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, PluginError, PreFilterResult,
+                        Status)
 from .status import Code
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -22,9 +24,8 @@ class ProfileRuntime:
     def __init__(self, profile: Profile, table, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
                  custom=(), registry=None):
         self.name = profile.scheduler_name
-        self.post_filters = list(profile.post_filters)
         self.preemption_args = profile.plugin_args.get("DefaultPreemption") or {}
-        if "DefaultPreemption" in self.post_filters:
+        if "DefaultPreemption" in profile.post_filters:
             validate_preemption_args(self.preemption_args)
         wanted = set(profile.filters) | set(profile.score_weights)
         self.plugins = [cls(profile.plugin_args.get(name)) for name, cls in REGISTRY.items() if name in wanted]
@@ -42,10 +43,23 @@ class ProfileRuntime:
         self.volume_filters = [p for p in self.filters.values() if isinstance(p, VolumePlugin)]
         self.volume_set = False        # the kernel holds a volume status from an earlier cycle
         configured, self.binding_plugins, made = _out_of_tree(profile, registry)
+        #: PostFilter plugins in order: in-tree ones by name, then custom ones
+        self.post_filters = [made.get(n, n) for n in profile.post_filters]
         #: the queue's plugins of this profile: QueueSort (None: PrioritySort) and PreEnqueue
         self.queue_sort = made.get(profile.queue_sort)
         self.pre_enqueue = [made[n] if n in made else n for n in profile.pre_enqueue]
-        custom_filters, custom_scores = assign_slots([*custom, *configured])
+        given = list(dict.fromkeys([*custom, *configured]))
+        custom_filters, custom_scores, others = assign_slots(given)
+        self.post_filters += [p for p in others if isinstance(p, CustomPostFilter)]
+        #: the custom plugins' Python side, by extension point, in the order given
+        self.custom_pre_filters = [p for p in given if p.pre_filter is not None]
+        self.prefilter_extensions = [p for p in self.custom_pre_filters
+                                     if p.add_pod is not None or p.remove_pod is not None]
+        self.python_filters = [p for _, p in custom_filters if not p.native]
+        self.native_filters = [(fid, p) for fid, p in custom_filters if p.native]
+        self.python_scores = [p for _, p in custom_scores if not p.native]
+        self.native_scores = [p for _, p in custom_scores if p.native]
+        self.custom_filters_off = set()    # slots a PreFilter's SKIP turned off for the last cycle
         for fid, p in custom_filters:          # after the in-tree plugins, in the order given
             p.filter_id = fid
             self.filters[fid] = p
@@ -56,8 +70,6 @@ class ProfileRuntime:
             p.score_id = sid
             self.scorers.append(p)
             self.weights[sid] = p.weight
-        #: Python custom plugins, called once per pod
-        self.custom_python = [p for _, p in custom_filters + custom_scores if not p.native]
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = (pct if pct is not None else percentage_of_nodes_to_score) or 0
         self.kernel = k = NodeKernel()
@@ -71,9 +83,9 @@ class ProfileRuntime:
         for p in self.plugins:
             if hasattr(p, "configure"):
                 p.configure(k, table)
-        for fid, p in custom_filters:
-            if p.native:
-                k.set_custom_filter(fid - F_CUSTOM_0, p.address(), p.params(table))
+        for fid, p in self.native_filters:
+            p.params_cached = p.params(table)
+            k.set_custom_filter(fid - F_CUSTOM_0, p.address(), p.params_cached)
         for sid, p in custom_scores:
             if p.native:
                 k.set_custom_score(sid - S_CUSTOM_0, p.address(), p.params(table), normalize=p.normalize)
@@ -118,18 +130,86 @@ class ProfileRuntime:
         pod.compiled = (self.token, cp)
         return cp
 
-    def custom_cycle(self, pod, nodes):
-        """The Python custom plugins' per-pod calls, handed to the kernel as per-row arrays."""
+    def custom_pre_filter(self, state, pod, nodes):
+        """RunPreFilterPlugins over the custom plugins (after the in-tree ones): (their merged
+        PreFilterResult names or None, the plugins that gave names). A rejection raises
+        PreFilterRejection, an Error PluginError."""
+        names, with_nodes, unschedulable = None, [], None
+        for p in self.custom_pre_filters:
+            r = p.pre_filter(state, pod, nodes)
+            if r is SKIP:
+                state.skip_filter_plugins.add(p.name)
+            elif isinstance(r, Status):
+                if r.code == UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    raise PreFilterRejection(p.name, r.message)
+                if r.code != UNSCHEDULABLE:
+                    raise PluginError(f'running PreFilter plugin "{p.name}": {r.message}')
+                unschedulable = (p.name, r.message)      # the other PreFilters still run
+            elif isinstance(r, PreFilterResult):
+                with_nodes.append(p.name)
+                names = r.node_names if names is None else names & r.node_names
+            elif r is not None:
+                raise PluginError(f'running PreFilter plugin "{p.name}": returned {r!r}, not None, SKIP, '
+                                  f'a PreFilterResult or a Status')
+        if unschedulable is not None:
+            raise PreFilterRejection(*unschedulable, code="Unschedulable")
+        return names, with_nodes
+
+    def custom_filter(self, state, pod, nodes):
+        """The custom Filters' slots for this cycle: Python plugins' per-row statuses, native
+        functions on, and off those whose PreFilter said SKIP."""
+        k, skip = self.kernel, state.skip_filter_plugins
+        off = {p.filter_id for _, p in self.native_filters if p.name in skip}
+        for fid, p in self.native_filters:
+            if (fid in off) != (fid in self.custom_filters_off):
+                k.set_custom_filter(fid - F_CUSTOM_0, *(() if fid in off else (p.address(), p.params_cached)))
+        self.custom_filters_off = off
         n = nodes.labels.shape[0]
-        for p in self.custom_python:
-            if p.filter_id:
-                status = np.asarray(p.filter(pod, nodes))
-                status = np.where(status, 0, 1).astype(np.int8) if status.dtype == bool else status.astype(np.int8)
-                self.kernel.set_custom_filter(p.filter_id - F_CUSTOM_0, status=_rows(status, n, p.name))
-            else:
-                values = np.asarray(p.score(pod, nodes), np.int64)
-                self.kernel.set_custom_score(p.score_id - S_CUSTOM_0, values=_rows(values, n, p.name),
-                                             normalize=p.normalize)
+        for p in self.python_filters:
+            if p.name in skip:
+                k.set_custom_filter(p.filter_id - F_CUSTOM_0)
+                continue
+            status = np.asarray(p.filter(state, pod, nodes))
+            status = np.where(status, 0, 1).astype(np.int8) if status.dtype == bool else status.astype(np.int8)
+            k.set_custom_filter(p.filter_id - F_CUSTOM_0, status=_rows(status, n, p.name))
+
+    def custom_score(self, state, pod, nodes, nf: int) -> str:
+        """PreScore, Score and NormalizeScore of the Python Score plugins over the kernel's
+        feasible nodes, added to the kernel's totals with their weights; the range check of
+        every custom score. '' or the cycle's error message."""
+        k = self.kernel
+        rows = np.asarray(k.feasible)[:nf]
+        for p in self.python_scores:
+            if p.pre_score is not None:
+                r = p.pre_score(state, pod, nodes, rows)
+                if r is SKIP:
+                    state.skip_score_plugins.add(p.name)
+                elif isinstance(r, Status):
+                    return f'running PreScore plugin "{p.name}": {r.message}'
+        for p in self.python_scores:
+            s = p.score_id
+            if p.name in state.skip_score_plugins:
+                k.score_ran[s] = False
+                continue
+            raw = _scores(p.score(state, pod, nodes, rows), nf, p.name, "Score")
+            if isinstance(raw, Status):
+                return f'running Score plugins: plugin "{p.name}" failed with: {raw.message}'
+            norm = _scores(p.normalize_score(state, pod, rows, raw.copy()), nf, p.name, "NormalizeScore")
+            if isinstance(norm, Status):
+                return f'running Normalize on Score plugins: plugin "{p.name}" failed with: {norm.message}'
+            np.asarray(k.raw_scores)[s, :nf] = raw
+            np.asarray(k.scores)[s, :nf] = norm
+            k.score_ran[s] = True
+            np.asarray(k.totals)[:nf] += self.weights[s] * norm
+        for p in self.python_scores + self.native_scores:
+            if k.score_ran[p.score_id]:
+                bad = np.flatnonzero((np.asarray(k.scores)[p.score_id, :nf] < 0)
+                                     | (np.asarray(k.scores)[p.score_id, :nf] > 100))
+                if bad.size:
+                    return (f'applying score defaultWeights on Score plugins: plugin "{p.name}" returns an invalid '
+                            f'score {int(k.scores[p.score_id, bad[0]])}, it should in the range of [0, 100] after '
+                            f'normalizing')
+        return ""
 
     def filter_error(self, scan, start, processed) -> str:
         """The message of a Filter plugin's Error status met by the last pass ('' if none)."""
@@ -159,7 +239,7 @@ class ProfileRuntime:
             pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
         return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
-    def histogram(self, table, absent: int) -> dict:
+    def histogram(self, table, absent: int, narrowed=("NodeAffinity",)) -> dict:
         """The FitError reason histogram from the kernel's per-plugin counters."""
         k = self.kernel
         hist = {}
@@ -181,8 +261,13 @@ class ProfileRuntime:
                     for reason in plugin.reasons(detail, table) if count else ():
                         add(reason, count)
         if absent:
-            add("node(s) didn't satisfy plugin(s) [NodeAffinity]", absent)
+            add(absent_reason(narrowed), absent)
         return hist
+
+
+def absent_reason(narrowed) -> str:
+    """The status of the nodes PreFilterResults left out (sets.List order: sorted)."""
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowed))}]"
 
 
 def scanned_rows(scan, start, processed) -> np.ndarray:
@@ -201,9 +286,21 @@ def _out_of_tree(profile: Profile, registry) -> tuple:
         if "score" in profile.out_of_tree.get(n, ()):
             made[n].weight = w
             custom.append(made[n])
+    custom += [made[n] for n, points in profile.out_of_tree.items() if "preFilter" in points and made[n] not in custom]
     binding = [made[n] for n, points in profile.out_of_tree.items()
-               if points - {"filter", "score", "queueSort", "preEnqueue"}]
+               if points - {"filter", "score", "queueSort", "preEnqueue", "preFilter", "postFilter", "preScore"}]
     return custom, binding, made
+
+
+def _scores(values, nf, name, point):
+    """A Score / NormalizeScore answer as int64 per feasible node, or the Status it returned."""
+    if isinstance(values, Status):
+        return values
+    values = np.asarray(values)
+    if values.shape != (nf,):
+        raise ValidationError(f"plugin {name}", "", f"{point} must return one value per feasible node ({nf}), "
+                                                    f"got shape {values.shape}")
+    return values.astype(np.int64)
 
 
 def _rows(values, n, name):

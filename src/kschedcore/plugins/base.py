@@ -38,13 +38,16 @@ class Plugin:
 
 
 class PreFilterRejection(Exception):
-    """A PreFilter returned UnschedulableAndUnresolvable: the cycle stops, every node gets
-    this status and the FitError says `message`."""
+    """A PreFilter returned UnschedulableAndUnresolvable (or, after all PreFilters ran,
+    Unschedulable): the cycle stops, every node gets this status and the FitError says
+    `message`. plugins: the rejector plugins (several when PreFilterResults do not meet)."""
 
-    def __init__(self, plugin: str, message: str):
+    def __init__(self, plugin: str, message: str, code: str = "UnschedulableAndUnresolvable", plugins=None):
         super().__init__(message)
         self.plugin = plugin
         self.message = message
+        self.code = code
+        self.plugins = set(plugins) if plugins else {plugin}
 
 
 class VolumePlugin(Plugin):
