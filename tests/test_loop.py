@@ -329,7 +329,7 @@ def test_permit_reject_unreserves():
     class NoB(PermitPlugin):
         name = "NoB"
 
-        def permit(self, p, node_name, handle):
+        def permit(self, state, p, node_name, handle):
             return Reject("node b is closed") if node_name == "b" else Reject("nowhere") if p.name == "x" else \
                 __import__("kschedcore.framework.permit", fromlist=["Allow"]).Allow()
 
@@ -362,21 +362,21 @@ def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
         def __init__(self, name, fail_pre_bind=False, bind=SKIP):
             self.name, self.fail_pre_bind, self._bind = name, fail_pre_bind, bind
 
-        def reserve(self, p, n, h):
+        def reserve(self, state, p, n, h):
             log.append(("reserve", self.name, p.name))
 
-        def unreserve(self, p, n, h):
+        def unreserve(self, state, p, n, h):
             log.append(("unreserve", self.name, p.name))
 
-        def pre_bind(self, p, n, h):
+        def pre_bind(self, state, p, n, h):
             log.append(("pre_bind", self.name, p.name))
             return "volume not ready" if self.fail_pre_bind and p.name == "bad" else None
 
-        def bind(self, p, n, h):
+        def bind(self, state, p, n, h):
             log.append(("bind", self.name, p.name))
             return self._bind
 
-        def post_bind(self, p, n, h):
+        def post_bind(self, state, p, n, h):
             log.append(("post_bind", self.name, p.name))
 
     sim = Simulation(Scheduler([node("a")]), plugins=[Recorder("A", fail_pre_bind=True), Recorder("B", bind=None)],
@@ -452,3 +452,37 @@ def test_nominated_pods_count_in_filter_but_not_in_scores():
     assert sim.schedule_one()
     # 3 CPUs do not fit next to the nominee: only b passes Filter
     assert sim.bound.get("default/q") == "b"
+
+
+def test_coscheduling_queue_sort_keeps_a_gang_together():
+    cs = Coscheduling([pod_group("g", 2)])
+    sim = Simulation(Scheduler([node("a", cpu="8")], plugins=[cs]))
+    sim.add_pod(gang_pod("g0", "g"))           # the group is created (its first pod queued) at t=0
+    sim.clock.advance(1)
+    sim.add_pod(pod("solo"))
+    sim.clock.advance(1)
+    sim.add_pod(gang_pod("g1", "g"))
+    order = [sim.queue.pop().key for _ in range(3)]
+    assert order == ["default/g0", "default/g1", "default/solo"]
+    # PrioritySort would take them by arrival
+    sim = Simulation(Scheduler([node("a", cpu="8")]))
+    for i, p in enumerate([gang_pod("g0", "g"), pod("solo"), gang_pod("g1", "g")]):
+        sim.clock.advance(i)
+        sim.add_pod(p)
+    assert [sim.queue.pop().key for _ in range(3)] == ["default/g0", "default/solo", "default/g1"]
+
+
+def test_coscheduling_prefilter_waits_for_enough_siblings():
+    cs = Coscheduling([pod_group("g", 3)])
+    sim = Simulation(Scheduler([node("a", cpu="8")], plugins=[cs]))
+    sim.add_pod(gang_pod("g0", "g"))
+    sim.add_pod(gang_pod("g1", "g"))
+    assert sim.schedule_one() and not sim.binding and not sim.waiting      # rejected before Filter
+    assert sim.outcomes["default/g0"].message == (
+        "0/1 nodes are available: pre-filter pod g0 cannot find enough sibling pods, current pods number: 2, "
+        "minMember of group: 3. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption "
+        "is not helpful for scheduling.")
+    sim.add_pod(gang_pod("g2", "g"))
+    outs = sim.run_until_idle()
+    assert all(o.node == "a" for o in outs) and len(sim.bound) == 3    # Permit, via the same object
+    _check_cache(sim)

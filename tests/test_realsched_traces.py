@@ -74,7 +74,10 @@ def test_preemption_candidates_are_found_not_acted_on():
     # 1 CPU at priority 3: evicting `low` frees a; `mid` outranks the pod, so b has no victims
     result = sched.schedule(_pod("t", "1", priority=3))
     assert result.preemption_candidates == ("a",)
-    assert result.fit_error.post_filter_message == "no new claims to deallocate"
+    # RunPostFilterPlugins returns DefaultPreemption's Success status: no PostFilter message
+    # (DynamicResources' "no new claims to deallocate" is dropped with it)
+    assert result.fit_error.post_filter_message == ""
+    assert result.fit_error.full_message == "0/2 nodes are available: 2 Insufficient cpu."
     # priority 10 may evict either
     assert sched.schedule(_pod("v", "1", priority=10)).preemption_candidates == ("a", "b")
     # equal priority is never preempted

@@ -28,6 +28,7 @@ from .objects.disruption import parse_pdb
 from .objects.node import Node, parse_node
 from .objects.pod import Pod, parse_pod
 from .objects.storage import STORAGE_KINDS
+from .plugins import REGISTRY
 from .plugins.base import PreFilterRejection
 from .plugins.interpod_affinity import PodCounters
 from .plugins.pod_topology_spread import SpreadContext
@@ -110,6 +111,8 @@ class _Rejected:
     plugin: str
     code: str = "UnschedulableAndUnresolvable"
     plugins: set = None           # the rejector plugins (default: {plugin})
+    #: an in-tree PreFilter rejected: the later ones (DynamicResources') never ran
+    in_tree: bool = True
 
 
 @dataclass(slots=True)
@@ -438,7 +441,7 @@ class Scheduler(PreemptionMixin):
         except PreFilterRejection as rej:
             err = FitError(pod.key, n_all, pre_filter_message=rej.message)
             return (ScheduleResult(pod.key, None, 0, 0, err, cycle_state=state), profile,
-                    _Rejected(rej.plugin, rej.code, rej.plugins))
+                    _Rejected(rej.plugin, rej.code, rej.plugins, in_tree=rej.plugin in REGISTRY))
         except PluginError as e:
             return ScheduleResult(pod.key, None, 0, 0, error=str(e), cycle_state=state), profile, None
         scan = t.scan_order

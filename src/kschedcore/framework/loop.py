@@ -37,6 +37,7 @@ from ..objects.node import Node, parse_node
 from .clock import VirtualClock
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                              node_scheduling_properties_change)
+from .interface import SUCCESS, CycleState, Status
 from .permit import SKIP, go_duration
 from .queue import SchedulingGates, SchedulingQueue
 from .runtime import scanned_rows
@@ -96,11 +97,17 @@ class Simulation:
         self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
         self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
         self._assumed_at = {}           # pod key -> the node table's version when it was assumed
+        self._states = {}               # pod key -> its cycle's CycleState, until its binding cycle ends
         self.cycles = 0
         for key, placement in scheduler._placed.items():    # pods the Scheduler holds already
             self.pods[key] = placement.pod
             self.bound[key] = placement.node
             self._started[key] = next(self._seq)
+        plugins = {id(p): p for prof in scheduler.profiles.values()
+                   for p in [*prof.binding_plugins, *prof.pre_enqueue, prof.queue_sort, *prof.custom_pre_filters]}
+        for plugin in [*given, *plugins.values()]:
+            if hasattr(plugin, "set_handle"):     # plugins that list the cluster's pods or read the clock
+                plugin.set_handle(self)
         for pod in scheduler.pending:   # pods queued on the Scheduler before
             self.add_pod(pod)
         scheduler.pending = []
@@ -215,6 +222,7 @@ class Simulation:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
         if self._any_plugins:
+            self._states[pod.key] = result.cycle_state     # the binding cycle's plugins share it
             plugins = self._plugins(pod)
             if plugins.reserve and not self._reserve(pod, result.node, pinfo):
                 return
@@ -228,6 +236,12 @@ class Simulation:
         else:
             heapq.heappush(self._bindings, (self.clock.now() + self.bind_latency, next(self._seq), key, pinfo))
 
+    def _state(self, key) -> CycleState:
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = CycleState()
+        return state
+
     def _plugins(self, pod) -> "_BindingPlugins":
         """The binding-cycle plugins of the pod's profile."""
         return self._plugin_sets.get(pod.scheduler_name, self._no_plugins)
@@ -236,19 +250,21 @@ class Simulation:
     def _reserve(self, pod, node, pinfo) -> bool:
         """RunReservePluginsReserve: in order; the first failure unreserves and rejects."""
         for plugin in self._plugins(pod).reserve:
-            message = plugin.reserve(pod, node, self) if hasattr(plugin, "reserve") else None
+            message = _failure(plugin.reserve(self._state(pod.key), pod, node, self)) if hasattr(plugin, "reserve") else None
             if message:
                 self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {message}.")
                 return False
         return True
 
     def _unreserve(self, pod, node) -> None:
-        """RunReservePluginsUnreserve: every Reserve plugin, in reverse order."""
+        """RunReservePluginsUnreserve: every Reserve plugin, in reverse order (the pod's
+        binding cycle ends: its CycleState goes)."""
         if not self._any_plugins:
             return
         for plugin in reversed(self._plugins(pod).reserve):
             if hasattr(plugin, "unreserve"):
-                plugin.unreserve(pod, node, self)
+                plugin.unreserve(self._state(pod.key), pod, node, self)
+        self._states.pop(pod.key, None)
 
     # ---- Permit --------------------------------------------------------------------------------
     def _permit(self, pod, node, pinfo) -> bool:
@@ -256,7 +272,7 @@ class Simulation:
         parks it (with one timer per waiting plugin, the shortest deciding)."""
         waits = []
         for plugin in self._plugins(pod).permit:
-            status = plugin.permit(pod, node, self)
+            status = plugin.permit(self._state(pod.key), pod, node, self)
             if status.code == "reject":
                 self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {status.message}.")
                 return False
@@ -370,7 +386,11 @@ class Simulation:
 
     def _post_filter_result(self, pod, result) -> None:
         """Acts on DefaultPreemption: evict on the best candidate and nominate the pod there;
-        no candidate clears an earlier nomination."""
+        no candidate clears an earlier nomination. A custom PostFilter's nomination is acted on
+        the same way: its victims deleted, the pod nominated."""
+        if result.nomination is not None:
+            self._nominate(pod, result.nomination.nominated_node_name, list(result.nomination.victims))
+            return
         if not result.preemption_candidates:
             if self.nominated.pop(pod.key, None) is not None:
                 self.queue.delete_nominated_pod_if_exists(pod)
@@ -378,7 +398,7 @@ class Simulation:
         select = self.sched.victims_on_resources if result.preemption_on_resources else self.sched.select_victims
         best = None
         for node in result.preemption_candidates:
-            found = select(pod, node)
+            found = select(pod, node) if result.preemption_on_resources else select(pod, node, result.cycle_state)
             if found and found[0]:
                 rank = self._candidate_rank(*found)
                 if best is None or rank < best[0]:
@@ -393,11 +413,16 @@ class Simulation:
                                      f"{[v.key for v in victims]}, the Filters {exact}")
         for b in self.sched.pdbs.values():    # the disruption controller's count, ahead of it
             b.disruptions_allowed -= sum(1 for v in victims if b.matches(v))
-        for v in victims:
-            self.delete_pod(v.key)
+        self._nominate(pod, node, [v.key for v in victims])
+
+    def _nominate(self, pod, node, victims) -> None:
+        """Victims deleted through the event path, the preemptor nominated to the node."""
+        for key in victims:
+            if key in self.pods:
+                self.delete_pod(key)
         self.nominated[pod.key] = node
         self.queue.add_nominated_pod(pod, node)
-        self.preemptions.append((pod.key, node, [v.key for v in victims]))
+        self.preemptions.append((pod.key, node, list(victims)))
 
     def _candidate_rank(self, victims, n_violating) -> tuple:
         """pickOneNodeForPreemption's order: the fewest PodDisruptionBudget violations, the
@@ -430,7 +455,8 @@ class Simulation:
         if error is None:
             if self._any_plugins:
                 for plugin in self._plugins(pod).post_bind:
-                    plugin.post_bind(pod, node, self)
+                    plugin.post_bind(self._state(key), pod, node, self)
+                self._states.pop(key, None)
             self.bound[key] = node
             self._started[key] = next(self._seq)
             self.outcomes[key].node = node
@@ -458,13 +484,14 @@ class Simulation:
                 return f"Pod admission rejected by the node: {reason}"
         plugins = self._plugins(pod) if self._any_plugins else self._no_plugins
         for plugin in plugins.pre_bind:
-            message = plugin.pre_bind(pod, node, self)
+            message = _failure(plugin.pre_bind(self._state(pod.key), pod, node, self))
             if message:
                 return f'running PreBind plugin "{plugin.name}": {message}'
         if not bound_elsewhere:
             for plugin in plugins.bind:           # the first that does not skip binds
-                message = plugin.bind(pod, node, self)
+                message = plugin.bind(self._state(pod.key), pod, node, self)
                 if message is not SKIP:
+                    message = _failure(message)
                     return f'running Bind plugin "{plugin.name}": {message}' if message else None
         return binder(pod, node) if binder is not None else None
 
@@ -494,6 +521,13 @@ class _BindingPlugins:
         self.pre_bind = [p for p in plugins if hasattr(p, "pre_bind")]
         self.bind = [p for p in plugins if hasattr(p, "bind")]
         self.post_bind = [p for p in plugins if hasattr(p, "post_bind")]
+
+
+def _failure(answer):
+    """A Reserve / PreBind / Bind answer's failure message: None, '' and Success are none."""
+    if isinstance(answer, Status):
+        return None if answer.code == SUCCESS else answer.message
+    return answer or None
 
 
 def _feasible_rows(profile, result):

@@ -1,8 +1,9 @@
 """The binding-cycle extension points (Reserve, Permit, PreBind, Bind, PostBind) and gang
 scheduling (coscheduling).
 
-A plugin of the loop implements any of these methods (all get the pod, the node name and the
-loop as the framework handle), run in the order the plugins are given:
+A plugin of the loop implements any of these methods (all get the pod's CycleState -- the one
+its scheduling cycle filled -- the pod, the node name and the loop as the framework handle),
+run in the order the plugins are given:
 
 - ``reserve(...)`` -> None or a failure message; ``unreserve(...)`` (every Reserve plugin, in
   reverse order, whenever an assumed pod is given up);
@@ -18,8 +19,10 @@ something allows it (then its binding cycle starts) or rejects it -- its timeout
 """
 from dataclasses import dataclass
 
+from ..custom import CustomPreFilter
+from .interface import SKIP, UnschedulableAndUnresolvable  # noqa: F401  (SKIP importable from here too)
+
 MAX_TIMEOUT = 15 * 60.0
-SKIP = object()                # a Bind plugin's "not mine"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
@@ -47,7 +50,7 @@ class PermitPlugin:
     message)` on other waiting pods (the framework handle's waiting-pod access)."""
     name = ""
 
-    def permit(self, pod, node_name: str, handle) -> PermitStatus:
+    def permit(self, state, pod, node_name: str, handle) -> PermitStatus:
         raise NotImplementedError
 
 
@@ -69,14 +72,22 @@ class PodGroup:
     timeout: float             # scheduleTimeoutSeconds
 
 
-class Coscheduling(PermitPlugin):
-    """Gang scheduling: pods labelled `scheduling.x-k8s.io/pod-group: <name>` wait at Permit
-    until `minMember` pods of their group are assumed or bound; then all of them bind. A group
-    that does not reach it within `scheduleTimeoutSeconds` releases every pod it holds.
+class Coscheduling(CustomPreFilter, PermitPlugin):
+    """Gang scheduling (scheduler-plugins' coscheduling): pods labelled
+    `scheduling.x-k8s.io/pod-group: <name>` wait at Permit until `minMember` pods of their group
+    are assumed or bound; then all of them bind. A group that does not reach it within
+    `scheduleTimeoutSeconds` releases every pod it holds.
 
-    groups: PodGroup objects (`scheduling.x-k8s.io/v1alpha1`, spec.minMember,
-    spec.scheduleTimeoutSeconds, default 60 s) as dicts. A pod naming a group that does not
-    exist is rejected.
+    - QueueSort (`less`): priority, then the group's creation time (a pod outside any group:
+      its first attempt), then namespace/name -- so a gang's pods leave the queue together. A
+      PodGroup's creation time is the virtual time its first pod was queued.
+    - PreFilter: a pod whose group has fewer than `minMember` pods in the cluster is rejected
+      (UnschedulableAndUnresolvable) with scheduler-plugins' message.
+
+    Give it to the Scheduler (`plugins=[Coscheduling(groups)]`) and every point runs, or
+    register it and enable it in a profile. groups: PodGroup objects
+    (`scheduling.x-k8s.io/v1alpha1`, spec.minMember, spec.scheduleTimeoutSeconds, default 60 s)
+    as dicts. A pod naming a group that does not exist is rejected at Permit.
     """
     name = "Coscheduling"
 
@@ -87,8 +98,56 @@ class Coscheduling(PermitPlugin):
             ns = meta.get("namespace") or "default"
             self.groups[(ns, meta["name"])] = PodGroup(meta["name"], ns, int(spec.get("minMember", 1)),
                                                        float(spec.get("scheduleTimeoutSeconds", 60)))
+        self.handle = None
+        self._created = {}       # group -> virtual time its first pod was queued
+        self._members = {}       # group -> keys of the pods seen in it (deleted ones dropped lazily)
 
-    def permit(self, pod, node_name, handle):
+    def set_handle(self, handle):
+        """The loop, for the clock and the cluster's pods; pods it holds already are members."""
+        self.handle = handle
+        for key, pod in handle.pods.items():
+            group = _group_of(pod)
+            if group is not None:
+                self._members.setdefault(group, set()).add(key)
+
+    def pre_enqueue(self, pod):
+        group = _group_of(pod)
+        if group is not None:
+            self._members.setdefault(group, set()).add(pod.key)
+            if group not in self._created:
+                self._created[group] = self.handle.clock.now() if self.handle is not None else 0.0
+        return None
+
+    def less(self, a, b) -> bool:
+        if a.pod.priority != b.pod.priority:
+            return a.pod.priority > b.pod.priority
+        ta, tb = self._creation(a), self._creation(b)
+        if ta != tb:
+            return ta < tb
+        return a.key < b.key
+
+    def _creation(self, pinfo):
+        group = _group_of(pinfo.pod)
+        if group is not None and group in self.groups and group in self._created:
+            return self._created[group]
+        ts = pinfo.initial_attempt_timestamp
+        return pinfo.timestamp if ts is None else ts
+
+    def pre_filter(self, state, pod, nodes):
+        group = _group_of(pod)
+        pg = self.groups.get(group) if group is not None else None
+        if pg is None or self.handle is None:
+            return None
+        members = self._members.get(group, set())
+        members.intersection_update(self.handle.pods)
+        count = len(members | {pod.key})
+        if count < pg.min_member:
+            return UnschedulableAndUnresolvable(
+                f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods number: {count}, "
+                f"minMember of group: {pg.min_member}")
+        return None
+
+    def permit(self, state, pod, node_name, handle):
         name = pod.labels.get(POD_GROUP_LABEL)
         if name is None:
             return Allow()

@@ -15,6 +15,7 @@ import numpy as np
 from .._kernels import F_CUSTOM_0
 from ..objects.disruption import split_by_violation
 from ..plugins.default_preemption import NO_VICTIMS, post_filter
+from .interface import PluginError, Status
 from .runtime import scanned_rows
 from .status import Code
 
@@ -30,10 +31,11 @@ class PreemptionMixin:
         candidates are found by a dry run but not acted on."""
         if profile is None or result.fit_error is None or not profile.post_filters:
             return
-        if not any(p < pod.priority for p, n in self._priorities.items() if n > 0):
+        custom = any(not isinstance(p, str) for p in profile.post_filters)
+        if not custom and not any(p < pod.priority for p, n in self._priorities.items() if n > 0):
             # no pod anywhere could be a victim: count the Unschedulable nodes, no dry runs
             out = post_filter(profile.post_filters, pod, self._count_unschedulable(profile, ctx),
-                              result.fit_error.num_all_nodes, self._rejected(ctx), None)
+                              result.fit_error.num_all_nodes, self._in_tree_rejected(ctx), None)
             result.fit_error.post_filter_message = out.message
             return
         statuses = self._node_statuses(profile, result, ctx)
@@ -42,20 +44,29 @@ class PreemptionMixin:
         def dry_run(name):
             if fits is not None and fits.get(name):
                 return None                   # decided on resources alone (see _fits_without_lower)
-            return self._dry_run_preemption(pod, name)
+            return self._dry_run_preemption(pod, name, result.cycle_state)
 
         args = profile.preemption_args
         if self.pdbs:   # upstream stops once a candidate breaks no budget: look at every node
             args = {**args, "minCandidateNodesPercentage": 100}
         out = post_filter(profile.post_filters, pod, statuses, result.fit_error.num_all_nodes,
-                          self._rejected(ctx), dry_run, args)
+                          self._in_tree_rejected(ctx), dry_run, args,
+                          lambda plugin: plugin.post_filter(result.cycle_state, pod, statuses))
         result.fit_error.post_filter_message = out.message
         result.preemption_candidates = out.candidates
+        result.nomination = out.nomination
         result.preemption_on_resources = fits is not None
+
+    def _in_tree_rejected(self, ctx) -> bool:
+        """An in-tree PreFilter ended the cycle (DynamicResources' PostFilter then finds no
+        state of its PreFilter)."""
+        return self._rejected(ctx) and ctx.in_tree
 
     def _count_unschedulable(self, profile, ctx) -> int:
         """How many nodes the failed cycle marked Unschedulable (the rest: unresolvable)."""
-        if self._rejected(ctx) or not ctx:
+        if self._rejected(ctx):
+            return len(self.table) if ctx.code == "Unschedulable" else 0
+        if not ctx:
             return 0
         rows = scanned_rows(*ctx[:3])
         return int(np.count_nonzero(np.asarray(profile.kernel.st_code)[rows] == Code.UNSCHEDULABLE))
@@ -63,7 +74,9 @@ class PreemptionMixin:
     def _node_statuses(self, profile, result, ctx) -> dict:
         """{node name: (code, plugin)} of the nodes a failed cycle gave a status."""
         t, k = self.table, profile.kernel
-        if self._rejected(ctx) or not ctx:
+        if self._rejected(ctx):
+            return {name: (ctx.code, ctx.plugin) for name in self.node_names}
+        if not ctx:
             return {name: ("UnschedulableAndUnresolvable", []) for name in self.node_names}
         scan, start, processed, narrowed, _ = ctx
         rows = scanned_rows(scan, start, processed)
@@ -167,7 +180,7 @@ class PreemptionMixin:
                 victims.append(pl.pod)
         return self._victims_in_order(victims, breaking)
 
-    def _dry_run_preemption(self, pod: Pod, node_name: str):
+    def _dry_run_preemption(self, pod: Pod, node_name: str, state=None):
         """SelectVictimsOnNode's first step: with every lower-priority pod off the node, does
         the pod fit? None if it does, else the reasons it still does not."""
         lower = self._lower_priority(pod, node_name)
@@ -175,7 +188,11 @@ class PreemptionMixin:
             return [NO_VICTIMS]
         with self._taken_off(lower, node_name):
             row = self.table.row_of[node_name]
-            result, profile, ctx = self._run_cycle(pod, only_row=row)
+            try:
+                state = self._what_if(pod, state, node_name, removed=lower)
+            except PluginError as e:      # kube-scheduler: an Error status on the node
+                return [str(e)]
+            result, profile, ctx = self._run_cycle(pod, only_row=row, state=state)
             if result.node is not None:
                 return None
             if self._rejected(ctx):
@@ -216,28 +233,54 @@ class PreemptionMixin:
             victims.sort(key=lambda p: -p.priority)
         return victims, n
 
-    def select_victims(self, pod: Pod, node_name: str):
+    def select_victims(self, pod: Pod, node_name: str, state=None):
         """DefaultPreemption's SelectVictimsOnNode: (victims, how many of them break a
         PodDisruptionBudget) -- every lower-priority pod is taken off, then each is put back in
         reprieve order if the pod still fits; None when it does not fit even without them. The
-        cache is left as it was."""
+        cache is left as it was. state: the failed cycle's CycleState (the custom PreFilter
+        plugins' RemovePod / AddPod follow the pods off and back on a clone of it)."""
         order, breaking = self._potential_victims(pod, node_name)
         if not order:
             return None
         victims = []
         with self._taken_off(order, node_name):
-            if not self._fits_on(pod, node_name):
+            try:
+                state = self._what_if(pod, state, node_name, removed=order)
+                if not self._fits_on(pod, node_name, state):
+                    return None
+                for p in order:
+                    self._place(p, node_name)
+                    self._what_if(pod, state, node_name, added=[p], clone=False)
+                    if not self._fits_on(pod, node_name, state):
+                        self._unplace(p.key)
+                        self._what_if(pod, state, node_name, removed=[p], clone=False)
+                        victims.append(p)
+            except PluginError:
                 return None
-            for p in order:
-                self._place(p, node_name)
-                if not self._fits_on(pod, node_name):
-                    self._unplace(p.key)
-                    victims.append(p)
             return self._victims_in_order(victims, breaking)
 
-    def _fits_on(self, pod: Pod, node_name: str) -> bool:
+    def _fits_on(self, pod: Pod, node_name: str, state=None) -> bool:
         row = self.table.row_of.get(node_name)
-        return row is not None and self._run_cycle(pod, only_row=row)[0].node is not None
+        return row is not None and self._run_cycle(pod, only_row=row, state=state)[0].node is not None
+
+    def _what_if(self, pod: Pod, state, node_name: str, removed=(), added=(), clone=True):
+        """The cycle's state for an evaluation with `removed` pods off the node and `added`
+        back: a clone (unless clone=False) after the custom PreFilter plugins' RemovePod and
+        AddPod (RunPreFilterExtensionRemovePod/AddPod; not those whose PreFilter skipped).
+        None without a state (no custom plugin reads one). A failure raises PluginError."""
+        if state is None:
+            return None
+        if clone:
+            state = state.clone()
+        for plugin in self.profiles[pod.scheduler_name].prefilter_extensions:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            for what, pods, method in (("RemovePod", removed, plugin.remove_pod), ("AddPod", added, plugin.add_pod)):
+                for other in pods if method is not None else ():
+                    status = method(state, pod, other, node_name)
+                    if isinstance(status, Status):
+                        raise PluginError(f'running {what} on PreFilter plugin "{plugin.name}": {status.message}')
+        return state
 
 
 

@@ -16,6 +16,7 @@ from .interface import (SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Plu
                         Status)
 from .status import Code
 
+BINDING_METHODS = ("reserve", "unreserve", "permit", "pre_bind", "bind", "post_bind")
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -50,6 +51,12 @@ class ProfileRuntime:
         self.pre_enqueue = [made[n] if n in made else n for n in profile.pre_enqueue]
         given = list(dict.fromkeys([*custom, *configured]))
         custom_filters, custom_scores, others = assign_slots(given)
+        # a plugin given to the Scheduler takes part in every other point it implements too
+        self.binding_plugins += [p for p in custom if p not in self.binding_plugins
+                                 and any(hasattr(p, m) for m in BINDING_METHODS)]
+        self.pre_enqueue += [p for p in custom if hasattr(p, "pre_enqueue")]
+        if self.queue_sort is None:
+            self.queue_sort = next((p for p in custom if hasattr(p, "less")), None)
         self.post_filters += [p for p in others if isinstance(p, CustomPostFilter)]
         #: the custom plugins' Python side, by extension point, in the order given
         self.custom_pre_filters = [p for p in given if p.pre_filter is not None]

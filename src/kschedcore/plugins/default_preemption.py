@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import ValidationError
 from ..framework.fit_error import FitError
+from ..framework.interface import UNSCHEDULABLE, Status
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -21,9 +22,11 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 
 @dataclass
 class PostFilterResult:
-    message: str                       # "" when preemption found a candidate
+    message: str                       # "" when a PostFilter succeeded
     #: nodes where preempting lower-priority pods would make the pod fit (not acted on)
     candidates: tuple = ()
+    #: a custom PostFilter's success (framework.interface.PostFilterResult)
+    nomination: object = None
 
 
 def validate_args(args: dict):
@@ -47,25 +50,36 @@ def num_candidates(args: dict, n: int) -> int:
 
 
 def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: bool, dry_run,
-                args=None) -> PostFilterResult:
-    """RunPostFilterPlugins: until one succeeds or errors; Unschedulable messages accumulate.
+                args=None, run_custom=None) -> PostFilterResult:
+    """RunPostFilterPlugins: until one succeeds, errors or says UnschedulableAndUnresolvable;
+    Unschedulable messages accumulate.
 
     statuses: {node name: (code name, plugin)} of the cycle, or just the number of
     Unschedulable nodes when no node holds a lower-priority pod (then none has victims);
     dry_run(node name) -> None when the pod fits there without its lower-priority pods, else
     the reasons it still does not.
     args: DefaultPreemptionArgs (how many candidates are enough).
+    run_custom(plugin) -> a custom PostFilter plugin's answer (post_filters holds the
+    in-tree plugins by name, custom ones as objects).
     """
     messages = []
     for name in post_filters:
+        if not isinstance(name, str):
+            r = run_custom(name)
+            if isinstance(r, Status):
+                if r.code != UNSCHEDULABLE:       # UnschedulableAndUnresolvable or Error: the last word
+                    return PostFilterResult(r.message)
+                messages.append(r.message)
+                continue
+            return PostFilterResult("", nomination=r)
         if name == "DynamicResources":
             if prefilter_rejected:         # an Error status: PostFilter stops here
                 return PostFilterResult(", ".join(messages + [NOT_FOUND]))
             messages.append(NO_CLAIMS)
         elif name == "DefaultPreemption":
             message, candidates = _preempt(pod, statuses, n_all, dry_run, args or {})
-            if candidates:
-                return PostFilterResult(", ".join(messages), candidates)
+            if candidates:                 # Success: no message
+                return PostFilterResult("", candidates)
             messages.append("preemption: " + message)
     return PostFilterResult(", ".join(messages))
 
