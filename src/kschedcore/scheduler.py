@@ -412,7 +412,7 @@ class Scheduler(PreemptionMixin):
         if n_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0)), profile, None
         what_if = state is not None
-        if state is None:
+        if state is None and profile.needs_state:
             state = CycleState()
         cp = profile.compile(pod, t, self._usage)
         profile.bind(t)
@@ -451,7 +451,7 @@ class Scheduler(PreemptionMixin):
             scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
         spread_in_python = (profile.spread_scores and (pod.topology_spread or self.objects or profile.spread_kernel)
                             and self._topology_spread_prescore(profile, pod))
-        if profile.python_filters or profile.custom_filters_off or state.skip_filter_plugins:
+        if state is not None and (profile.python_filters or profile.custom_filters_off or state.skip_filter_plugins):
             profile.bind(t)
             profile.custom_filter(state, pod, self.node_columns)
         start, to_find = self.next_start_node_index, None

@@ -67,6 +67,8 @@ class ProfileRuntime:
         self.python_scores = [p for _, p in custom_scores if not p.native]
         self.native_scores = [p for _, p in custom_scores if p.native]
         self.custom_filters_off = set()    # slots a PreFilter's SKIP turned off for the last cycle
+        #: cycles make a CycleState (only plugins of the Python API read one)
+        self.needs_state = bool(given or self.binding_plugins)
         for fid, p in custom_filters:          # after the in-tree plugins, in the order given
             p.filter_id = fid
             self.filters[fid] = p
