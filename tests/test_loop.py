@@ -196,6 +196,8 @@ class LoopMachine(RuleBasedStateMachine):
             assert (where == "inFlight") == (key in sim.binding), (key, where)
         assert set(sim.bound) | set(sim.binding) <= self.live
         assert not set(sim.bound) & set(sim.binding)
+        # a binding cycle's CycleState lives exactly as long as the binding cycle
+        assert set(sim._states) <= set(sim.binding), set(sim._states) - set(sim.binding)
         assert set(sim.waiting) <= set(sim.binding)        # waiting at Permit: still assumed
 
     @invariant()
