@@ -339,3 +339,21 @@ def test_cycle_state_clone_copies_cloneable_values():
     assert s.read("counts").per_node["a"] == 1 and c.read("plain") is s.read("plain")
     with pytest.raises(KeyError, match="not found"):
         s.read("missing")
+
+
+def reject_zone_a(row, node, pod, params):
+    return 2 if node.labels[row, params[0]] == params[1] else 0
+
+
+def test_native_filter_prefilter_skip_turns_its_slot_off_for_one_cycle():
+    from kschedcore.custom import NativeFilter
+
+    class NotZoneA(NativeFilter):
+        def pre_filter(self, state, pod, nodes):
+            return SKIP if pod.labels.get("anywhere") else None
+
+    s = sched([NotZoneA("NotZoneA", reject_zone_a, labels=["zone"], values=["a"])])
+    assert s.schedule(pod("p0")).node == "n2"
+    rec = s.explain(pod("p1", labels={"anywhere": "1"}))
+    assert rec["node"] == "n0" and "NotZoneA" in rec["skippedFilterPlugins"]
+    assert s.schedule(pod("p2")).node == "n2"            # on again for the next pod
