@@ -26,6 +26,7 @@ gang scheduling is the Coscheduling plugin.
 
 Not here yet: a live mode on real threads (the queue itself supports a real clock).
 """
+import gc
 import heapq
 import itertools
 from contextlib import contextmanager
@@ -499,16 +500,33 @@ class Simulation:
         """Schedules until nothing can progress within `max_seconds` of virtual time; returns
         the outcomes of the pods that came through the queue, in arrival order."""
         deadline = self.clock.now() + max_seconds
-        while True:
-            while self.schedule_one():
-                pass
-            wake = [t for t in (self.queue.next_wakeup(), self._bindings[0][0] if self._bindings else None,
-                                self._permit_timers[0][0] if self._permit_timers else None) if t is not None]
-            if not wake or min(wake) > deadline:
-                break
-            self.clock.advance_to(max(min(wake), self.clock.now()))
-        self._complete_bindings()
+        with _gc_frozen():
+            while True:
+                while self.schedule_one():
+                    pass
+                wake = [t for t in (self.queue.next_wakeup(), self._bindings[0][0] if self._bindings else None,
+                                    self._permit_timers[0][0] if self._permit_timers else None) if t is not None]
+                if not wake or min(wake) > deadline:
+                    break
+                self.clock.advance_to(max(min(wake), self.clock.now()))
+            self._complete_bindings()
         return list(self.outcomes.values())
+
+
+@contextmanager
+def _gc_frozen():
+    """The objects alive before a run out of the cyclic collector's sight while it lasts (the
+    run's own garbage is still collected): a full collection then walks what the run made,
+    not the whole cache -- one such collection cost a 10,000-pod run ~30%. Left alone when
+    the process froze objects itself."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class _BindingPlugins:
