@@ -331,7 +331,11 @@ class PreemptionMixin:
 
     @contextmanager
     def _taken_off(self, pods, node_name: str):
-        """The pods off their node for the block, then back (those the block has not put back)."""
+        """The pods off their node for the block, then back (those the block has not put back),
+        the node's pods in their placement order again: it stands for their start times
+        (MoreImportantPod), which a dry run does not change."""
+        on_node = self._on_node.setdefault(node_name, {})
+        was = list(on_node)
         for p in pods:
             self._unplace(p.key)
         try:
@@ -340,6 +344,13 @@ class PreemptionMixin:
             for p in pods:
                 if p.key not in self._placed:
                     self._place(p, node_name)
+            now = list(on_node)
+            if now != was:
+                order = [k for k in was if k in on_node]
+                kept = set(order)
+                order += [k for k in now if k not in kept]
+                on_node.clear()
+                on_node.update(dict.fromkeys(order))
 
     def _potential_victims(self, pod: Pod, node_name: str):
         """The node's lower-priority pods in reprieve order -- those whose eviction would break
