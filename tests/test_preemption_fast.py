@@ -15,7 +15,7 @@ from kschedcore import Scheduler
 from kschedcore.framework.loop import Simulation
 
 GPU = "example.com/gpu"
-PRIORITIES = (0, 1, 5, 10, 20)
+PRIORITIES = (-5, 0, 1, 5, 10, 20)     # placed pods: the first four; negative: the sum criterion's 2^31 counts
 
 
 def _node(name, rng):
@@ -110,7 +110,7 @@ def _check_one(seed):
     fast_sched, rng = _cluster(seed)
     exact_sched, _ = _cluster(seed)
     _exact(exact_sched)
-    pod_raw = _pod("preemptor", rng, rng.choice((1,) + PRIORITIES[1:]), big=True)
+    pod_raw = _pod("preemptor", rng, rng.choice((0,) + PRIORITIES[1:]), big=True)
     if rng.random() < 0.1:
         pod_raw["spec"]["containers"][0]["resources"]["requests"] = {}    # the pod count alone
     pod, same = fast_sched.parse_pod(pod_raw), exact_sched.parse_pod(pod_raw)
@@ -129,9 +129,10 @@ def _check_one(seed):
     if not fast.preemption_candidates:
         return covered | {"no candidate"}
     # the victims, node by node, against SelectVictimsOnNode on the kernel
+    # start order: all different, or few values (ties left to the first candidate), or none known (0)
     keys = list(fast_sched._placed)
     rng.shuffle(keys)
-    started = {k: i for i, k in enumerate(keys)}
+    started = rng.choice([{k: i for i, k in enumerate(keys)}, {k: rng.randint(0, 2) for k in keys}, {}])
     for node in fast.preemption_candidates:
         got = fast_sched.victims_on_resources(pod, [node], started)
         want = fast_sched.select_victims(pod, node)
@@ -159,7 +160,7 @@ def test_screened_dry_run_and_victims_are_the_kernels(seed):
 def test_examples_cover_the_cases():
     """The random clusters reach every case the fast path distinguishes."""
     covered = set()
-    for seed in range(80):
+    for seed in range(150):
         covered |= _check_one(seed)
     assert covered >= {"screened", "kernel", "no candidate", "one victim", "several victims", "budget broken",
                        "some nodes not enough", "fits"}, covered
@@ -177,7 +178,7 @@ def _simulate(seed, exact, tie_break, screened=None):
         sched.victims_on_resources = lambda *args: screened.append(args[0].key) or real(*args)
     sim = Simulation(sched)
     for i in range(rng.randint(3, 10)):
-        sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[1:]), big=True))
+        sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=True))
     first = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
     sim.remove_node(rng.choice(sched.node_names))
     sim.add_node(_node("late", rng))
