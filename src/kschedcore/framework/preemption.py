@@ -12,6 +12,7 @@ victims (_confirm). Elsewhere each node is dry-run, and its victims chosen, by t
 """
 from __future__ import annotations
 
+import itertools
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,9 @@ _STALE = np.iinfo(np.int64).min       # a row never built: stale for every preem
 class _PodsByPriority:
     """Per node row, its placed pods from the most important down -- higher priority first,
     then earlier placed: the order SelectVictimsOnNode reprieves them in when no budget is
-    broken -- with their priorities and requests as arrays (rows x slots [x resources]).
+    broken -- with their priorities and requests as arrays, laid out so that a column over
+    many rows is one contiguous take: prio[slot, row], use[resource, row, slot], and
+    after[resource, row, slot] = the requests of the row's slots from `slot` on.
 
     Rebuilt lazily, row by row: `changed[row]` is the lowest priority of a pod placed on or
     taken off the row since it was built, so a preemptor of priority P only needs rows where
@@ -45,24 +48,24 @@ class _PodsByPriority:
 
     def __init__(self, shape, slots=4):
         n, r = shape
-        self.prio = np.full((n, slots), _EMPTY, np.int64)
-        self.use = np.zeros((n, slots, r), np.int64)
-        self.after = np.zeros((n, slots + 1, r), np.int64)   # after[row, s]: requests of slots s..
+        self.prio = np.full((slots, n), _EMPTY, np.int64)
+        self.use = np.zeros((r, n, slots), np.int64)
+        self.after = np.zeros((r, n, slots + 1), np.int64)
         self.count = np.zeros(n, np.int64)
         self.pods = [[] for _ in range(n)]
         self.changed = np.full(n, _STALE, np.int64)
 
     @property
     def slots(self) -> int:
-        return self.prio.shape[1]
+        return self.prio.shape[0]
 
     def widen(self, slots):
-        n, s, r = self.use.shape
+        s = self.slots
         prio, use, after = self.prio, self.use, self.after
-        self.prio = np.full((n, slots), _EMPTY, np.int64)
-        self.use = np.zeros((n, slots, r), np.int64)
-        self.after = np.zeros((n, slots + 1, r), np.int64)
-        self.prio[:, :s], self.use[:, :s], self.after[:, :s + 1] = prio, use, after
+        self.prio = np.full((slots, prio.shape[1]), _EMPTY, np.int64)
+        self.use = np.zeros(use.shape[:2] + (slots,), np.int64)
+        self.after = np.zeros(use.shape[:2] + (slots + 1,), np.int64)
+        self.prio[:s], self.use[:, :, :s], self.after[:, :, :s + 1] = prio, use, after
 
     def build(self, row, placements):
         """The row from its placements (in placement order)."""
@@ -70,19 +73,37 @@ class _PodsByPriority:
         n = len(pls)
         if n > self.slots:
             self.widen(max(n, 2 * self.slots))
-        self.prio[row, :n] = [pl.pod.priority for pl in pls]
-        self.prio[row, n:] = _EMPTY
-        use = self.use[row]
-        use[:] = 0
+        self.prio[:n, row] = [pl.pod.priority for pl in pls]
+        self.prio[n:, row] = _EMPTY
+        use = np.zeros((self.use.shape[0], self.slots), np.int64)
         for s, pl in enumerate(pls):
-            np.add.at(use[s], pl.cols, pl.vals)
-        after = self.after[row]
-        after[:] = 0
+            np.add.at(use[:, s], pl.cols, pl.vals)
+        self.use[:, row] = use
+        self.after[:, row] = 0
         if n:
-            after[:n] = np.cumsum(use[n - 1::-1], axis=0)[::-1]
+            self.after[:, row, :n] = np.cumsum(use[:, n - 1::-1], axis=1)[:, ::-1]
         self.count[row] = n
         self.pods[row] = [pl.pod for pl in pls]
         self.changed[row] = _EMPTY
+
+    def lower(self, rows, priority):
+        """Per row, the first slot of the pods below `priority` and how many there are."""
+        n_low = (self.prio.take(rows, axis=1) < priority).sum(axis=0)
+        return self.count.take(rows) - n_low, n_low
+
+    def freed(self, col, rows, first):
+        """Per row, resource `col` requested by its slots from `first` on."""
+        after = self.after[col]
+        return after.reshape(-1).take(rows * after.shape[1] + first)
+
+    def prio_at(self, rows, slots):
+        """The priorities in `slots` (rows x slots) of `rows`."""
+        return self.prio.reshape(-1).take(slots * self.prio.shape[1] + rows[:, None])
+
+    def use_at(self, col, rows, slots):
+        """Resource `col` requested in `slots` (rows x slots) of `rows`."""
+        use = self.use[col]
+        return use.reshape(-1).take(rows[:, None] * use.shape[1] + slots)
 
 
 class PreemptionMixin:
@@ -160,24 +181,26 @@ class PreemptionMixin:
             return None
         potential = potential.astype(np.int64)
         st = self._pods_by_priority(potential, pod.priority)
-        cut = st.count[potential] - (st.prio[potential] < pod.priority).sum(axis=1)
-        freed = st.after[potential, cut]
+        cut, n_low = st.lower(potential, pod.priority)
         t, needs = self.table, _needs(pod.compiled[1])
-        free = t.alloc[potential] - t.requested[potential] + freed
-        n_low = st.count[potential] - cut
-        room = t.allowed_pods[potential] - t.pod_count[potential] + n_low
+        room = t.allowed_pods.take(potential) - t.pod_count.take(potential) + n_low
         fits = room >= 1
+        free = {}
         for col, amount in needs:
-            fits &= amount <= free[:, col]
+            free[col] = t.alloc[potential, col] - t.requested[potential, col] + st.freed(col, potential, cut)
+            fits &= amount <= free[col]
 
         def names(positions):
-            return tuple(t.nodes[r].name for r in potential[positions].tolist())
+            rows = potential[positions]
+            out = tuple(t.nodes[r].name for r in rows.tolist())
+            self._screened_rows = out, rows, t.node_version    # for victims_on_resources
+            return out
 
         def reasons():
             # the others' dry runs: no victims, or NodeResourcesFit's reasons with them off
             plugin, dry = profile.filters[fit], ~fits & (n_low > 0)
             out = {NO_VICTIMS: int(np.count_nonzero(~fits & (n_low == 0)))}
-            for bit, failed in [(TOO_MANY_PODS_BIT, room < 1)] + [(c, a > free[:, c]) for c, a in needs]:
+            for bit, failed in [(TOO_MANY_PODS_BIT, room < 1)] + [(c, a > free[c]) for c, a in needs]:
                 n = int(np.count_nonzero(failed & dry))
                 if n:
                     for reason in plugin.reasons(1 << bit, t):
@@ -215,11 +238,13 @@ class PreemptionMixin:
         step at a time; the chosen node's victims are then confirmed by the Filters
         (_confirm). started: pod key -> start order (MoreImportantPod's start time)."""
         t, cp = self.table, pod.compiled[1]
-        rows = np.fromiter((t.row_of[n] for n in node_names), np.int64, len(node_names))
+        known = getattr(self, "_screened_rows", None)
+        if known is not None and known[0] is node_names and known[2] == t.node_version:
+            rows = known[1]
+        else:
+            rows = np.fromiter((t.row_of[n] for n in node_names), np.int64, len(node_names))
         st = self._pods_by_priority(rows, pod.priority)
-        count = st.count[rows]
-        cut = count - (st.prio[rows] < pod.priority).sum(axis=1)
-        n_low = count - cut
+        cut, n_low = st.lower(rows, pod.priority)
         width = int(n_low.max(initial=0))
         if width == 0:
             return None
@@ -241,11 +266,13 @@ class PreemptionMixin:
                     breaking[i, :len(violating)] = True
         seq = np.where(live, seq, 0)
         needs = _needs(cp)
-        cols = [c for c, _ in needs]
         amounts = np.asarray([a for _, a in needs], np.int64)
-        free = (t.alloc[rows] - t.requested[rows] + st.after[rows, cut])[:, cols]
-        room = t.allowed_pods[rows] - t.pod_count[rows] + n_low
-        use = st.use[rows[:, None], seq][:, :, cols]
+        free = np.empty((len(rows), len(needs)), np.int64)       # with every lower-priority pod off
+        use = np.empty(seq.shape + (len(needs),), np.int64)
+        for j, (c, _) in enumerate(needs):
+            free[:, j] = t.alloc[rows, c] - t.requested[rows, c] + st.freed(c, rows, cut)
+            use[:, :, j] = st.use_at(c, rows, seq)
+        room = t.allowed_pods.take(rows) - t.pod_count.take(rows) + n_low
 
         def fits(free, room):
             return (room >= 1) & (amounts <= free).all(axis=1)
@@ -263,7 +290,7 @@ class PreemptionMixin:
         # pickOneNodeForPreemption: fewest budget violations, lowest top victim priority,
         # lowest sum of (priority + 2^31), fewest victims; then the latest start of the most
         # important victims; then the first
-        prio = st.prio[rows[:, None], seq]
+        prio = st.prio_at(rows, seq)
         n_victims = victim.sum(axis=1)
         top = np.where(victim, prio, _STALE).max(axis=1)
         best = n_victims > 0
@@ -276,8 +303,9 @@ class PreemptionMixin:
         if len(tied) > 1:
             at, slot = np.nonzero(victim[tied] & (prio[tied] == top[tied, None]))
             slot = seq[tied[at], slot]
-            when = np.fromiter((started.get(st.pods[r][s].key, 0) for r, s in zip(rows[tied[at]].tolist(), slot.tolist())),
-                               np.int64, len(slot))
+            pods = st.pods
+            when = np.fromiter(map(started.get, [pods[r][s].key for r, s in zip(rows[tied[at]].tolist(), slot.tolist())],
+                                   itertools.repeat(0)), np.int64, len(slot))
             first = np.full(len(tied), _EMPTY, np.int64)
             np.minimum.at(first, at, when)
             pick = tied[np.argmax(first)]
