@@ -380,7 +380,7 @@ class Simulation:
         else:
             best = None
             for node in result.preemption_candidates:
-                found = self.sched.select_victims(pod, node)
+                found = self.sched.select_victims(pod, node, fits_without=True)    # a candidate of the dry run
                 if found and found[0]:
                     rank = self._candidate_rank(*found)
                     if best is None or rank < best[0]:

@@ -395,17 +395,18 @@ class PreemptionMixin:
             victims.sort(key=lambda p: -p.priority)
         return victims, n
 
-    def select_victims(self, pod: Pod, node_name: str):
+    def select_victims(self, pod: Pod, node_name: str, fits_without: bool = False):
         """DefaultPreemption's SelectVictimsOnNode: (victims, how many of them break a
         PodDisruptionBudget) -- every lower-priority pod is taken off, then each is put back in
         reprieve order if the pod still fits; None when it does not fit even without them. The
-        cache is left as it was."""
+        cache is left as it was. fits_without: the dry run of this cache found that the pod
+        fits without them (that run is not repeated)."""
         order, breaking = self._potential_victims(pod, node_name)
         if not order:
             return None
         victims = []
         with self._taken_off(order, node_name):
-            if not self._fits_on(pod, node_name):
+            if not fits_without and not self._fits_on(pod, node_name):
                 return None
             for p in order:
                 self._place(p, node_name)
