@@ -396,22 +396,21 @@ class Simulation:
             if self.nominated.pop(pod.key, None) is not None:
                 self.queue.delete_nominated_pod_if_exists(pod)
             return
-        select = self.sched.victims_on_resources if result.preemption_on_resources else self.sched.select_victims
-        best = None
-        for node in result.preemption_candidates:
-            found = select(pod, node) if result.preemption_on_resources else select(pod, node, result.cycle_state)
-            if found and found[0]:
-                rank = self._candidate_rank(*found)
-                if best is None or rank < best[0]:
-                    best = (rank, node, found[0])
+        if result.preemption_on_resources:     # every candidate at once, the choice checked by the Filters
+            best = self.sched.victims_on_resources(pod, result.preemption_candidates, self._started)
+        else:
+            best = None
+            for node in result.preemption_candidates:
+                # a candidate of the dry run: it fits without its lower-priority pods
+                found = self.sched.select_victims(pod, node, result.cycle_state, fits_without=True)
+                if found and found[0]:
+                    rank = self._candidate_rank(*found)
+                    if best is None or rank < best[0]:
+                        best = (rank, node, found[0])
+            best = best and best[1:]
         if best is None:
             return
-        _, node, victims = best
-        if result.preemption_on_resources:     # the arithmetic, checked by the Filters themselves
-            exact = self.sched.select_victims(pod, node)
-            if [v.key for v in (exact or ((),))[0]] != [v.key for v in victims]:
-                raise AssertionError(f"preemption of {pod.key} on {node}: resource arithmetic chose "
-                                     f"{[v.key for v in victims]}, the Filters {exact}")
+        node, victims = best
         for b in self.sched.pdbs.values():    # the disruption controller's count, ahead of it
             b.disruptions_allowed -= sum(1 for v in victims if b.matches(v))
         self._nominate(pod, node, [v.key for v in victims])
@@ -428,7 +427,7 @@ class Simulation:
     def _candidate_rank(self, victims, n_violating) -> tuple:
         """pickOneNodeForPreemption's order: the fewest PodDisruptionBudget violations, the
         lowest highest victim priority, the lowest priority sum, the fewest victims, the latest
-        start of the most important."""
+        start of the most important. (Scheduler.victims_on_resources ranks its arrays alike.)"""
         top = max(v.priority for v in victims)
         earliest = min(self._started.get(v.key, 0) for v in victims if v.priority == top)
         return (n_violating, top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)

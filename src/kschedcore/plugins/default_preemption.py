@@ -7,6 +7,7 @@ kernel). When no node can be made to fit, the message says why, as kube-schedule
 When some node could be freed by preempting lower-priority pods, kschedcore reports the
 candidate but does not evict (preemption itself is not implemented yet).
 """
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ValidationError
@@ -18,6 +19,16 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_CLAIMS = "no new claims to deallocate"
 NOT_FOUND = "not found"          # DynamicResources' PostFilter after its PreFilter never ran
 NEVER = "not eligible due to preemptionPolicy=Never."
+
+
+@dataclass
+class Screened:
+    """The dry run of every potential node (status Unschedulable) decided at once, in node
+    order (where resources alone decide: Scheduler._screen)."""
+    count: int                         # potential nodes
+    fitting: Sequence[int]             # positions of those where the pod fits without its lower-priority pods
+    names: Callable                    # names(positions) -> node names
+    reasons: Callable                  # reasons() -> {reason: nodes} over the others
 
 
 @dataclass
@@ -55,7 +66,8 @@ def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: boo
     Unschedulable messages accumulate.
 
     statuses: {node name: (code name, plugin)} of the cycle, or just the number of
-    Unschedulable nodes when no node holds a lower-priority pod (then none has victims);
+    Unschedulable nodes when no node holds a lower-priority pod (then none has victims), or
+    the dry run already decided for every potential node (Screened);
     dry_run(node name) -> None when the pod fits there without its lower-priority pods, else
     the reasons it still does not.
     args: DefaultPreemptionArgs (how many candidates are enough).
@@ -96,21 +108,29 @@ def _preempt(pod, statuses, n_all, dry_run, args):
         if n_all - statuses:
             reasons[NOT_HELPFUL] = n_all - statuses
         return FitError(pod.key, n_all, reasons=reasons).message, ()
-    potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
-    enough = num_candidates(args, len(potential))
-    reasons, examined, candidates = {}, 0, []
-    for name in potential:
-        if len(candidates) >= enough:
-            break
-        still = dry_run(name)
-        if still is None:
-            candidates.append(name)
-            continue
-        examined += 1
-        for r in still:
-            reasons[r] = reasons.get(r, 0) + 1
-    if candidates:
-        return "", tuple(candidates)
+    if isinstance(statuses, Screened):
+        # the loop below, its dry runs known: the first `enough` fitting nodes, else every node
+        # examined (none when none is enough)
+        enough = num_candidates(args, statuses.count)
+        if enough and len(statuses.fitting):
+            return "", statuses.names(statuses.fitting[:enough])
+        reasons, examined = (statuses.reasons(), statuses.count) if enough else ({}, 0)
+    else:
+        potential = [n for n, (code, _) in statuses.items() if code == "Unschedulable"]
+        enough = num_candidates(args, len(potential))
+        reasons, examined, candidates = {}, 0, []
+        for name in potential:
+            if len(candidates) >= enough:
+                break
+            still = dry_run(name)
+            if still is None:
+                candidates.append(name)
+                continue
+            examined += 1
+            for r in still:
+                reasons[r] = reasons.get(r, 0) + 1
+        if candidates:
+            return "", tuple(candidates)
     absent = n_all - examined
     if absent:
         reasons[NOT_HELPFUL] = reasons.get(NOT_HELPFUL, 0) + absent

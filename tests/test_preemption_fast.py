@@ -1,0 +1,223 @@
+"""Preemption where resources alone decide (Scheduler._screen, victims_on_resources: every
+node's dry run and victims as NodeResourcesFit arithmetic, at once) against the exact path:
+each node dry-run, and its victims chosen, by the kernel (_dry_run_preemption, select_victims).
+
+Random clusters of several priorities, mixed resources (cpu, memory, an extended resource,
+the pod count), PodDisruptionBudgets, nodes where the pod does not fit even without its
+lower-priority pods, and preemptors for which no node is enough.
+"""
+import random
+from types import SimpleNamespace
+
+from hypothesis import given, settings, strategies as st
+
+from kschedcore import Scheduler
+from kschedcore.framework.loop import Simulation
+
+GPU = "example.com/gpu"
+PRIORITIES = (-5, 0, 1, 5, 10, 20)     # placed pods: the first four; negative: the sum criterion's 2^31 counts
+
+
+def _node(name, rng):
+    alloc = {"cpu": rng.choice(["2", "3", "4"]), "memory": rng.choice(["4Gi", "8Gi"]),
+             "pods": str(rng.randint(3, 8))}
+    if rng.random() < 0.4:
+        alloc[GPU] = str(rng.randint(0, 2))
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+
+
+def _requests(rng, big=False):
+    req = {}
+    if rng.random() < 0.85:
+        req["cpu"] = f"{rng.choice([500, 1000, 1500, 2000, 3000] if big else [100, 250, 500, 1000, 1500])}m"
+    if rng.random() < 0.6:
+        req["memory"] = f"{rng.choice([256, 512, 1024, 2048] + ([4096] if big else []))}Mi"
+    if rng.random() < 0.2:
+        req[GPU] = str(rng.randint(0 if big else 1, 2))
+    return req
+
+
+def _pod(name, rng, priority, node=None, big=False):
+    p = {"metadata": {"name": name, "uid": f"uid-{name}", "labels": {"app": rng.choice(["db", "web", "cache"])}},
+         "spec": {"priority": priority,
+                  "containers": [{"name": "c", "resources": {"requests": _requests(rng, big)}}]}}
+    if node:
+        p["spec"]["nodeName"] = node
+    return p
+
+
+def _pdb(name, app, allowed):
+    return {"kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": app}}}, "status": {"disruptionsAllowed": allowed}}
+
+
+def _cluster(seed, tie_break="first"):
+    """A scheduler with 8-14 nodes filled (sometimes past allocatable) by pods of several
+    priorities, sometimes PodDisruptionBudgets; and the rng for what comes next."""
+    rng = random.Random(seed)
+    nodes = [_node(f"n{i:02d}", rng) for i in range(rng.randint(8, 14))]
+    sched = Scheduler(nodes, tie_break=tie_break, seed=seed)
+    if rng.random() < 0.4:
+        for app in rng.sample(["db", "web", "cache"], rng.randint(1, 2)):
+            sched.add_object(_pdb(f"pdb-{app}", app, rng.randint(0, 2)))
+    k = 0
+    for n in nodes:
+        # nodes nearly full of cpu or pods, a few past allocatable
+        cpu, limit = 1000 * int(n["status"]["allocatable"]["cpu"]), int(n["status"]["allocatable"]["pods"])
+        target, used, count = cpu * rng.uniform(0.9, 1.1), 0, 0
+        while used < target and count < limit + (rng.random() < 0.1):
+            p = _pod(f"low-{k:03d}", rng, rng.choice(PRIORITIES[:4]), n["metadata"]["name"])
+            used += int(p["spec"]["containers"][0]["resources"]["requests"].get("cpu", "0m")[:-1])
+            count += 1
+            k += 1
+            sched.add_pod(p)
+    return sched, rng
+
+
+def _exact(sched):
+    """The same scheduler with every node dry-run and every candidate's victims chosen by the kernel."""
+    sched._screen = lambda *args: None
+    return sched
+
+
+def _post_filter(sched, pod):
+    """(the failed cycle's result after PostFilter, its Screened dry run or None); None if the pod fits."""
+    result, profile, ctx = sched._run_cycle(pod)
+    if result.node is not None:
+        return None, None
+    screened = sched._screen(pod, profile, ctx)
+    sched._post_filter(pod, result, profile, ctx)
+    return result, screened
+
+
+def _reference_choice(sched, pod, candidates, started):
+    """_post_filter_result's choice on the exact path: select_victims on every candidate,
+    ranked by Simulation._candidate_rank."""
+    rank = Simulation._candidate_rank.__get__(SimpleNamespace(_started=started))
+    best = None
+    for node in candidates:
+        found = sched.select_victims(pod, node)
+        if found and found[0]:
+            r = rank(*found)
+            if best is None or r < best[0]:
+                best = (r, node, [v.key for v in found[0]])
+    return best and best[1:]
+
+
+def _check_one(seed):
+    """Returns what the example covered (for test_examples_cover_the_cases)."""
+    fast_sched, rng = _cluster(seed)
+    exact_sched, _ = _cluster(seed)
+    _exact(exact_sched)
+    pod_raw = _pod("preemptor", rng, rng.choice((0,) + PRIORITIES[1:]), big=True)
+    if rng.random() < 0.1:
+        pod_raw["spec"]["containers"][0]["resources"]["requests"] = {}    # the pod count alone
+    pod, same = fast_sched.parse_pod(pod_raw), exact_sched.parse_pod(pod_raw)
+    (fast, screened), (exact, _) = _post_filter(fast_sched, pod), _post_filter(exact_sched, same)
+    if fast is None:
+        assert exact is None
+        return {"fits"}
+    # the dry run: the same candidates and the same message
+    assert fast.preemption_candidates == exact.preemption_candidates
+    assert fast.fit_error.full_message == exact.fit_error.full_message
+    covered = {"screened" if fast.preemption_on_resources else "kernel"}
+    if not fast.preemption_on_resources:
+        return covered
+    if len(screened.fitting) < screened.count:
+        covered.add("some nodes not enough")
+    if not fast.preemption_candidates:
+        return covered | {"no candidate"}
+    # the victims, node by node, against SelectVictimsOnNode on the kernel
+    # start order: all different, or few values (ties left to the first candidate), or none known (0)
+    keys = list(fast_sched._placed)
+    rng.shuffle(keys)
+    started = rng.choice([{k: i for i, k in enumerate(keys)}, {k: rng.randint(0, 2) for k in keys}, {}])
+    for node in fast.preemption_candidates:
+        got = fast_sched.victims_on_resources(pod, [node], started)
+        want = fast_sched.select_victims(pod, node)
+        if not want or not want[0]:
+            assert got is None, (node, got)
+            continue
+        assert got is not None and got[0] == node
+        assert [v.key for v in got[1]] == [v.key for v in want[0]], node
+        covered.add("several victims" if len(want[0]) > 1 else "one victim")
+        if want[1]:
+            covered.add("budget broken")
+    # and the node chosen among them all
+    got = fast_sched.victims_on_resources(pod, fast.preemption_candidates, started)
+    want = _reference_choice(exact_sched, same, fast.preemption_candidates, started)
+    assert (got and (got[0], [v.key for v in got[1]])) == (want and tuple(want)), (got, want)
+    return covered
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_screened_dry_run_and_victims_are_the_kernels(seed):
+    _check_one(seed)
+
+
+def test_examples_cover_the_cases():
+    """The random clusters reach every case the fast path distinguishes."""
+    covered = set()
+    for seed in range(150):
+        covered |= _check_one(seed)
+    assert covered >= {"screened", "kernel", "no candidate", "one victim", "several victims", "budget broken",
+                       "some nodes not enough", "fits"}, covered
+
+
+def _simulate(seed, exact, tie_break, screened=None):
+    """Preemptors of several priorities arriving together, then a node leaves, one comes,
+    more preemptors: every preemption and outcome. screened: a list that gets an entry per
+    preemption chosen on the fast path."""
+    sched, rng = _cluster(seed, tie_break)
+    if exact:
+        _exact(sched)
+    if screened is not None:
+        real = sched.victims_on_resources
+        sched.victims_on_resources = lambda *args: screened.append(args[0].key) or real(*args)
+    sim = Simulation(sched)
+    for i in range(rng.randint(3, 10)):
+        sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=True))
+    first = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
+    sim.remove_node(rng.choice(sched.node_names))
+    sim.add_node(_node("late", rng))
+    for i in range(rng.randint(1, 5)):
+        sim.add_pod(_pod(f"later-{i}", rng, rng.choice(PRIORITIES), big=True))
+    then = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
+    placed = {k: pl.node for k, pl in sched._placed.items()}
+    return sim.preemptions, first, then, placed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["first", "random"]))
+def test_simulation_preempts_as_on_the_kernel(seed, tie_break):
+    """The whole loop (nominations, evictions, retries, node events): the rows kept by
+    priority across cycles (_PodsByPriority) never go stale."""
+    assert _simulate(seed, False, tie_break) == _simulate(seed, True, tie_break)
+
+
+def test_simulation_examples_preempt_on_the_fast_path():
+    """Not vacuous: such simulations preempt, most of the time on the fast path."""
+    preemptions, screened = 0, []
+    for seed in range(10):
+        preemptions += len(_simulate(seed, False, "first", screened)[0])
+    assert preemptions >= 10 and len(screened) >= 5, (preemptions, screened)
+
+
+def test_dry_runs_leave_the_placement_order():
+    """SelectVictimsOnNode puts the pods back in reprieve order (budget-breaking first); the
+    node keeps them in placement order, which stands for their start times -- else a later
+    reprieve among pods of one priority would follow an earlier dry run's order."""
+    sched = Scheduler([_node("a", random.Random(0))], tie_break="first")
+    sched.add_object(_pdb("db", "db", 0))
+    for i, app in enumerate(["web", "db", "web", "db"]):
+        p = _pod(f"p{i}", random.Random(i), 1, "a")
+        p["metadata"]["labels"] = {"app": app}
+        p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m"}
+        sched.add_pod(p)
+    before = list(sched._on_node["a"])
+    preemptor = sched.parse_pod({"metadata": {"name": "x"}, "spec": {"priority": 10, "containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}})
+    sched.select_victims(preemptor, "a")
+    assert list(sched._on_node["a"]) == before
