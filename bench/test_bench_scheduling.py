@@ -133,4 +133,4 @@ def test_preemption_loop_5000(benchmark):
     2022 as always timing out after 30 minutes (kubernetes PR 109542, issues 108308 and
     109881; still commented out in test/integration/scheduler_perf/default_preemption/
     performance-config.yaml). PreemptionBasic/1000Nodes has no threshold there either."""
-    _preemption_loop(benchmark, 5000, 5000, rounds=1)
+    _preemption_loop(benchmark, 5000, 5000, rounds=3)

@@ -39,6 +39,7 @@ from .clock import VirtualClock
 from .cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                              node_scheduling_properties_change)
 from .interface import SUCCESS, CycleState, Status
+from .nominator import NominatedPods
 from .permit import SKIP, go_duration
 from .queue import SchedulingGates, SchedulingQueue
 from .runtime import scanned_rows
@@ -93,7 +94,8 @@ class Simulation:
         self._seq = itertools.count()
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
-        self.nominated = {}             # pod key -> node name (status.nominatedNodeName)
+        #: pod key -> node name (status.nominatedNodeName), with what they add in Filter
+        self.nominated = NominatedPods(scheduler, self.pods.__getitem__)
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self._started = {}              # pod key -> order it was placed (MoreImportantPod's start time)
         self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
@@ -204,7 +206,7 @@ class Simulation:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return
         if self.nominated:
-            with self._nominated_pods_counted(pod) as added:
+            with self.nominated.counted(pod) as added:
                 result, profile, plugins = self._attempt(pod, outcome)
                 feasible = _feasible_rows(profile, result) if added and result.node is not None else None
             if feasible is not None:
@@ -368,22 +370,6 @@ class Simulation:
             if cycle[0].node is not None:
                 return cycle
         return self.sched._run_cycle(pod)
-
-    @contextmanager
-    def _nominated_pods_counted(self, pod):
-        """Pods nominated to a node with at least this pod's priority count there (§5.3)."""
-        added = []
-        for key, node in self.nominated.items():
-            other = self.pods[key]
-            if (key != pod.key and other.priority >= pod.priority and node in self.sched.table.row_of
-                    and key not in self.sched._placed):
-                self.sched._place(other, node)
-                added.append(key)
-        try:
-            yield added
-        finally:
-            for key in added:
-                self.sched._unplace(key)
 
     def _post_filter_result(self, pod, result) -> None:
         """Acts on DefaultPreemption: evict on the best candidate and nominate the pod there;

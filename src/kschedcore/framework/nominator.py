@@ -1,0 +1,150 @@
+"""The nominated pods (status.nominatedNodeName) and what they add to their nodes' rows in a
+cycle's Filter (§5.3; kube-scheduler's nominator and addGENominatedPods).
+
+A cycle of a pod of priority P counts, on each node, the pods nominated there with priority
+P or more, itself excepted. After a wave of preemptions thousands of pods can be nominated at
+once, so placing each of them around every cycle would make preemption quadratic. Here their
+requests are kept summed per priority as arrays shaped like the node table's, and a cycle adds
+the sums of the priorities it counts to the table (and takes them off after) in a few array
+operations. Pods those sums cannot stand for -- host ports, volumes or pod affinity terms of
+their own, or any pod while the cache keeps inter-pod counters (which need each pod) -- are
+placed one by one for the cycle instead.
+
+Counted this way, nominated pods are in the table's requests and pod counts but not among
+the placed pods: they are never preemption victims, as kube-scheduler's are not, and they do
+not bump node generations (kube-scheduler adds them to a clone of the NodeInfo).
+"""
+from contextlib import contextmanager
+
+import numpy as np
+
+
+class NominatedPods(dict):
+    """pod key -> nominated node name; every change keeps the per-priority sums current."""
+
+    #: count plain pods through the sums (False: place every counted pod, for comparison)
+    sums = True
+
+    def __init__(self, sched, pod_of):
+        super().__init__()
+        self._sched, self._pod_of = sched, pod_of
+        self._plain = {}       # key -> (pod, usage columns, amounts): the pods the sums count
+        self._others = {}      # key -> None: the pods placed one by one
+        self._levels = {}      # priority -> [requested, nonzero, pod_count, number of pods]
+        self._built_for = None  # (node version, table shape) the sums' rows and columns are of
+
+    # ---- the mapping ---------------------------------------------------------------------------
+    def __setitem__(self, key, node):
+        if key in self:
+            self.pop(key)
+        super().__setitem__(key, node)
+        pod = self._pod_of(key)
+        cols, vals, ports = self._sched._usage(pod)
+        if not len(ports) and not pod.volumes and pod.pod_affinity.empty:
+            self._plain[key] = (pod, cols, vals)
+            self._add(key, node, 1)
+        else:
+            self._others[key] = None
+
+    def pop(self, key, *default):
+        if key not in self:
+            return super().pop(key, *default)
+        node = super().pop(key)
+        if key in self._plain:
+            self._add(key, node, -1)
+            del self._plain[key]
+        self._others.pop(key, None)
+        return node
+
+    def __delitem__(self, key):
+        self.pop(key)
+
+    def _unsupported(self, *args, **kwargs):
+        raise TypeError("NominatedPods changes by item: nominated[key] = node, pop(key)")
+
+    clear = popitem = setdefault = update = _unsupported
+
+    # ---- the sums ------------------------------------------------------------------------------
+    def _current(self) -> bool:
+        t = self._sched.table
+        return self._built_for == (t.node_version, t.requested.shape)
+
+    def _add(self, key, node, sign):
+        if not self._current():
+            self._built_for = None            # rebuilt before the next cycle counts them
+            return
+        row = self._sched.table.row_of.get(node)
+        if row is None:
+            return
+        pod, cols, vals = self._plain[key]
+        level = self._levels.get(pod.priority)
+        if level is None:
+            t = self._sched.table
+            level = self._levels[pod.priority] = [np.zeros_like(t.requested), np.zeros_like(t.nonzero),
+                                                  np.zeros_like(t.pod_count), 0]
+        np.add.at(level[0][row], cols, sign * vals)
+        level[1][row] += sign * np.asarray(pod.non_zero, np.int64)
+        level[2][row] += sign
+        level[3] += sign
+        if not level[3]:
+            del self._levels[pod.priority]
+
+    def _rebuild(self):
+        t = self._sched.table
+        self._levels = {}
+        self._built_for = (t.node_version, t.requested.shape)
+        for key in self._plain:
+            self._add(key, self[key], 1)
+
+    def _delta(self, pod):
+        """(requested, nonzero, pod_count) the plain nominated pods add for `pod`'s cycle, or None."""
+        if not self._current():
+            self._rebuild()
+        levels = [lv for prio, lv in self._levels.items() if prio >= pod.priority]
+        own = pod.key in self._plain and self._sched.table.row_of.get(self[pod.key]) is not None
+        if not levels or (own and len(levels) == 1 and levels[0][3] == 1):
+            return None
+        if len(levels) == 1 and not own:      # copies: the cycle may nominate (change the sums)
+            return [a.copy() for a in levels[0][:3]]
+        req, nz, count = (sum(lv[i] for lv in levels) for i in range(3))
+        if own:
+            _, cols, vals = self._plain[pod.key]
+            row = self._sched.table.row_of[self[pod.key]]
+            np.add.at(req[row], cols, -vals)
+            nz[row] -= np.asarray(pod.non_zero, np.int64)
+            count[row] -= 1
+        return req, nz, count
+
+    # ---- a cycle -------------------------------------------------------------------------------
+    @contextmanager
+    def counted(self, pod):
+        """The nominated pods `pod`'s Filter counts, in the table for the block; yields whether
+        there were any."""
+        sched = self._sched
+        t, c = sched.table, sched.counters
+        # the sums stand for each pod only while no inter-pod counter could want them
+        batch = (self.sums and not (c.rows or c.incoming or c.existing) and pod.pod_affinity.empty
+                 and not pod.topology_spread and not sched.objects)
+        added = []
+        for key in self._others if batch else list(self):
+            node, other = self[key], self._pod_of(key)
+            if (key != pod.key and other.priority >= pod.priority and node in t.row_of
+                    and key not in sched._placed):
+                sched._place(other, node)
+                added.append(key)
+        delta = self._delta(pod) if batch and self._plain else None
+        if delta is not None:
+            shape = t.requested.shape
+            t.requested += delta[0]
+            t.nonzero += delta[1]
+            t.pod_count += delta[2]
+        try:
+            yield bool(added) or delta is not None
+        finally:
+            for key in added:
+                sched._unplace(key)
+            if delta is not None:
+                r, k = shape
+                t.requested[:r, :k] -= delta[0]
+                t.nonzero[:r] -= delta[1]
+                t.pod_count[:r] -= delta[2]

@@ -1,0 +1,63 @@
+"""Nominated pods counted through per-priority sums (framework/nominator.py) give the very
+decisions of placing each counted pod around every cycle, and leave the cache as it was."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kschedcore import Scheduler
+from kschedcore.framework.loop import Simulation
+from kschedcore.framework.nominator import NominatedPods
+from test_preemption_fast import PRIORITIES, _cluster, _node, _pod
+
+
+def _run(seed, sums, tie_break):
+    NominatedPods.sums = sums
+    try:
+        sched, rng = _cluster(seed, tie_break)
+        before = sched.table.requested.copy()
+        sim = Simulation(sched, bind_latency=rng.choice([0.0, 2.0]))
+        for i in range(rng.randint(4, 12)):       # arriving together: many nominated at once
+            sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=rng.random() < 0.7))
+        counted = []
+        real = sim.nominated.counted
+
+        def spy(pod):
+            counted.append(len(sim.nominated))
+            return real(pod)
+
+        sim.nominated.counted = spy
+        first = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=30)]
+        sim.remove_node(rng.choice(sched.node_names))
+        sim.add_node(_node("late", rng))
+        for i in range(rng.randint(1, 4)):
+            sim.add_pod(_pod(f"later-{i}", rng, rng.choice(PRIORITIES), big=True))
+        then = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
+        # the cache is the placed pods' sum: nothing nominated was left in it
+        want = np.zeros_like(sched.table.requested)
+        for pl in sched._placed.values():
+            np.add.at(want[sched.table.row_of[pl.node]], pl.cols, pl.vals)
+        assert (sched.table.requested == want).all()
+        assert before.shape[1] <= want.shape[1]
+        return (sim.preemptions, first, then, dict(sim.nominated)), counted
+    finally:
+        NominatedPods.sums = True
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["first", "random"]))
+def test_sums_decide_as_placing_each_pod(seed, tie_break):
+    assert _run(seed, True, tie_break)[0] == _run(seed, False, tie_break)[0]
+
+
+def test_examples_count_several_nominated_pods_at_once():
+    """Not vacuous: cycles ran with two or more pods nominated."""
+    most = max(max(_run(seed, True, "first")[1], default=0) for seed in range(8))
+    assert most >= 2
+
+
+def test_only_item_changes():
+    sched = Scheduler([{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}}])
+    nominated = NominatedPods(sched, {}.__getitem__)
+    with pytest.raises(TypeError):
+        nominated.update({"x": "a"})
