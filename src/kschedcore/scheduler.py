@@ -172,7 +172,7 @@ class Scheduler(PreemptionMixin):
         self.next_start_node_index = 0
         self._placed = {}          # pod key -> _Placement
         self._on_node = {}         # node name -> {pod key: None} placed there (in placement order)
-        self._by_priority = None   # priority -> (requests per row, pods per row), once preemption asked
+        self._by_priority = None   # framework.preemption._PodsByPriority, once preemption asked
         self.pdbs = {}             # "ns/name" -> PodDisruptionBudget
         self._priorities = Counter()   # priority -> placed pods (preemption needs a lower one)
         self._by_priority_shape = None
