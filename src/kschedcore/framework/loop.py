@@ -446,7 +446,7 @@ class Simulation:
             self.bound[key] = node
             self._started[key] = next(self._seq)
             self.outcomes[key].node = node
-            if self.nominated.pop(key, None) is not None:
+            if self.nominated and self.nominated.pop(key, None) is not None:
                 self.queue.delete_nominated_pod_if_exists(pod)
             self.queue.done(pinfo.uid)        # the attempt is over once the binding is
             if self.queue.hears_events():
