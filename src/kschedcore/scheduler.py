@@ -331,8 +331,9 @@ class Scheduler(PreemptionMixin):
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, packed_ports(pod, t)
 
-    def _place(self, pod: Pod, node_name: str, profile: ProfileRuntime | None = None):
-        """Counts a pod on its node (bound or assumed); `profile`: the one that compiled it."""
+    def _place(self, pod: Pod, node_name: str, profile: ProfileRuntime | None = None, usage=None):
+        """Counts a pod on its node (bound or assumed); `profile`: the one that compiled it;
+        `usage`: its placement's (columns, amounts, ports) from before, when it comes back."""
         t = self.table
         row = t.row_of.get(node_name)
         if row is None:
@@ -344,7 +345,7 @@ class Scheduler(PreemptionMixin):
             if profile.kernel.place(cp, row):       # the fast path of a cycle's assume
                 t.stale_images.add(row)
         else:
-            cols, vals, ports = self._usage(pod)
+            cols, vals, ports = self._usage(pod) if usage is None else usage
             self._add_usage_numpy(row, cols, vals, pod, 1)
             t.touch(row)
         if ports:
@@ -456,7 +457,9 @@ class Scheduler(PreemptionMixin):
             profile.custom_filter(state, pod, self.node_columns)
         start, to_find = self.next_start_node_index, None
         if only_rows is not None:
-            scan, start = scan[np.isin(scan, only_rows)], 0
+            # one node (dry runs, a nominated node): it is in the scan unless a PreFilterResult left it out
+            one = len(only_rows) == 1 and names is None
+            scan, start = (only_rows if one else scan[np.isin(scan, only_rows)]), 0
             to_find = len(scan)
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
         if to_find is None:
@@ -483,7 +486,9 @@ class Scheduler(PreemptionMixin):
             best = self._select_best(profile, nf)
         if best >= 0:
             return ScheduleResult(pod.key, t.nodes[best].name, nf, processed, cycle_state=state), profile, ctx
-        err = FitError(pod.key, n_all, reasons=profile.histogram(t, n_all - len(scan), narrowed))
+        # one node evaluated for preemption or a nomination: callers read its status, not a histogram
+        reasons = {} if only_row is not None else profile.histogram(t, n_all - len(scan), narrowed)
+        err = FitError(pod.key, n_all, reasons=reasons)
         return ScheduleResult(pod.key, None, 0, processed, err, cycle_state=state), profile, ctx
 
     def _custom_pre_filter(self, profile: ProfileRuntime, pod: Pod, state, names, narrowed):

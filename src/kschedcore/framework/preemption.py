@@ -384,14 +384,16 @@ class PreemptionMixin:
         (MoreImportantPod), which a dry run does not change."""
         on_node = self._on_node.setdefault(node_name, {})
         was = list(on_node)
+        off = {}                      # key -> what its placement added (it comes back the same)
         for p in pods:
-            self._unplace(p.key)
+            pl = self._unplace(p.key)
+            off[p.key] = (pl.cols, pl.vals, pl.ports)
         try:
-            yield
+            yield off
         finally:
             for p in pods:
                 if p.key not in self._placed:
-                    self._place(p, node_name)
+                    self._place(p, node_name, usage=off[p.key])
             now = list(on_node)
             if now != was:
                 order = [k for k in was if k in on_node]
@@ -427,13 +429,13 @@ class PreemptionMixin:
         if not order:
             return None
         victims = []
-        with self._taken_off(order, node_name):
+        with self._taken_off(order, node_name) as off:
             try:
                 state = self._what_if(pod, state, node_name, removed=order)
                 if not fits_without and not self._fits_on(pod, node_name, state):
                     return None
                 for p in order:
-                    self._place(p, node_name)
+                    self._place(p, node_name, usage=off[p.key])
                     self._what_if(pod, state, node_name, added=[p], clone=False)
                     if not self._fits_on(pod, node_name, state):
                         self._unplace(p.key)
