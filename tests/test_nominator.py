@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kschedcore import Scheduler
 from kschedcore.framework.loop import Simulation
 from kschedcore.framework.nominator import NominatedPods
-from test_preemption_fast import PRIORITIES, _cluster, _node, _pod
+from test_preemption_fast import PRIORITIES, _cluster, _outcomes, _pod, _then_nodes_change
 
 
 def _run(seed, sums, tie_break):
@@ -27,12 +27,8 @@ def _run(seed, sums, tie_break):
             return real(pod)
 
         sim.nominated.counted = spy
-        first = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=30)]
-        sim.remove_node(rng.choice(sched.node_names))
-        sim.add_node(_node("late", rng))
-        for i in range(rng.randint(1, 4)):
-            sim.add_pod(_pod(f"later-{i}", rng, rng.choice(PRIORITIES), big=True))
-        then = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
+        first = _outcomes(sim, 30)
+        then = _then_nodes_change(sim, rng, 4)
         # the cache is the placed pods' sum: nothing nominated was left in it
         want = np.zeros_like(sched.table.requested)
         for pl in sched._placed.values():

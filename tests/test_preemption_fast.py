@@ -179,14 +179,23 @@ def _simulate(seed, exact, tie_break, screened=None):
     sim = Simulation(sched)
     for i in range(rng.randint(3, 10)):
         sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=True))
-    first = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
-    sim.remove_node(rng.choice(sched.node_names))
-    sim.add_node(_node("late", rng))
-    for i in range(rng.randint(1, 5)):
-        sim.add_pod(_pod(f"later-{i}", rng, rng.choice(PRIORITIES), big=True))
-    then = [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=600)]
+    first = _outcomes(sim, 600)
+    then = _then_nodes_change(sim, rng, 5)
     placed = {k: pl.node for k, pl in sched._placed.items()}
     return sim.preemptions, first, then, placed
+
+
+def _outcomes(sim, seconds):
+    return [(o.pod, o.node, o.attempts, o.message) for o in sim.run_until_idle(max_seconds=seconds)]
+
+
+def _then_nodes_change(sim, rng, most_pods):
+    """A node leaves, one comes, more pods of any priority arrive: the outcomes then."""
+    sim.remove_node(rng.choice(sim.sched.node_names))
+    sim.add_node(_node("late", rng))
+    for i in range(rng.randint(1, most_pods)):
+        sim.add_pod(_pod(f"later-{i}", rng, rng.choice(PRIORITIES), big=True))
+    return _outcomes(sim, 600)
 
 
 @settings(max_examples=40, deadline=None)
