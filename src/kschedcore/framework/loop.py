@@ -346,7 +346,7 @@ class Simulation:
     def _attempt(self, pod, outcome, only_rows=None):
         """The cycle, and after a failure PostFilter (preemption): (result, profile, rejectors)."""
         if only_rows is None:
-            result, profile, ctx = self._cycle(pod)
+            result, profile, ctx = self._cycle(pod) if self.nominated else self.sched._run_cycle(pod)
         else:
             result, profile, ctx = self.sched._run_cycle(pod, only_rows=only_rows)
         plugins = None
@@ -468,7 +468,9 @@ class Simulation:
             reason = _admit(pod, t.nodes[row], t, row)    # the node changed since the pod was assumed
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
-        plugins = self._plugins(pod) if self._any_plugins else self._no_plugins
+        if not self._any_plugins:
+            return binder(pod, node) if binder is not None else None
+        plugins = self._plugins(pod)
         for plugin in plugins.pre_bind:
             message = _failure(plugin.pre_bind(self._state(pod.key), pod, node, self))
             if message:
