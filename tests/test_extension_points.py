@@ -45,8 +45,8 @@ class ZoneOnly(CustomFilter):
         if zone is None:
             return SKIP
         state.write("zone", zone)
-        col, vid = nodes.label_col("zone"), nodes.value_id(zone)
-        return PreFilterResult(n.name for n in nodes._t.nodes if n is not None and n.labels.get("zone") == zone)
+        rows = np.flatnonzero((nodes.label("zone") == nodes.value_id(zone)) & nodes.alive)
+        return PreFilterResult(nodes.names(rows))
 
     def filter(self, state, pod, nodes):
         type(self).calls += 1

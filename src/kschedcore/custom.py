@@ -83,6 +83,11 @@ class NodeColumns:
     def row(self, node_name: str) -> int:
         return self._t.row_of[node_name]
 
+    def names(self, rows) -> list:
+        """The names of the nodes in `rows` (rows of live nodes)."""
+        nodes = self._t.nodes
+        return [nodes[r].name for r in np.asarray(rows).tolist()]
+
 
 class _Custom:
     name = ""
