@@ -424,21 +424,7 @@ class Scheduler(PreemptionMixin):
             err = FitError(pod.key, n_all, pre_filter_message="pod affinity terms conflict")
             return ScheduleResult(pod.key, None, 0, 0, err), profile, _Rejected("NodeAffinity")
         try:
-            if profile.volume_filters and (pod.volumes or profile.volume_set):
-                self._volume_prefilter(profile, pod)
-            if profile.spread is not None:
-                if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
-                    self._topology_spread_prefilter(profile, pod)
-                else:
-                    profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
-            if profile.inter_pod_affinity is not None:
-                if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
-                    profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
-                else:
-                    self._inter_pod_affinity(profile, pod)
-            narrowed = ("NodeAffinity",) if names is not None else ()
-            if profile.custom_pre_filters and not what_if:
-                names, narrowed = self._custom_pre_filter(profile, pod, state, names, narrowed)
+            names, narrowed = self._pre_filter(profile, pod, state, names, what_if)
         except PreFilterRejection as rej:
             err = FitError(pod.key, n_all, pre_filter_message=rej.message)
             return (ScheduleResult(pod.key, None, 0, 0, err, cycle_state=state), profile,
@@ -469,17 +455,9 @@ class Scheduler(PreemptionMixin):
             self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, narrowed, names)
         error = profile.filter_error(scan, start, processed) if pod.volumes else ""
-        if not error and nf > 1 and cp.preferred_parse_error:
-            # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
-            error = PRESCORE_PARSE_ERROR
         rescored = False
-        if not error and nf > 1 and spread_in_python:
-            rescored = self._topology_spread_score(profile, pod, nf)
-        elif not error and nf > 1 and profile.spread_kernel:
-            profile.spread.scored(pod)
-        if not error and nf > 1 and (profile.python_scores or profile.native_scores):
-            error = profile.custom_score(state, pod, self.node_columns, nf)
-            rescored = rescored or bool(profile.python_scores)
+        if not error and nf > 1:
+            error, rescored = self._after_pass(profile, pod, cp, state, nf, spread_in_python)
         if error:
             return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state), profile, ctx
         if rescored:
@@ -490,6 +468,44 @@ class Scheduler(PreemptionMixin):
         reasons = {} if only_row is not None else profile.histogram(t, n_all - len(scan), narrowed)
         err = FitError(pod.key, n_all, reasons=reasons)
         return ScheduleResult(pod.key, None, 0, processed, err, cycle_state=state), profile, ctx
+
+    def _pre_filter(self, profile: ProfileRuntime, pod: Pod, state, names, what_if):
+        """The PreFilters after NodeAffinity's, in profile order (custom ones last; not again
+        in a what-if evaluation): (PreFilterResult names or None, the plugins that narrowed).
+        Raises PreFilterRejection or PluginError."""
+        if profile.volume_filters and (pod.volumes or profile.volume_set):
+            self._volume_prefilter(profile, pod)
+        if profile.spread is not None:
+            if profile.spread.prefilter_runs(pod, self.objects) or profile.spread_set:
+                self._topology_spread_prefilter(profile, pod)
+            else:
+                profile.spread.last = None         # PreFilter and PreScore skip (unless defaults)
+        if profile.inter_pod_affinity is not None:
+            if pod.pod_affinity.empty and not self.counters.existing and not profile.external_set:
+                profile.inter_pod_affinity.last = None      # both PreFilter and PreScore skip
+            else:
+                self._inter_pod_affinity(profile, pod)
+        narrowed = ("NodeAffinity",) if names is not None else ()
+        if profile.custom_pre_filters and not what_if:
+            names, narrowed = self._custom_pre_filter(profile, pod, state, names, narrowed)
+        return names, narrowed
+
+    def _after_pass(self, profile: ProfileRuntime, pod: Pod, cp, state, nf: int, spread_in_python: bool):
+        """What runs on two or more feasible nodes after the kernel's pass: NodeAffinity's
+        PreScore parse error, PodTopologySpread's NumPy scores, the Python Score plugins.
+        (error message or '', whether totals changed so selectHost must run again)."""
+        if cp.preferred_parse_error:
+            # NodeAffinity's PreScore fails to parse the preferred terms: the cycle errors out
+            return PRESCORE_PARSE_ERROR, False
+        rescored = False
+        if spread_in_python:
+            rescored = self._topology_spread_score(profile, pod, nf)
+        elif profile.spread_kernel:
+            profile.spread.scored(pod)
+        if profile.python_scores or profile.native_scores:
+            error = profile.custom_score(state, pod, self.node_columns, nf)
+            return error, rescored or bool(profile.python_scores)
+        return "", rescored
 
     def _custom_pre_filter(self, profile: ProfileRuntime, pod: Pod, state, names, narrowed):
         """The custom PreFilters, their PreFilterResults merged with NodeAffinity's; no node
