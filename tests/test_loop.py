@@ -483,8 +483,26 @@ def test_coscheduling_prefilter_waits_for_enough_siblings():
     assert sim.outcomes["default/g0"].message == (
         "0/1 nodes are available: pre-filter pod g0 cannot find enough sibling pods, current pods number: 2, "
         "minMember of group: 3. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption "
-        "is not helpful for scheduling.")
+        "is not helpful for scheduling., PodGroup default/g gets rejected due to Pod g0 is unschedulable even after "
+        "PostFilter")
     sim.add_pod(gang_pod("g2", "g"))
     outs = sim.run_until_idle()
     assert all(o.node == "a" for o in outs) and len(sim.bound) == 3    # Permit, via the same object
     _check_cache(sim)
+
+
+def test_coscheduling_postfilter_releases_a_gang_that_cannot_assemble():
+    cs = Coscheduling([pod_group("g", 3, timeout=30)])
+    sim = Simulation(Scheduler([node("a", cpu="2")], plugins=[cs]))       # room for 2 of 3
+    for i in range(3):
+        sim.add_pod(gang_pod(f"g{i}", "g"))
+    assert sim.schedule_one() and sim.schedule_one() and sorted(sim.waiting) == ["default/g0", "default/g1"]
+    assert sim.schedule_one()                  # g2 fails: the gang is 1/3 short, its waiting pods go now
+    assert not sim.waiting and not sim.binding and sim.clock.now() == 0
+    assert sim.outcomes["default/g0"].message == "optimistic rejection in PostFilter"
+    assert sim.outcomes["default/g2"].message.endswith(
+        ", PodGroup default/g gets rejected due to Pod g2 is unschedulable even after PostFilter")
+    _check_cache(sim)
+    # a pod outside any group gets the plugin's word too, as with scheduler-plugins
+    err = sim.sched.schedule(pod("solo", cpu="4")).fit_error
+    assert err.full_message.endswith("Preemption is not helpful for scheduling., can not find pod group")

@@ -20,7 +20,9 @@ something allows it (then its binding cycle starts) or rejects it -- its timeout
 from dataclasses import dataclass
 
 from ..custom import CustomPreFilter
-from .interface import SKIP, UnschedulableAndUnresolvable  # noqa: F401  (SKIP importable from here too)
+import numpy as np
+
+from .interface import SKIP, Unschedulable, UnschedulableAndUnresolvable  # noqa: F401  (SKIP importable too)
 
 MAX_TIMEOUT = 15 * 60.0
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -83,6 +85,9 @@ class Coscheduling(CustomPreFilter, PermitPlugin):
       PodGroup's creation time is the virtual time its first pod was queued.
     - PreFilter: a pod whose group has fewer than `minMember` pods in the cluster is rejected
       (UnschedulableAndUnresolvable) with scheduler-plugins' message.
+    - PostFilter: when a gang's pod fails and the gang is more than 10% short of `minMember`
+      assumed or bound pods, its waiting pods are rejected at once instead of holding their
+      nodes until the timeout.
 
     Give it to the Scheduler (`plugins=[Coscheduling(groups)]`) and every point runs, or
     register it and enable it in a profile. groups: PodGroup objects
@@ -146,6 +151,24 @@ class Coscheduling(CustomPreFilter, PermitPlugin):
                 f"pre-filter pod {pod.name} cannot find enough sibling pods, current pods number: {count}, "
                 f"minMember of group: {pg.min_member}")
         return None
+
+    def post_filter(self, state, pod, statuses):
+        group = _group_of(pod)
+        pg = self.groups.get(group) if group is not None else None
+        if pg is None:
+            return Unschedulable("can not find pod group")
+        handle = self.handle
+        assigned = 0 if handle is None else sum(1 for k in handle.assumed_or_bound()
+                                               if _group_of(handle.pod(k)) == group)
+        # float32, as scheduler-plugins computes the gap
+        if assigned >= pg.min_member or np.float32(pg.min_member - assigned) / np.float32(pg.min_member) <= \
+                np.float32(0.1):
+            return Unschedulable()
+        for key in handle.waiting_pods() if handle is not None else ():
+            if _group_of(handle.pod(key)) == group:
+                handle.reject(key, "optimistic rejection in PostFilter")
+        return Unschedulable(f"PodGroup {pod.namespace}/{pg.name} gets rejected due to Pod {pod.name} is "
+                             f"unschedulable even after PostFilter")
 
     def permit(self, state, pod, node_name, handle):
         name = pod.labels.get(POD_GROUP_LABEL)

@@ -6,7 +6,7 @@ plugins run, in which order, with which weights and arguments, and the pods comp
 import numpy as np
 
 from .._kernels import F_CUSTOM_0, N_SCORES, S_CUSTOM_0, CompiledPod, NodeKernel
-from ..custom import CustomPostFilter, assign_slots
+from ..custom import assign_slots
 from ..errors import ValidationError
 from ..plugins import REGISTRY
 from ..plugins.base import PreFilterRejection, VolumePlugin
@@ -57,7 +57,8 @@ class ProfileRuntime:
         self.pre_enqueue += [p for p in custom if hasattr(p, "pre_enqueue")]
         if self.queue_sort is None:
             self.queue_sort = next((p for p in custom if hasattr(p, "less")), None)
-        self.post_filters += [p for p in others if isinstance(p, CustomPostFilter)]
+        self.post_filters += [p for p in custom if getattr(p, "post_filter", None) is not None
+                              and p not in self.post_filters]
         #: the custom plugins' Python side, by extension point, in the order given
         self.custom_pre_filters = [p for p in given if p.pre_filter is not None]
         self.prefilter_extensions = [p for p in self.custom_pre_filters

@@ -81,7 +81,7 @@ def post_filter(post_filters, pod, statuses, n_all: int, prefilter_rejected: boo
             if isinstance(r, Status):
                 if r.code != UNSCHEDULABLE:       # UnschedulableAndUnresolvable or Error: the last word
                     return PostFilterResult(r.message)
-                messages.append(r.message)
+                messages.extend(r.reasons)
                 continue
             return PostFilterResult("", nomination=r)
         if name == "DynamicResources":
