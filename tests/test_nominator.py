@@ -57,3 +57,29 @@ def test_only_item_changes():
     nominated = NominatedPods(sched, {}.__getitem__)
     with pytest.raises(TypeError):
         nominated.update({"x": "a"})
+
+
+def test_counted_requests_follow_the_pod():
+    """A nominated pod counts with its requests of the moment (re-nominating it after an
+    update counts the new ones), for pods of lower or equal priority, never for itself."""
+    node = {"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "4", "pods": "10"}}}
+    sched = Scheduler([node])
+
+    def pod(name, cpu, priority):
+        return sched.parse_pod({"metadata": {"name": name}, "spec": {"priority": priority, "containers": [
+            {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}})
+
+    pods = {"default/n": pod("n", "1", 5)}
+    nominated = NominatedPods(sched, pods.__getitem__)
+    nominated["default/n"] = "a"
+    t, cpu = sched.table, sched.table.resource_col("cpu")
+    seen = []
+    for incoming in (pod("low", "1", 1), pod("high", "1", 9), pods["default/n"]):
+        with nominated.counted(incoming) as any_counted:
+            seen.append((any_counted, int(t.requested[t.row_of["a"], cpu])))
+    assert seen == [(True, 1000), (False, 0), (False, 0)]
+    pods["default/n"] = pod("n", "3", 5)
+    nominated["default/n"] = nominated["default/n"]
+    with nominated.counted(pod("low", "1", 1)):
+        assert t.requested[t.row_of["a"], cpu] == 3000
+    assert t.requested[t.row_of["a"], cpu] == 0

@@ -138,6 +138,8 @@ class Simulation:
         if old is None or old.node_name or pod.key in self.bound or pod.key in self.binding:
             raise ValueError(f"pod {pod.key}: only pending pods can be updated here")
         self.pods[pod.key] = pod
+        if pod.key in self.nominated:        # its requests may have changed: counted anew
+            self.nominated[pod.key] = self.nominated[pod.key]
         self.queue.update(old, pod)
 
     def delete_pod(self, key: str) -> None:
