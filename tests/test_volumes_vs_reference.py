@@ -284,6 +284,9 @@ def test_foreign_ephemeral_claim_of_a_pod_on_the_node_fails_the_cycle():
     objects = [_class("sc"), _pvc("c0"), _pvc("b0-v0", owner_uid="someone-else"),
                _csi_node("n2", **{"csi.b.example.com": 3})]
     bound = [_pod("b0", {"ephemeral": {"volumeClaimTemplate": {"spec": {}}}}, node="n2")]
-    want, _ = assert_same(THREE, objects, bound, [_pod("p0", {"emptyDir": {}}), _pod("p1", _claim_vol("c0"))])
+    pending = [_pod("p0", {"emptyDir": {}}), _pod("p1", _claim_vol("c0"))]
+    want, _ = assert_same(THREE, objects, bound, pending)
     assert want[0]["node"] == "n0"                   # no attachable volume: Filter stops before
     assert want[1]["node"] is None and "(pod is not owner)" in want[1]["error"]
+    got, _ = run_compiled(THREE, objects, bound, pending)
+    assert got[1]["numFeasible"] == 0                # an Error from Filter: no feasible node

@@ -455,8 +455,10 @@ class Scheduler(PreemptionMixin):
             self.next_start_node_index = (start + processed) % n_all
         ctx = (scan, start, processed, narrowed, names)
         error = profile.filter_error(scan, start, processed) if pod.volumes else ""
+        if error:            # a Filter's Error: findNodesThatFitPod returns no feasible node
+            return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state), profile, ctx
         rescored = False
-        if not error and nf > 1:
+        if nf > 1:
             error, rescored = self._after_pass(profile, pod, cp, state, nf, spread_in_python)
         if error:
             return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state), profile, ctx
@@ -517,7 +519,7 @@ class Scheduler(PreemptionMixin):
         names = custom_names if names is None else set(names) & custom_names
         if not names:
             msg = (f"node(s) didn't satisfy plugin {narrowed[0]}" if len(narrowed) == 1 else
-                   f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed)}] simultaneously")
+                   f"{absent_reason(narrowed)} simultaneously")
             raise PreFilterRejection("", msg, plugins=narrowed)
         return names, narrowed
 
@@ -742,7 +744,7 @@ class Scheduler(PreemptionMixin):
             return rec
         k = profile.kernel
         if isinstance(ctx, _Rejected):
-            # a PreFilter said UnschedulableAndUnresolvable: every node has its status, and
+            # a PreFilter rejected the pod: every node has its status, and
             # (as in kube-scheduler's own record) no skipped-plugin lists
             status = {"ok": False, "code": ctx.code, "plugin": ctx.plugin,
                       "reasons": [result.fit_error.pre_filter_message]}
