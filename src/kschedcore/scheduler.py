@@ -33,7 +33,7 @@ from .plugins.base import PreFilterRejection
 from .plugins.interpod_affinity import PodCounters
 from .plugins.pod_topology_spread import SpreadContext
 from .plugins.node_ports import packed_ports
-from .state.node_table import NodeTable
+from .state.node_table import NodeTable, add_usage
 from .state.volumes import VolumeState
 
 TIE_BREAKS = ("random", "first")
@@ -346,7 +346,7 @@ class Scheduler(PreemptionMixin):
                 t.stale_images.add(row)
         else:
             cols, vals, ports = self._usage(pod) if usage is None else usage
-            self._add_usage_numpy(row, cols, vals, pod, 1)
+            add_usage(t.requested, t.nonzero, t.pod_count, row, cols, vals, pod.non_zero, 1)
             t.touch(row)
         if ports:
             t.add_ports(row, ports, 1)
@@ -359,27 +359,21 @@ class Scheduler(PreemptionMixin):
             self._count_priority(pl, row, 1)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
-    def _add_usage_numpy(self, row, cols, vals, pod, sign):
-        t = self.table
-        np.add.at(t.requested[row], cols, sign * vals)
-        t.nonzero[row, 0] += sign * pod.non_zero[0]
-        t.nonzero[row, 1] += sign * pod.non_zero[1]
-        t.pod_count[row] += sign
-
     def _unplace(self, key: str) -> _Placement:
         pl = self._placed.pop(key)
+        t = self.table
         del self._on_node[pl.node][key]
         self._priorities[pl.pod.priority] -= 1
-        if self._by_priority is not None and self._by_priority_shape == self.table.alloc.shape:
-            self._count_priority(pl, self.table.row_of[pl.node], -1)
-        row = self.table.row_of[pl.node]
-        self._add_usage_numpy(row, pl.cols, pl.vals, pl.pod, -1)
+        row = t.row_of[pl.node]
+        if self._by_priority is not None and self._by_priority_shape == t.alloc.shape:
+            self._count_priority(pl, row, -1)
+        add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
         if pl.ports:
-            self.table.add_ports(row, pl.ports, -1)
+            t.add_ports(row, pl.ports, -1)
         self.counters.place(pl.pod, row, -1)
         if pl.pod.volumes:
             self.volumes.place(pl.pod, row, -1)
-        self.table.touch(row)
+        t.touch(row)
         return pl
 
     def _reserve_volumes(self, pod: Pod, row: int, node_name: str):

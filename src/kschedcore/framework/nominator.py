@@ -18,6 +18,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..state.node_table import add_usage
+
 
 class NominatedPods(dict):
     """pod key -> nominated node name; every change keeps the per-priority sums current."""
@@ -82,9 +84,7 @@ class NominatedPods(dict):
             t = self._sched.table
             level = self._levels[pod.priority] = [np.zeros_like(t.requested), np.zeros_like(t.nonzero),
                                                   np.zeros_like(t.pod_count), 0]
-        np.add.at(level[0][row], cols, sign * vals)
-        level[1][row] += sign * np.asarray(pod.non_zero, np.int64)
-        level[2][row] += sign
+        add_usage(*level[:3], row, cols, vals, pod.non_zero, sign)
         level[3] += sign
         if not level[3]:
             del self._levels[pod.priority]
@@ -109,10 +109,7 @@ class NominatedPods(dict):
         req, nz, count = (sum(lv[i] for lv in levels) for i in range(3))
         if own:
             _, cols, vals = self._plain[pod.key]
-            row = self._sched.table.row_of[self[pod.key]]
-            np.add.at(req[row], cols, -vals)
-            nz[row] -= np.asarray(pod.non_zero, np.int64)
-            count[row] -= 1
+            add_usage(req, nz, count, self._sched.table.row_of[self[pod.key]], cols, vals, pod.non_zero, -1)
         return req, nz, count
 
     # ---- a cycle -------------------------------------------------------------------------------

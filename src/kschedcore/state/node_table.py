@@ -20,6 +20,15 @@ NAME_KEY = "metadata.name"   # pseudo label column 0: the node's name, for match
 MAX_RESOURCES = 63           # bit 63 of a NodeResourcesFit status is "Too many pods"
 
 
+def add_usage(requested, nonzero, pod_count, row, cols, vals, non_zero, sign):
+    """A pod's requests added (sign 1) to or taken (-1) from a row of (requested, non-zero
+    requested, pod count) arrays: the table's own, or sums shaped like them."""
+    np.add.at(requested[row], cols, sign * vals)
+    nonzero[row, 0] += sign * non_zero[0]
+    nonzero[row, 1] += sign * non_zero[1]
+    pod_count[row] += sign
+
+
 def pack_port(ip_id: int, protocol: str, port: int) -> int:
     return (ip_id << 18) | (PROTOCOL_IDS[protocol] << 16) | port
 
