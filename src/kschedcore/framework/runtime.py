@@ -93,9 +93,9 @@ class ProfileRuntime:
         for p in self.plugins:
             if hasattr(p, "configure"):
                 p.configure(k, table)
+        self.native_params = {fid: p.params(table) for fid, p in self.native_filters}
         for fid, p in self.native_filters:
-            p.params_cached = p.params(table)
-            k.set_custom_filter(fid - F_CUSTOM_0, p.address(), p.params_cached)
+            k.set_custom_filter(fid - F_CUSTOM_0, p.address(), self.native_params[fid])
         for sid, p in custom_scores:
             if p.native:
                 k.set_custom_score(sid - S_CUSTOM_0, p.address(), p.params(table), normalize=p.normalize)
@@ -172,7 +172,7 @@ class ProfileRuntime:
         off = {p.filter_id for _, p in self.native_filters if p.name in skip}
         for fid, p in self.native_filters:
             if (fid in off) != (fid in self.custom_filters_off):
-                k.set_custom_filter(fid - F_CUSTOM_0, *(() if fid in off else (p.address(), p.params_cached)))
+                k.set_custom_filter(fid - F_CUSTOM_0, *(() if fid in off else (p.address(), self.native_params[fid])))
         self.custom_filters_off = off
         n = nodes.labels.shape[0]
         for p in self.python_filters:
@@ -181,7 +181,8 @@ class ProfileRuntime:
                 continue
             status = np.asarray(p.filter(state, pod, nodes))
             status = np.where(status, 0, 1).astype(np.int8) if status.dtype == bool else status.astype(np.int8)
-            k.set_custom_filter(p.filter_id - F_CUSTOM_0, status=_rows(status, n, p.name))
+            status = _one_each(status, n, p.name, "must return one value per node row")
+            k.set_custom_filter(p.filter_id - F_CUSTOM_0, status=np.ascontiguousarray(status))
 
     def custom_score(self, state, pod, nodes, nf: int) -> str:
         """PreScore, Score and NormalizeScore of the Python Score plugins over the kernel's
@@ -213,12 +214,11 @@ class ProfileRuntime:
             np.asarray(k.totals)[:nf] += self.weights[s] * norm
         for p in self.python_scores + self.native_scores:
             if k.score_ran[p.score_id]:
-                bad = np.flatnonzero((np.asarray(k.scores)[p.score_id, :nf] < 0)
-                                     | (np.asarray(k.scores)[p.score_id, :nf] > 100))
+                scores = np.asarray(k.scores)[p.score_id, :nf]
+                bad = np.flatnonzero((scores < 0) | (scores > 100))
                 if bad.size:
                     return (f'applying score defaultWeights on Score plugins: plugin "{p.name}" returns an invalid '
-                            f'score {int(k.scores[p.score_id, bad[0]])}, it should in the range of [0, 100] after '
-                            f'normalizing')
+                            f'score {int(scores[bad[0]])}, it should in the range of [0, 100] after normalizing')
         return ""
 
     def filter_error(self, scan, start, processed) -> str:
@@ -306,17 +306,14 @@ def _scores(values, nf, name, point):
     """A Score / NormalizeScore answer as int64 per feasible node, or the Status it returned."""
     if isinstance(values, Status):
         return values
-    values = np.asarray(values)
-    if values.shape != (nf,):
-        raise ValidationError(f"plugin {name}", "", f"{point} must return one value per feasible node ({nf}), "
-                                                    f"got shape {values.shape}")
-    return values.astype(np.int64)
+    return _one_each(np.asarray(values), nf, name, f"{point} must return one value per feasible node").astype(np.int64)
 
 
-def _rows(values, n, name):
+def _one_each(values, n, name, what):
+    """`values` when it holds one value each for the n rows or nodes `what` says."""
     if values.shape != (n,):
-        raise ValidationError(f"plugin {name}", "", f"must return one value per node row ({n}), got shape {values.shape}")
-    return np.ascontiguousarray(values)
+        raise ValidationError(f"plugin {name}", "", f"{what} ({n}), got shape {values.shape}")
+    return values
 
 
 def template_key(pod) -> tuple:
