@@ -138,9 +138,13 @@ class Coscheduling(CustomPreFilter, PermitPlugin):
         ts = pinfo.initial_attempt_timestamp
         return pinfo.timestamp if ts is None else ts
 
-    def pre_filter(self, state, pod, nodes):
+    def _pod_group(self, pod):
+        """(the pod's group key or None, its PodGroup or None)."""
         group = _group_of(pod)
-        pg = self.groups.get(group) if group is not None else None
+        return group, self.groups.get(group) if group is not None else None
+
+    def pre_filter(self, state, pod, nodes):
+        group, pg = self._pod_group(pod)
         if pg is None or self.handle is None:
             return None
         members = self._members.get(group, set())
@@ -153,44 +157,47 @@ class Coscheduling(CustomPreFilter, PermitPlugin):
         return None
 
     def post_filter(self, state, pod, statuses):
-        group = _group_of(pod)
-        pg = self.groups.get(group) if group is not None else None
+        group, pg = self._pod_group(pod)
         if pg is None:
             return Unschedulable("can not find pod group")
         handle = self.handle
-        assigned = 0 if handle is None else sum(1 for k in handle.assumed_or_bound()
-                                               if _group_of(handle.pod(k)) == group)
+        assigned = 0 if handle is None else _assigned(handle, group)
         # float32, as scheduler-plugins computes the gap
         if assigned >= pg.min_member or np.float32(pg.min_member - assigned) / np.float32(pg.min_member) <= \
                 np.float32(0.1):
             return Unschedulable()
-        for key in handle.waiting_pods() if handle is not None else ():
-            if _group_of(handle.pod(key)) == group:
-                handle.reject(key, "optimistic rejection in PostFilter")
+        for key in _waiting(handle, group) if handle is not None else ():
+            handle.reject(key, "optimistic rejection in PostFilter")
         return Unschedulable(f"PodGroup {pod.namespace}/{pg.name} gets rejected due to Pod {pod.name} is "
                              f"unschedulable even after PostFilter")
 
     def permit(self, state, pod, node_name, handle):
-        name = pod.labels.get(POD_GROUP_LABEL)
-        if name is None:
-            return Allow()
-        group = self.groups.get((pod.namespace, name))
+        group, pg = self._pod_group(pod)
         if group is None:
-            return Reject(f'PodGroup "{pod.namespace}/{name}" not found')
-        members = [k for k in handle.assumed_or_bound() if _group_of(handle.pod(k)) == (pod.namespace, name)]
-        if len(members) >= group.min_member:
-            for key in handle.waiting_pods():
-                if _group_of(handle.pod(key)) == (pod.namespace, name):
-                    handle.allow(key)
             return Allow()
-        return Wait(group.timeout)
+        if pg is None:
+            return Reject(f'PodGroup "{group[0]}/{group[1]}" not found')
+        if _assigned(handle, group) >= pg.min_member:
+            for key in _waiting(handle, group):
+                handle.allow(key)
+            return Allow()
+        return Wait(pg.timeout)
 
     def on_timeout(self, key, handle):
         """The gang did not assemble: every pod of it still waiting is rejected too."""
-        group = _group_of(handle.pod(key))
-        return [k for k in handle.waiting_pods() if k != key and _group_of(handle.pod(k)) == group]
+        return [k for k in _waiting(handle, _group_of(handle.pod(key))) if k != key]
 
 
 def _group_of(pod):
     name = pod.labels.get(POD_GROUP_LABEL)
     return None if name is None else (pod.namespace, name)
+
+
+def _assigned(handle, group) -> int:
+    """How many pods of the group are assumed or bound (CalculateAssignedPods)."""
+    return sum(1 for k in handle.assumed_or_bound() if _group_of(handle.pod(k)) == group)
+
+
+def _waiting(handle, group) -> list:
+    """The keys of the group's pods waiting at Permit."""
+    return [k for k in handle.waiting_pods() if _group_of(handle.pod(k)) == group]
