@@ -255,7 +255,9 @@ class Simulation:
     def _reserve(self, pod, node, pinfo) -> bool:
         """RunReservePluginsReserve: in order; the first failure unreserves and rejects."""
         for plugin in self._plugins(pod).reserve:
-            message = _failure(plugin.reserve(self._state(pod.key), pod, node, self)) if hasattr(plugin, "reserve") else None
+            if not hasattr(plugin, "reserve"):          # an Unreserve-only plugin
+                continue
+            message = _failure(plugin.reserve(self._state(pod.key), pod, node, self))
             if message:
                 self._reject(pod.key, pinfo, plugin.name, f"0/1 nodes are available: 1 {message}.")
                 return False
@@ -406,8 +408,7 @@ class Simulation:
     def _nominate(self, pod, node, victims) -> None:
         """Victims deleted through the event path, the preemptor nominated to the node."""
         for key in victims:
-            if key in self.pods:
-                self.delete_pod(key)
+            self.delete_pod(key)             # a key it no longer knows is a no-op
         self.nominated[pod.key] = node
         self.queue.add_nominated_pod(pod, node)
         self.preemptions.append((pod.key, node, list(victims)))
