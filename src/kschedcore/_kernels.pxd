@@ -58,15 +58,15 @@ ctypedef void (*custom_batch_fn)(int64_t n, const int32_t* rows, int64_t* out, i
                                  const int64_t* params) noexcept nogil
 
 
-# The custom plugins of a profile: per slot a native function or a per-row array from a Python
-# plugin's per-pod call (NULL both: slot unused this cycle).
+# The custom plugins of a profile: per slot a native function, or for a Filter a per-row array
+# from a Python plugin's per-pod call (NULL both: slot unused this cycle). Python Score plugins
+# score after the pass, outside the kernel.
 cdef struct Custom:
     custom_fn filter_fn[N_CUSTOM]
     int8_t* filter_status[N_CUSTOM]
     int64_t* filter_params[N_CUSTOM]
     int64_t n_filter_params[N_CUSTOM]
     custom_batch_fn score_fn[N_CUSTOM]
-    int64_t* score_values[N_CUSTOM]
     int64_t* score_params[N_CUSTOM]
     int64_t n_score_params[N_CUSTOM]
     bint score_normalize[N_CUSTOM]   # DefaultNormalizeScore: raw * 100 / max (max 0: unchanged)

@@ -839,21 +839,17 @@ cdef class NodeKernel:
             self.pts_epoch = 0
 
     cdef void _custom_score(self, Py_ssize_t s, Py_ssize_t nf) noexcept nogil:
-        """A custom Score over the feasible nodes (one native call, or a Python plugin's
-        per-row values); its `scores` row: DefaultNormalizeScore, or the raw score."""
+        """A native custom Score over the feasible nodes (one call); its `scores` row:
+        DefaultNormalizeScore, or the raw score."""
         cdef Table* t = &self.t
         cdef Custom* c = &self.custom
         cdef Py_ssize_t j
         cdef int64_t hi = 0
         cdef int64_t* raw = &self.raw_scores[S_CUSTOM_0 + s, 0]
         cdef int64_t* norm = &self.scores[S_CUSTOM_0 + s, 0]
-        if c.score_values[s] != NULL:
-            for j in range(nf):
-                raw[j] = c.score_values[s][self.feasible[j]]
-        else:
-            c.score_fn[s](nf, &self.feasible[0], raw, t.n_rows, t.n_res, t.n_keys, t.alloc, t.requested,
-                          t.labels, t.pod_count, t.allowed_pods, c.pod_requests, c.n_score_params[s],
-                          c.score_params[s])
+        c.score_fn[s](nf, &self.feasible[0], raw, t.n_rows, t.n_res, t.n_keys, t.alloc, t.requested,
+                      t.labels, t.pod_count, t.allowed_pods, c.pod_requests, c.n_score_params[s],
+                      c.score_params[s])
         if c.score_normalize[s]:
             for j in range(nf):
                 if raw[j] > hi:
@@ -878,14 +874,13 @@ cdef class NodeKernel:
         neither: the slot is off."""
         self._custom_slot(("filter", k), k, address, params, status, True, False)
 
-    def set_custom_score(self, int k, Py_ssize_t address=0, params=None, values=None, bint normalize=False):
-        """Custom Score slot k: a native function's address, or per-row int64 raw scores."""
-        self._custom_slot(("score", k), k, address, params, values, False, normalize)
+    def set_custom_score(self, int k, Py_ssize_t address=0, params=None, bint normalize=False):
+        """Custom Score slot k: a native function's address (0: the slot is off)."""
+        self._custom_slot(("score", k), k, address, params, None, False, normalize)
 
     cdef _custom_slot(self, key, int k, Py_ssize_t address, params, values, bint is_filter, bint normalize):
         cdef int64_t[::1] pv
         cdef int8_t[::1] st
-        cdef int64_t[::1] sv
         if not 0 <= k < N_CUSTOM:
             raise ValueError(f"custom plugin slot {k} out of range (0-{N_CUSTOM - 1})")
         if values is not None and values.shape[0] < self.cap:
@@ -908,11 +903,7 @@ cdef class NodeKernel:
         else:
             self.custom.score_fn[k] = <custom_batch_fn><void*>address
             self.custom.score_params[k], self.custom.n_score_params[k] = &pv[0], params.shape[0]
-            self.custom.score_values[k] = NULL
             self.custom.score_normalize[k] = normalize
-            if values is not None:
-                sv = values
-                self.custom.score_values[k] = &sv[0]
 
     cdef void _spread_score(self, Py_ssize_t nf) noexcept nogil:
         """PodTopologySpread PreScore + Score + NormalizeScore over the feasible nodes."""
@@ -1085,8 +1076,7 @@ cdef class NodeKernel:
         y.use[S_INTER_POD_AFFINITY] = y.use[S_INTER_POD_AFFINITY] and p.n_ipa_score >= 0
         y.any_custom_score = False
         for s in range(N_CUSTOM):
-            y.use[S_CUSTOM_0 + s] = y.use[S_CUSTOM_0 + s] and (
-                p.custom.score_fn[s] != NULL or p.custom.score_values[s] != NULL)
+            y.use[S_CUSTOM_0 + s] = y.use[S_CUSTOM_0 + s] and p.custom.score_fn[s] != NULL
             y.any_custom_score = y.any_custom_score or y.use[S_CUSTOM_0 + s]
         # plugins that score 0 on every node need no per-node work: no PreferNoSchedule taint
         # this pod minds, no node with any of its images
