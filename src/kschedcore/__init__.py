@@ -1,4 +1,5 @@
 """kschedcore: kube-scheduler v1.34's decisions, in process, with a compiled hot path."""
+from . import plugins as _plugins  # noqa: F401  (registers the in-tree plugins)
 from .errors import (KSchedCoreError, ObjectError, QuantityError, UnsupportedError,
                      ValidationError, WorkloadError)
 from .framework.config import SchedulerConfig, load_config, parse_config

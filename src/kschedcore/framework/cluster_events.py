@@ -135,6 +135,11 @@ class ClusterEventWithHint:
     hint: HintFn | None = None
 
 
+def with_hint(resource: str, action: int, hint: HintFn | None = None) -> ClusterEventWithHint:
+    """A plugin's registration of one event (None: always Queue)."""
+    return ClusterEventWithHint(ClusterEvent(resource, action), hint)
+
+
 @dataclass(frozen=True, slots=True)
 class QueueingHintFunction:
     plugin_name: str

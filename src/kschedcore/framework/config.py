@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import ValidationError
+from .registry import IN_TREE
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -26,15 +27,6 @@ DEFAULT_MULTI_POINT = (
     ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
     ("DefaultBinder", 0))
 
-#: The extension points (of those kschedcore runs per node) each in-tree plugin implements.
-FILTER_PLUGINS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                  "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
-SCORE_PLUGINS = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding",
-                 "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
-                 "ImageLocality"}
-POST_FILTER_PLUGINS = {"DynamicResources", "DefaultPreemption"}
-KNOWN_PLUGINS = {name for name, _ in DEFAULT_MULTI_POINT}
 EXTENSION_POINTS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
                     "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind")
 
@@ -122,6 +114,10 @@ def _percentage(value, path, fail):
     return value
 
 
+def _known(name, registry) -> bool:
+    return name in IN_TREE or (registry is not None and name in registry)
+
+
 def _plugin_set(plugins, point, path, fail, registry=None):
     """(enabled [(name, weight)], disabled {names}) of one extension point."""
     ps = plugins.get(point) or {}
@@ -132,7 +128,7 @@ def _plugin_set(plugins, point, path, fail, registry=None):
         ppath = f"{path}.{point}.enabled[{j}]"
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
             fail(ppath + ".name", "Required value")
-        if p["name"] not in KNOWN_PLUGINS and (registry is None or p["name"] not in registry):
+        if not _known(p["name"], registry):
             fail(ppath + ".name", f'plugin "{p["name"]}" does not exist')
         weight = p.get("weight", 0)
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
@@ -197,25 +193,25 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail, registry)
     multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
 
-    def point(name, in_tree):
+    def point(name):
         enabled, disabled = _plugin_set(plugins, name, path + ".plugins", fail, registry)
-        implementers = set(in_tree) | (registry.implementing(name) if registry is not None else set())
+        implementers = IN_TREE.implementing(name) | (registry.implementing(name) if registry is not None else set())
         return enabled, _expand(enabled, implementers, multi_point, disabled, f"{path}.plugins.{name}", fail)
 
-    _, post_filters = point("postFilter", POST_FILTER_PLUGINS)
-    _, queue_sort = point("queueSort", {"PrioritySort"})
+    _, post_filters = point("postFilter")
+    _, queue_sort = point("queueSort")
     if len(queue_sort) != 1:
         fail(path + ".plugins.queueSort", f"exactly one queue sort plugin is required, got {queue_sort}")
-    _, pre_enqueue = point("preEnqueue", {"SchedulingGates"})
-    _, filters = point("filter", FILTER_PLUGINS)
-    s_enabled, scores = point("score", SCORE_PLUGINS)
+    _, pre_enqueue = point("preEnqueue")
+    _, filters = point("filter")
+    s_enabled, scores = point("score")
     out_of_tree = {}
     for p, names in (("queueSort", queue_sort), ("preEnqueue", pre_enqueue), ("filter", filters), ("score", scores),
-                     ("postFilter", post_filters), ("preFilter", point("preFilter", FILTER_PLUGINS)[1]),
-                     ("preScore", point("preScore", SCORE_PLUGINS)[1]),
-                     *((p, point(p, ())[1]) for p in ("reserve", "permit", "preBind", "bind", "postBind"))):
+                     ("postFilter", post_filters), ("preFilter", point("preFilter")[1]),
+                     ("preScore", point("preScore")[1]),
+                     *((p, point(p)[1]) for p in ("reserve", "permit", "preBind", "bind", "postBind"))):
         for n in names:
-            if n not in KNOWN_PLUGINS:
+            if n not in IN_TREE:
                 out_of_tree.setdefault(n, set()).add(p)
     # getScoreWeights: the Score point's weight wins over MultiPoint's; 0 means 1
     weights = {}
@@ -229,7 +225,7 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
             fail(pc_path + ".name", "Required value")
         if pc["name"] in args:
             fail(pc_path + ".name", f'Duplicate value: "{pc["name"]}"')
-        if pc["name"] not in KNOWN_PLUGINS and (registry is None or pc["name"] not in registry):
+        if not _known(pc["name"], registry):
             fail(pc_path + ".name", f'plugin "{pc["name"]}" does not exist')
         a = pc.get("args") or {}
         if not isinstance(a, dict):

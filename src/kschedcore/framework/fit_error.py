@@ -39,3 +39,8 @@ class FitError:
 
     def __str__(self) -> str:
         return self.message
+
+
+def absent_reason(narrowed) -> str:
+    """The status of the nodes PreFilterResults left out (sets.List order: sorted)."""
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowed))}]"

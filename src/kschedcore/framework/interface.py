@@ -1,27 +1,39 @@
-"""The plugin interface's shared types (k8s.io/kube-scheduler/framework/interface.go,
-cycle_state.go): CycleState, Status, PreFilterResult and PostFilterResult.
+"""The plugin interface (k8s.io/kube-scheduler/framework/interface.go, cycle_state.go):
+CycleState, Status, PreFilterResult, PostFilterResult, and one protocol per extension point.
 
 Every extension-point method of a Python plugin takes the cycle's CycleState first, as
 kube-scheduler's do. A scheduling cycle makes one; PreFilter and PreScore write what Filter and
-Score read; the binding cycle of the pod (Reserve ... PostBind) gets the same object.
+Score read; the binding cycle of the pod (Reserve ... PostBind) gets the same object. A plugin
+implements the points it needs as plain methods (the protocols below say their shapes; nothing
+has to inherit from them). In-tree plugins, whose per-node work is the compiled pass, implement
+KernelPlugin instead (framework/kernel_plugin.py).
 """
 from dataclasses import dataclass
+from typing import Protocol
+
+from .status import Code
 
 #: a PreFilter / PreScore result meaning "this plugin does nothing for this pod" (its Filter
 #: or Score is then not called), and a Bind plugin's "not mine"
 SKIP = type("Skip", (), {"__repr__": lambda self: "SKIP", "__slots__": ()})()
 
-SUCCESS = "Success"
-UNSCHEDULABLE = "Unschedulable"
-UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
-ERROR = "Error"
+SUCCESS = Code.SUCCESS
+UNSCHEDULABLE = Code.UNSCHEDULABLE
+UNSCHEDULABLE_AND_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+ERROR = Code.ERROR
+WAIT = Code.WAIT
+
+#: kube-scheduler's cap on a Permit plugin's wait
+MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """A plugin's non-success answer: a code and its reasons (joined by ", " in messages)."""
-    code: str
+    """A plugin's answer: a code and its reasons (joined by ", " in messages); a Permit
+    plugin's Wait carries its timeout."""
+    code: Code
     reasons: tuple = ()
+    timeout: float = 0.0
 
     @property
     def message(self) -> str:
@@ -29,19 +41,37 @@ class Status:
 
     @property
     def rejected(self) -> bool:
-        return self.code in (UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return self.code.rejects
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
 
 
 def Unschedulable(*reasons: str) -> Status:
-    return Status(UNSCHEDULABLE, reasons)
+    return Status(Code.UNSCHEDULABLE, reasons)
 
 
 def UnschedulableAndUnresolvable(*reasons: str) -> Status:
-    return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
 
 
 def Error(message: str) -> Status:
-    return Status(ERROR, (message,))
+    return Status(Code.ERROR, (message,))
+
+
+def Allow() -> Status:
+    """Permit: the pod may bind."""
+    return Status(Code.SUCCESS)
+
+
+def Wait(timeout: float) -> Status:
+    """Permit: the pod waits (capped at 15 minutes, as kube-scheduler caps it)."""
+    return Status(Code.WAIT, timeout=min(float(timeout), MAX_PERMIT_TIMEOUT))
+
+
+def Reject(message: str) -> Status:
+    """Permit: the pod is rejected (unreserved and requeued)."""
+    return Status(Code.UNSCHEDULABLE, (message,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +87,12 @@ class PreFilterResult:
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
     """A PostFilter plugin's success: the node the pod is nominated to, and the pods (keys
-    "namespace/name") to evict for it -- the loop deletes them through its event path, as it
-    does DefaultPreemption's victims."""
+    "namespace/name") to evict for it -- the loop deletes them through its event path.
+    candidates: DefaultPreemption's nodes where preempting would let the pod fit (the bare
+    Scheduler reports them without choosing victims: nominated_node_name is then "")."""
     nominated_node_name: str
     victims: tuple = ()
+    candidates: tuple = ()
 
 
 class CycleState:
@@ -108,3 +140,77 @@ class CycleState:
 class PluginError(Exception):
     """A plugin answered Error: the cycle ends with this message, as kube-scheduler's
     SchedulerError does (`running PreFilter plugin "X": ...`)."""
+
+
+class PreFilterRejection(Exception):
+    """A PreFilter returned UnschedulableAndUnresolvable (or, after all PreFilters ran,
+    Unschedulable): the cycle stops, every node gets this status and the FitError says
+    `message`. plugins: the rejector plugins (several when PreFilterResults do not meet)."""
+
+    def __init__(self, plugin: str, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                 plugins=None):
+        super().__init__(message)
+        self.plugin = plugin
+        self.message = message
+        self.code = code
+        self.plugins = frozenset(plugins) if plugins else frozenset((plugin,))
+
+
+# ---- the extension points, as protocols (shapes only: implement the methods you need) --------
+class QueueSortPlugin(Protocol):
+    def less(self, a, b) -> bool: ...                                   # over QueuedPodInfos
+
+
+class PreEnqueuePlugin(Protocol):
+    def pre_enqueue(self, pod) -> str | None: ...                       # None, or why it waits
+
+
+class PreFilterPlugin(Protocol):
+    def pre_filter(self, state: CycleState, pod, nodes): ...            # None, SKIP, PreFilterResult, Status
+
+
+class PreFilterExtensions(Protocol):
+    def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str): ...
+    def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str): ...
+
+
+class FilterPlugin(Protocol):
+    def filter(self, state: CycleState, pod, nodes): ...                # per row: 0 / 1 / 2, or bools
+
+
+class PostFilterPlugin(Protocol):
+    def post_filter(self, state: CycleState, pod, statuses: dict): ...  # PostFilterResult or Status
+
+
+class PreScorePlugin(Protocol):
+    def pre_score(self, state: CycleState, pod, nodes, rows): ...       # None, SKIP, Error status
+
+
+class ScorePlugin(Protocol):
+    def score(self, state: CycleState, pod, nodes, rows): ...           # int64 per feasible row
+    def normalize_score(self, state: CycleState, pod, rows, scores): ...
+
+
+class ReservePlugin(Protocol):
+    def reserve(self, state: CycleState, pod, node_name: str, handle): ...     # None or failure
+    def unreserve(self, state: CycleState, pod, node_name: str, handle): ...
+
+
+class PermitPlugin(Protocol):
+    def permit(self, state: CycleState, pod, node_name: str, handle) -> Status: ...   # Allow / Wait / Reject
+
+
+class PreBindPlugin(Protocol):
+    def pre_bind(self, state: CycleState, pod, node_name: str, handle): ...    # None or error
+
+
+class BindPlugin(Protocol):
+    def bind(self, state: CycleState, pod, node_name: str, handle): ...        # None, error or SKIP
+
+
+class PostBindPlugin(Protocol):
+    def post_bind(self, state: CycleState, pod, node_name: str, handle): ...
+
+
+class EnqueueExtensions(Protocol):
+    def events_to_register(self) -> list: ...       # [ClusterEventWithHint]; None: every event

@@ -1,5 +1,5 @@
-"""Out-of-tree plugins by name, for KubeSchedulerConfiguration profiles (kube-scheduler's
-`app.WithPlugin` registry).
+"""Plugins by name (kube-scheduler's frameworkruntime.Registry): the in-tree ones, and
+out-of-tree ones for KubeSchedulerConfiguration profiles (`app.WithPlugin`).
 
     registry = Registry()
     registry.register("GpuPacking", lambda args: NativeScore("GpuPacking", gpu_packing, resources=[...]),
@@ -12,20 +12,22 @@ Profiles then enable the names at those extension points (or through multiPoint)
 weights and `pluginConfig` args (handed to the factory), like any in-tree plugin. PreFilter,
 Filter, PostFilter, PreScore and Score plugins are kschedcore.custom plugins (one object per
 name and profile serves all its points); Reserve, Permit, PreBind, Bind and PostBind ones
-are binding-cycle plugins of the loop (framework/permit.py); a QueueSort plugin has
-`less(a, b)` over QueuedPodInfos and a PreEnqueue plugin `pre_enqueue(pod)` returning None or
-why the pod must wait (framework/queue.py).
+are binding-cycle plugins of the loop; a QueueSort plugin has `less(a, b)` over QueuedPodInfos
+and a PreEnqueue plugin `pre_enqueue(pod)` returning None or why the pod must wait.
+
+IN_TREE is filled by kschedcore.plugins.registry (one line per plugin) when the package is
+imported; its factories take (args, handle), out-of-tree ones (args).
 """
 from ..errors import ValidationError
 
-#: the extension points an out-of-tree plugin may implement here
+#: the extension points a plugin may implement here
 POINTS = ("queueSort", "preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
           "preBind", "bind", "postBind")
 
 
 class Registry:
     def __init__(self):
-        self._factories = {}       # name -> (factory, frozenset of points)
+        self._factories = {}       # name -> (factory, frozenset of points), in registration order
 
     def register(self, name: str, factory, points) -> None:
         points = frozenset(points)
@@ -41,6 +43,15 @@ class Registry:
     def __contains__(self, name) -> bool:
         return name in self._factories
 
+    def __iter__(self):
+        return iter(self._factories)
+
+    def points(self, name: str) -> frozenset:
+        return self._factories[name][1]
+
+    def factory(self, name: str):
+        return self._factories[name][0]
+
     def implementing(self, point: str) -> set:
         return {n for n, (_, points) in self._factories.items() if point in points}
 
@@ -50,3 +61,7 @@ class Registry:
             raise ValidationError(f"plugin {name!r}", "name", f"the factory made a plugin named "
                                                               f"{getattr(plugin, 'name', None)!r}")
         return plugin
+
+
+#: kube-scheduler's in-tree plugins (kschedcore.plugins.registry registers them)
+IN_TREE = Registry()

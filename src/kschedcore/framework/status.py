@@ -1,17 +1,38 @@
-"""Status codes (k8s.io/kube-scheduler/framework/interface.go) as the kernels write them."""
+"""Status codes (k8s.io/kube-scheduler/framework/interface.go Code): the ONE encoding.
+
+The compiled pass writes the first four into its per-node status buffer (`_kernel` C_* ids,
+checked equal at import); plugins' Python answers use the rest too. `str(code)` and
+`code.go_name` give kube-scheduler's spelling ("UnschedulableAndUnresolvable"), as explain
+records and messages print it.
+"""
 from enum import IntEnum
+
+from .._kernels import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
 
 
 class Code(IntEnum):
-    """Per-node filter outcome. NOT_EXAMINED: the scan stopped before reaching the node."""
-    NOT_EXAMINED = 0
-    SUCCESS = 1
-    UNSCHEDULABLE = 2
-    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    #: the Filter pass stopped before reaching the node (kernel buffers only)
+    NOT_EXAMINED = C_NOT_EXAMINED
+    SUCCESS = C_SUCCESS
+    UNSCHEDULABLE = C_UNSCHEDULABLE
+    UNSCHEDULABLE_AND_UNRESOLVABLE = C_UNRESOLVABLE
+    ERROR = 4
+    #: PreFilter / PreScore: the plugin does nothing for this pod; Bind: not this plugin's pod
+    SKIP = 5
+    #: Permit: the pod waits
+    WAIT = 6
 
     @property
     def go_name(self) -> str:
         return _GO_NAMES[self]
+
+    @property
+    def rejects(self) -> bool:
+        """Unschedulable or UnschedulableAndUnresolvable."""
+        return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def __str__(self) -> str:
+        return self.go_name
 
 
 _GO_NAMES = {
@@ -19,4 +40,7 @@ _GO_NAMES = {
     Code.SUCCESS: "Success",
     Code.UNSCHEDULABLE: "Unschedulable",
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.ERROR: "Error",
+    Code.SKIP: "Skip",
+    Code.WAIT: "Wait",
 }

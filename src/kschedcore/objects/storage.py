@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ObjectError, UnsupportedError
 from .fields import FieldReader, metadata_name
+from .node_selector import SelectorReader
 from .pod_affinity import parse_label_selector
 from .quantity import parse_quantity
 
@@ -182,9 +183,8 @@ def parse_claim(raw, index_hint: str = "") -> PersistentVolumeClaim:
 
 
 def parse_volume(raw, index_hint: str = "") -> PersistentVolume:
-    from .pod import PodReader     # node selector terms are read as for pods (import cycle)
     r, _, name, meta = _meta("persistentvolume", raw, index_hint, False)
-    r = PodReader(r.obj)
+    r = SelectorReader(r.obj)
     spec = r.mapping(raw, "spec", "spec")
     annotations = r.string_map(meta, "annotations", "metadata.annotations")
     cls = annotations.get(BETA_CLASS_ANNOTATION)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kschedcore.framework.gomath import go_log
+from kschedcore.util.gomath import go_log
 
 from .affinity import required_node_affinity_matches
 from .goarith import go_round

@@ -3,19 +3,19 @@ import numpy as np
 
 from ..._kernels import S_BALANCED_ALLOCATION
 from ...errors import ValidationError
-from ..base import Plugin
+from ...framework.kernel_plugin import KernelPlugin
 from .fit import DEFAULT_RESOURCES, resource_cols
 
 MAX_RESOURCES = 64    # the kernel's scratch array
 
 
-class NodeResourcesBalancedAllocation(Plugin):
+class NodeResourcesBalancedAllocation(KernelPlugin):
     name = "NodeResourcesBalancedAllocation"
     score_id = S_BALANCED_ALLOCATION
     default_weight = 1
 
-    def __init__(self, args=None):
-        super().__init__(args)
+    def __init__(self, args=None, handle=None):
+        super().__init__(args, handle)
         self.resources = list(self.args.get("resources") or DEFAULT_RESOURCES)
         obj, seen = "NodeResourcesBalancedAllocationArgs", set()
         if len(self.resources) > MAX_RESOURCES:

@@ -4,8 +4,9 @@ import numpy as np
 from ..._kernels import (F_NODE_RESOURCES_FIT, LEAST_ALLOCATED, MOST_ALLOCATED,
                          REQUESTED_TO_CAPACITY_RATIO, S_NODE_RESOURCES_FIT, TOO_MANY_PODS_BIT)
 from ...errors import ValidationError
+from ...framework.kernel_plugin import EMPTY_I64, KernelPlugin
 from ...objects import resources as res
-from ..base import EMPTY_I64, Plugin
+from .events import fit_events
 
 STRATEGIES = {"LeastAllocated": LEAST_ALLOCATED, "MostAllocated": MOST_ALLOCATED,
               "RequestedToCapacityRatio": REQUESTED_TO_CAPACITY_RATIO}
@@ -61,14 +62,14 @@ def resource_cols(table, resources):
                        for r in resources], np.int32)
 
 
-class NodeResourcesFit(Plugin):
+class NodeResourcesFit(KernelPlugin):
     name = "NodeResourcesFit"
     filter_id = F_NODE_RESOURCES_FIT
     score_id = S_NODE_RESOURCES_FIT
     default_weight = 1
 
-    def __init__(self, args=None):
-        super().__init__(args)
+    def __init__(self, args=None, handle=None):
+        super().__init__(args, handle)
         strategy = _validated_strategy(self.args)
         self.strategy_type = strategy["type"]
         self.resources = strategy["resources"]
@@ -105,3 +106,10 @@ class NodeResourcesFit(Plugin):
         out += [f"Insufficient {table.resources[c]}" for c in range(TOO_MANY_PODS_BIT) if bits >> c & 1]
         return out
 
+    def histogram(self, kernel, table):
+        """Counted per missing resource (the kernel's status detail is a bit per resource)."""
+        return [(self.reasons(1 << int(bit), table)[0], int(kernel.hist_fit[bit]))
+                for bit in np.flatnonzero(np.asarray(kernel.hist_fit))]
+
+    def events_to_register(self):
+        return fit_events()

@@ -1,0 +1,1 @@
+"""The scheduler's backend: the cache (cluster state the cycles read) and the scheduling queue."""

@@ -1,0 +1,287 @@
+"""The scheduler cache (pkg/scheduler/backend/cache): the cluster as the scheduling cycles see
+it -- nodes in the node table, pods placed on them (bound or assumed), the counters and volume
+facts kept current as pods come and go, and the other objects plugins read.
+
+No snapshot copies: kube-scheduler clones changed NodeInfos into a snapshot every cycle because
+its informers and binding goroutines change the cache concurrently. Here one owner serialises
+every change, so a cycle reads the node table in place; per-row generations tell what changed.
+"""
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import DuplicateError, ValidationError
+from ...objects import resources as res
+from ...objects.disruption import parse_pdb
+from ...objects.node import Node
+from ...objects.pod import Pod
+from ...objects.storage import STORAGE_KINDS
+from .node_table import NodeTable, add_usage, pack_port
+from .pod_counters import PodCounters
+from .pods_by_priority import PodsByPriority
+from .volumes import VolumeState
+
+#: kinds whose selectors give the system default topology spread constraints
+SELECTOR_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+
+
+@dataclass(slots=True)
+class Placement:
+    """A pod counted on a node (bound or assumed) and what it added to the node's row."""
+    pod: Pod
+    node: str
+    cols: np.ndarray
+    vals: np.ndarray
+    ports: list
+
+
+class Cache:
+    """Nodes, the pods placed on them, and the cluster objects plugins read (not thread-safe:
+    one owner serialises every change)."""
+
+    def __init__(self):
+        self.table = NodeTable()
+        self.counters = PodCounters(self.table)    # matching pods per domain / row
+        self.volumes = VolumeState(self.table)     # storage objects; their use per node
+        self.namespaces = {}                       # Namespace name -> labels
+        self.objects = {}                          # kind -> [raw]: Services, controllers
+        self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
+        self._placed = {}          # pod key -> Placement
+        self._on_node = {}         # node name -> {pod key: None}, in placement order
+        self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
+        self._priorities = Counter()    # priority -> placed pods
+        self._by_priority = None        # PodsByPriority, from the first preemption on
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        self.table.add_node(node)
+        for pod in self._orphans.pop(node.name, ()):
+            self._place(pod, node.name)
+
+    def update_node(self, node: Node) -> Node:
+        """Replaces a node's facts; returns the old Node."""
+        row = self.table.row_of.get(node.name)
+        if row is None:
+            raise ValidationError(f"node {node.name}", "metadata.name", "no such node")
+        old = self.table.nodes[row]
+        self.table.update_node(node)
+        self.counters.relabelled()
+        return old
+
+    def remove_node(self, name: str) -> Node:
+        """Removes a node; its pods keep their binding and count again if it comes back."""
+        row = self.table.row_of.get(name)
+        if row is None:
+            raise ValidationError(f"node {name}", "metadata.name", "no such node")
+        old = self.table.nodes[row]
+        for key in list(self._on_node.get(name, ())):
+            self._orphans.setdefault(name, []).append(self._unplace(key).pod)
+        self.table.remove_node(name)
+        return old
+
+    def node(self, name: str) -> Node | None:
+        row = self.table.row_of.get(name)
+        return None if row is None else self.table.nodes[row]
+
+    @property
+    def node_names(self) -> list:
+        return [n.name for n in self.table.nodes if n is not None]
+
+    # ---- pods --------------------------------------------------------------------------------
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod (spec.nodeName set); one bound to an unknown node waits for it."""
+        if pod.key in self._placed:
+            raise DuplicateError(f"pod {pod.key}", "metadata.name", "duplicate pod")
+        self._place(pod, pod.node_name)
+
+    def assume(self, pod: Pod, node_name: str, kernel=None) -> None:
+        """AssumePod: counts a pod a cycle chose on its node from now on. kernel: the
+        NodeKernel that compiled the pod, bound to this table (it writes the row in C)."""
+        if pod.key in self._placed:
+            raise ValidationError(f"pod {pod.key}", "", "already assumed or bound")
+        if node_name not in self.table.row_of:
+            raise ValidationError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
+        self._place(pod, node_name, kernel)
+
+    def remove_pod(self, key: str) -> Placement | None:
+        """ForgetPod / RemovePod: the placement taken off its node (None if not placed)."""
+        return self._unplace(key) if key in self._placed else None
+
+    def remove_orphan(self, key: str) -> bool:
+        for pods in self._orphans.values():
+            for i, p in enumerate(pods):
+                if p.key == key:
+                    del pods[i]
+                    return True
+        return False
+
+    def placement(self, key: str) -> Placement | None:
+        return self._placed.get(key)
+
+    def __contains__(self, key) -> bool:
+        return key in self._placed
+
+    def placements(self):
+        """Every placement, in placement order."""
+        return self._placed.values()
+
+    def pods_on(self, node_name: str) -> list:
+        """The pods placed on the node, in placement order."""
+        return [self._placed[k].pod for k in self._on_node.get(node_name, ())]
+
+    def keys_on(self, node_name: str) -> list:
+        return list(self._on_node.get(node_name, ()))
+
+    def lower_priority(self, priority: int, node_name: str) -> list:
+        """The node's pods below `priority` (preemption's potential victims), placement order."""
+        return [p for p in self.pods_on(node_name) if p.priority < priority]
+
+    def any_below(self, priority: int) -> bool:
+        """Some placed pod has a lower priority (so preemption may find victims)."""
+        return any(p < priority for p, n in self._priorities.items() if n > 0)
+
+    def usage(self, pod: Pod):
+        """What a pod adds to its node's row: resource columns, amounts, packed host ports."""
+        t = self.table
+        counted = [(t.resource_col(n), v) for n, v in pod.requests.items() if res.counts(n)]
+        cols = np.asarray([c for c, _ in counted], np.int64)
+        vals = np.asarray([v for _, v in counted], np.int64)
+        return cols, vals, [pack_port(t.ip_ids.intern(p.ip), p.protocol, p.port) for p in pod.host_ports]
+
+    def _place(self, pod: Pod, node_name: str, kernel=None, usage=None):
+        t = self.table
+        row = t.row_of.get(node_name)
+        if row is None:
+            self._orphans.setdefault(node_name, []).append(pod)
+            return
+        if kernel is not None:
+            cp = pod.compiled[1]
+            cols, vals, ports = cp.usage
+            if kernel.place(cp, row):       # the fast path of a cycle's assume
+                t.stale_images.add(row)
+        else:
+            cols, vals, ports = self.usage(pod) if usage is None else usage
+            add_usage(t.requested, t.nonzero, t.pod_count, row, cols, vals, pod.non_zero, 1)
+            t.touch(row)
+        if ports:
+            t.add_ports(row, ports, 1)
+        self.counters.place(pod, row, 1)
+        if pod.volumes:
+            self.volumes.place(pod, row, 1)
+        self._placed[pod.key] = pl = Placement(pod, node_name, cols, vals, ports)
+        self._priorities[pod.priority] += 1
+        self._priority_changed(pl, row)
+        self._on_node.setdefault(node_name, {})[pod.key] = None
+
+    def _unplace(self, key: str) -> Placement:
+        pl = self._placed.pop(key)
+        t = self.table
+        del self._on_node[pl.node][key]
+        self._priorities[pl.pod.priority] -= 1
+        row = t.row_of[pl.node]
+        self._priority_changed(pl, row)
+        add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
+        if pl.ports:
+            t.add_ports(row, pl.ports, -1)
+        self.counters.place(pl.pod, row, -1)
+        if pl.pod.volumes:
+            self.volumes.place(pl.pod, row, -1)
+        t.touch(row)
+        return pl
+
+    @contextmanager
+    def without(self, pods, node_name: str):
+        """The pods off their node for the block, then back (those the block has not put back
+        itself), the node's pods in their placement order again: it stands for their start
+        times (MoreImportantPod), which a what-if evaluation does not change. Yields
+        {key: usage} for put_back."""
+        on_node = self._on_node.setdefault(node_name, {})
+        was = list(on_node)
+        off = {}
+        for p in pods:
+            pl = self._unplace(p.key)
+            off[p.key] = (pl.cols, pl.vals, pl.ports)
+        try:
+            yield off
+        finally:
+            for p in pods:
+                if p.key not in self._placed:
+                    self._place(p, node_name, usage=off[p.key])
+            now = list(on_node)
+            if now != was:
+                order = [k for k in was if k in on_node]
+                kept = set(order)
+                order += [k for k in now if k not in kept]
+                on_node.clear()
+                on_node.update(dict.fromkeys(order))
+
+    def put_back(self, pod: Pod, node_name: str, usage) -> None:
+        """Inside `without`: one of its pods back on the node, with the usage it had."""
+        self._place(pod, node_name, usage=usage)
+
+    def take_off(self, key: str) -> None:
+        """Inside `without`: a pod put back taken off again."""
+        self._unplace(key)
+
+    # ---- pods by priority (preemption) ---------------------------------------------------------
+    def by_priority(self, rows, priority) -> PodsByPriority:
+        """The rows' placed pods by priority, current for a preemptor of `priority`. Kept from
+        the first call on; built anew when the node table was reallocated."""
+        t = self.table
+        st = self._by_priority
+        if st is None or st.shape != t.alloc.shape:
+            st = self._by_priority = PodsByPriority(t.alloc.shape)
+        for row in rows[st.changed[rows] < priority].tolist():
+            node = t.nodes[row]
+            keys = self._on_node.get(node.name, ()) if node is not None else ()
+            st.build(row, [self._placed[key] for key in keys])
+        return st
+
+    def _priority_changed(self, pl: Placement, row: int):
+        """Pods of lower priority than a pod placed on or taken off a row see its pods change."""
+        st = self._by_priority
+        if st is not None and st.shape == self.table.alloc.shape and pl.pod.priority < st.changed[row]:
+            st.changed[row] = pl.pod.priority
+
+    # ---- other objects -----------------------------------------------------------------------
+    def add_object(self, obj, index_hint: str = "") -> None:
+        """Adds a cluster object other than a node, pod or namespace: Services and controllers
+        (their selectors give default spread constraints), storage objects (the volume plugins;
+        a second object of a name replaces the first), PodDisruptionBudgets (preemption)."""
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if kind in STORAGE_KINDS:
+            self.volumes.add_object(obj, index_hint)
+        elif kind == "PodDisruptionBudget":
+            pdb = parse_pdb(obj, index_hint)
+            self.pdbs[f"{pdb.namespace}/{pdb.name}"] = pdb
+        elif kind in SELECTOR_KINDS:
+            self.objects.setdefault(kind, []).append(obj)
+        else:
+            raise ValidationError(f"object {index_hint}".strip(), "kind",
+                                  f"expected a {', '.join(SELECTOR_KINDS)}, PodDisruptionBudget, "
+                                  + ", ".join(STORAGE_KINDS))
+
+    def add_namespace(self, namespace) -> None:
+        """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
+        meta = namespace.get("metadata") if isinstance(namespace, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise ValidationError("namespace", "metadata.name", "missing or empty")
+        labels = meta.get("labels") or {}
+        if not isinstance(labels, dict):
+            raise ValidationError(f"namespace {meta['name']}", "metadata.labels", "expected an object")
+        self.namespaces[meta["name"]] = dict(labels)
+
+    def utilization(self) -> dict:
+        """Requested / allocatable over all nodes, per native resource with any allocatable."""
+        t = self.table
+        rows = np.fromiter(t.row_of.values(), np.int64, len(t.row_of))
+        out = {}
+        for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
+            col = t.resources.get(name)
+            alloc = int(t.alloc[rows, col].sum()) if len(rows) else 0
+            if alloc:
+                out[name] = round(int(t.requested[rows, col].sum()) / alloc, 4)
+        out["pods"] = round(int(t.pod_count[rows].sum()) / max(1, int(t.allowed_pods[rows].sum())), 4)
+        return out

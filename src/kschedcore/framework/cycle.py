@@ -1,0 +1,142 @@
+"""Cycle: the record of one scheduling cycle -- what it was asked (pod, profile, CycleState),
+what the PreFilter plugins did, and where the compiled Filter pass ran -- and its Diagnosis.
+
+The pass writes one status per node it examined into the kernel's buffers, which the next
+pass overwrites. `diagnosis()` decodes the examined rows once, copying them out, so that
+PostFilter's dry runs (which rerun the pass on single nodes) cannot change what the failed
+cycle saw; decoding after another pass without having done so is an error, never a wrong
+answer.
+"""
+import numpy as np
+
+from .status import Code
+
+
+class Cycle:
+    """One cycle of `framework` for `pod`. PreFilter plugins record here whether they acted
+    (did not Skip); the pass records the rows it examined (scan[start:] wrapping, `processed`
+    of them) and how many were feasible."""
+    __slots__ = ("framework", "cache", "pod", "cp", "state", "what_if", "names", "narrowed", "rejection",
+                 "acted_filters", "acted_scores", "scan", "start", "processed", "feasible", "_pass",
+                 "_diagnosis")
+
+    def __init__(self, framework, cache, pod, cp, state, what_if=False):
+        self.framework, self.cache, self.pod, self.cp, self.state = framework, cache, pod, cp, state
+        self.what_if = what_if
+        self.names = None           # PreFilterResult node names (None: every node)
+        self.narrowed = ()          # the plugins whose PreFilterResult narrowed the nodes
+        self.rejection = None       # PreFilterRejection that ended the cycle
+        self.acted_filters = self.acted_scores = ()
+        self.scan = None            # the rows the pass ran over, in snapshot order
+        self.start = self.processed = self.feasible = 0
+        self._pass = -1
+        self._diagnosis = None
+
+    def acted(self, plugin: str, pre_filter: bool, pre_score: bool) -> None:
+        """A dynamic plugin's PreFilter / PreScore did not Skip this cycle."""
+        if pre_filter:
+            self.acted_filters = (*self.acted_filters, plugin)
+        if pre_score:
+            self.acted_scores = (*self.acted_scores, plugin)
+
+    def ran(self, scan, start, processed, feasible) -> None:
+        """The Filter pass ran (the framework's pass counter tells later passes apart)."""
+        self.scan, self.start, self.processed, self.feasible = scan, start, processed, feasible
+        self._pass = self.framework.passes
+
+    def examined_rows(self) -> np.ndarray:
+        """The node rows the pass examined, in the order it examined them."""
+        if self.scan is None:
+            return np.zeros(0, np.int32)
+        if self.processed == len(self.scan):
+            return self.scan
+        return np.roll(self.scan, -self.start)[:self.processed]
+
+    def feasible_rows(self) -> np.ndarray:
+        """The rows the pass found feasible, in scan order (read right after the pass)."""
+        self._check_current()
+        return np.asarray(self.framework.kernel.feasible)[:max(self.feasible, 1)].copy()
+
+    def diagnosis(self) -> "Diagnosis":
+        if self._diagnosis is None:
+            if self.scan is not None:
+                self._check_current()
+            self._diagnosis = Diagnosis(self)
+        return self._diagnosis
+
+    def _check_current(self):
+        if self._pass != self.framework.passes:
+            raise RuntimeError(f"cycle of {self.pod.key}: the kernel's buffers were reused by a later pass "
+                               f"before this cycle's statuses were read")
+
+
+class Diagnosis:
+    """The failed (or explained) cycle's node statuses, decoded once: per examined row its
+    Code, Filter plugin and status detail; the nodes a PreFilterResult left out; or the
+    PreFilter rejection every node shares."""
+    __slots__ = ("cycle", "rows", "codes", "fids", "details")
+
+    def __init__(self, cycle: Cycle):
+        self.cycle = cycle
+        k = cycle.framework.kernel
+        self.rows = cycle.examined_rows()
+        self.codes = np.asarray(k.st_code)[self.rows].copy()
+        self.fids = np.asarray(k.st_plugin)[self.rows].copy()
+        self.details = np.asarray(k.st_detail)[self.rows].copy()
+
+    @property
+    def rejection(self):
+        return self.cycle.rejection
+
+    def failed(self):
+        """(rows, codes, filter ids, details) of the examined rows that did not pass."""
+        bad = self.codes != Code.SUCCESS
+        return self.rows[bad], self.codes[bad], self.fids[bad], self.details[bad]
+
+    def rows_with(self, code: Code) -> np.ndarray:
+        return self.rows[self.codes == code]
+
+    def count(self, code: Code) -> int:
+        """Nodes with this status (a PreFilter rejection gives every node its code)."""
+        c = self.cycle
+        if c.rejection is not None:
+            return len(c.cache.table) if c.rejection.code == code else 0
+        return int(np.count_nonzero(self.codes == code))
+
+    def rejector_plugins(self) -> set:
+        """The plugins that rejected some node (the pod's unschedulable plugins)."""
+        c = self.cycle
+        if c.rejection is not None:
+            return set(c.rejection.plugins)
+        _, _, fids, _ = self.failed()
+        return {c.framework.filters[int(f)].name for f in np.unique(fids)}
+
+    def left_out(self) -> list:
+        """The nodes a PreFilterResult left out of the pass."""
+        c = self.cycle
+        if not c.narrowed:
+            return []
+        inside = {c.cache.table.nodes[r].name for r in c.scan.tolist()}
+        return [n for n in c.cache.node_names if n not in inside]
+
+    def node_statuses(self) -> dict:
+        """{node name: (Code, plugin name or None)} of every node the cycle rejected."""
+        c = self.cycle
+        nodes = c.cache.table.nodes
+        if c.rejection is not None:
+            return {name: (c.rejection.code, c.rejection.plugin) for name in c.cache.node_names}
+        if c.scan is None:
+            return {name: (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, None) for name in c.cache.node_names}
+        rows, codes, fids, _ = self.failed()
+        names = {fid: p.name for fid, p in c.framework.filters.items()}
+        out = {nodes[r].name: (Code(code), names[f]) for r, code, f in zip(rows.tolist(), codes.tolist(), fids.tolist())}
+        out.update({n: (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, None) for n in self.left_out()})
+        return out
+
+    def node_reasons(self) -> dict:
+        """{node name: (Code, plugin name, [reasons])} of the examined nodes that failed."""
+        c = self.cycle
+        t, filters = c.cache.table, c.framework.filters
+        rows, codes, fids, details = self.failed()
+        return {t.nodes[r].name: (Code(code), filters[f].name, filters[f].reasons(d, t))
+                for r, code, f, d in zip(rows.tolist(), codes.tolist(), fids.tolist(), details.tolist())}

@@ -1,0 +1,273 @@
+"""Framework: one scheduling profile's plugins per extension point, its kernel and compiled
+pods, and the Run* loops over them (pkg/scheduler/framework/runtime/framework.go).
+
+The node table is shared by every profile (it is the cluster); what a profile owns is which
+plugins run, in which order, with which weights and arguments, and the pods compiled for them.
+In-tree plugins come from the registry it is given (framework.registry.IN_TREE), custom and
+out-of-tree ones from the caller; it names no plugin itself.
+"""
+import numpy as np
+
+from .._kernels import N_SCORES, CompiledPod, NodeKernel
+from .custom_runtime import CustomPlugins
+from .fit_error import absent_reason
+from .interface import PostFilterResult, PreFilterRejection, Status
+from .kernel_plugin import KernelPlugin
+from .registry import IN_TREE
+from .status import Code
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+#: the extension points whose plugins' EnqueueExtensions make the queueing hint map
+ENQUEUE_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+
+
+class Framework:
+    def __init__(self, profile, cache, handle, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
+                 custom=(), registry=None, in_tree=IN_TREE):
+        self.name = profile.scheduler_name
+        self.profile, self.cache, self.in_tree = profile, cache, in_tree
+        table = cache.table
+        wanted = {*profile.filters, *profile.score_weights, *profile.post_filters, *profile.pre_enqueue}
+        made = {n: in_tree.factory(n)(profile.plugin_args.get(n), handle) for n in in_tree if n in wanted}
+        kernel_plugins = [p for p in made.values() if isinstance(p, KernelPlugin)]
+        self.plugins, self.by_name = kernel_plugins, made
+        #: implemented Filter plugins, by kernel filter id, in profile order
+        self.filters = {made[n].filter_id: made[n] for n in profile.filters if n in made
+                        and getattr(made[n], "filter_id", 0)}
+        self.scorers = [made[n] for n in profile.score_weights if n in made and getattr(made[n], "score_id", -1) >= 0]
+        #: plugins of the profile kschedcore refuses input for (they Skip for every accepted pod)
+        self.skipping_filters = sorted(n for n in profile.filters if n in in_tree and n not in self.filters_by_name())
+        self.skipping_scores = sorted(n for n in profile.score_weights if n in in_tree
+                                      and n not in {p.name for p in self.scorers})
+        #: the in-tree PreFilter / PreScore work that depends on the cycle, in profile order
+        self.dynamic = [p for p in self.filters.values() if p.dynamic]
+        self.dynamic += [p for p in kernel_plugins if p.dynamic and p not in self.dynamic]
+        self.pre_scorers = [p for p in self.scorers if hasattr(p, "pre_score")]
+        self.node_names_plugins = [p for p in kernel_plugins if hasattr(p, "prefilter_node_names")]
+        self.prescore_errors = [p for p in kernel_plugins if hasattr(p, "prescore_error")]
+        self.reservers = [p for p in kernel_plugins if hasattr(p, "reserve")]
+        self.error_filters = [p for p in self.filters.values() if hasattr(p, "ERROR_DETAIL")]
+        self.custom = CustomPlugins(profile, registry, custom)
+        for fid, p in self.custom.filters:          # after the in-tree plugins, in the order given
+            self.filters[fid] = p
+        #: PostFilter plugins in order: in-tree ones, then custom ones
+        self.post_filters = [made[n] if n in made else self.custom.made[n] for n in profile.post_filters
+                             if n in made or n in self.custom.made]
+        self.post_filters += [p for p in self.custom.post_filters if p not in self.post_filters]
+        self.queue_sort = self.custom.queue_sort
+        self.pre_enqueue = [made.get(n) or self.custom.made[n] for n in profile.pre_enqueue] + self.custom.pre_enqueue
+        self.binding_plugins = self.custom.binding
+        #: cycles make a CycleState (only plugins of the Python API read one)
+        self.needs_state = self.custom.any
+        self.weights = np.zeros(N_SCORES, np.int64)
+        for p in self.scorers:
+            self.weights[p.score_id] = profile.score_weights[p.name]
+        for sid, p in self.custom.scores:
+            self.scorers.append(p)
+            self.weights[sid] = p.weight
+        pct = profile.percentage_of_nodes_to_score
+        self.percentage_of_nodes_to_score = (pct if pct is not None else percentage_of_nodes_to_score) or 0
+        self.kernel = self._make_kernel(table, seed, threads)
+        self.passes = 0                # kernel passes run (a Cycle's diagnosis checks it)
+        self.bound_layout = -1
+        self.token = object()
+        self.templates = {}            # template key -> CompiledPod
+        self._num_to_find = (-1, 0)
+
+    def filters_by_name(self) -> set:
+        return {p.name for p in self.filters.values()}
+
+    def _make_kernel(self, table, seed, threads) -> NodeKernel:
+        k = NodeKernel()
+        k.seed(seed)
+        k.threads = threads
+        k.weights = self.weights
+        k.filter_order = np.asarray(list(self.filters), np.int32)
+        k.score_enabled = np.zeros(N_SCORES, np.uint8)
+        for p in self.scorers:
+            k.score_enabled[p.score_id] = getattr(p, "scored_in_kernel", True)
+        for p in self.plugins:
+            if hasattr(p, "configure"):
+                p.configure(k, table)
+        self.custom.configure(k, table)
+        return k
+
+    # ---- the kernel and compiled pods ----------------------------------------------------------
+    def rebind(self):
+        """Binds the kernel to the node table again if the table was reallocated."""
+        table = self.cache.table
+        if self.bound_layout != table.layout:
+            self.kernel.bind(table)
+            self.bound_layout = table.layout
+
+    def writer(self):
+        """The kernel, when it may write a pod it compiled into the table (Cache.assume)."""
+        return self.kernel if self.bound_layout == self.cache.table.layout else None
+
+    def compile(self, pod) -> CompiledPod:
+        """The pod in integer form, cached on the pod and shared by pods of one template.
+
+        Valid while no new taint appears (the tolerated-taint arrays are per taint id).
+        """
+        table = self.cache.table
+        cached = pod.compiled
+        if cached is not None and cached[0] is self.token and cached[1].taint_version == table.taint_version:
+            return cached[1]
+        key = template_key(pod)
+        cp = self.templates.get(key)
+        if cp is None or cp.taint_version != table.taint_version:
+            cp = CompiledPod()
+            cp.taint_version = table.taint_version
+            for p in self.plugins:
+                p.compile(pod, cp, table)
+            cp.prefilter_node_names = _merged_names((p.name, p.prefilter_node_names(pod))
+                                                    for p in self.node_names_plugins)
+            cp.preferred_parse_error = any(p.prescore_error(pod) for p in self.prescore_errors)
+            cp.usage = self.cache.usage(pod)
+            cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
+            cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
+            self.templates[key] = cp
+        pod.compiled = (self.token, cp)
+        return cp
+
+    # ---- PreFilter ------------------------------------------------------------------------------
+    def run_pre_filter_plugins(self, cycle) -> None:
+        """RunPreFilterPlugins: the in-tree plugins' cycle-dependent PreFilters in profile order,
+        then the custom ones (not again in a what-if evaluation). Sets cycle.names/narrowed;
+        raises PreFilterRejection or PluginError."""
+        pod, cache = cycle.pod, cycle.cache
+        for p in self.dynamic:
+            if p.armed or p.applies(pod, cache):
+                try:
+                    p.pre_filter(cycle)
+                except PreFilterRejection as rej:
+                    rej.in_tree = True
+                    raise
+        if self.custom.pre_filters and not cycle.what_if:
+            self.custom.run_pre_filter(cycle, self.node_columns())
+
+    def node_columns(self):
+        return self.custom.node_columns(self.cache.table)
+
+    # ---- PreScore, Score after the pass -----------------------------------------------------------
+    def run_pre_score_plugins(self, cycle) -> list:
+        """The in-tree PreScores before the pass; returns the plugins that score after it."""
+        pod, cache = cycle.pod, cycle.cache
+        return [p for p in self.pre_scorers if (p.score_armed or p.scores_applies(pod, cache)) and p.pre_score(cycle)]
+
+    def run_score_after_pass(self, cycle, nf: int, after) -> tuple:
+        """What runs on two or more feasible nodes after the pass: a PreScore error known from
+        the pod, the in-tree scores made in Python, the custom Score plugins. Returns (error
+        message or '', whether totals changed so selectHost must run again)."""
+        if cycle.cp.preferred_parse_error:
+            return next(e for e in (p.prescore_error(cycle.pod) for p in self.prescore_errors) if e), False
+        rescored = False
+        for p in self.pre_scorers:
+            if p in after:
+                rescored |= p.score_after_pass(cycle, nf)
+            elif p.score_armed:
+                p.scored(cycle)
+        if self.custom.python_scores or self.custom.native_scores:
+            error = self.custom.run_score(cycle.state, cycle.pod, self.node_columns(), self.kernel, self.weights, nf)
+            return error, rescored or bool(self.custom.python_scores)
+        return "", rescored
+
+    # ---- Filter's Error, PostFilter, Reserve ---------------------------------------------------------
+    def filter_error(self, cycle) -> str:
+        """The message of a Filter plugin's Error status met by the pass ('' if none)."""
+        k = self.kernel
+        for p in self.error_filters:
+            if p.filter_error:
+                rows = cycle.examined_rows()
+                # rows that passed keep an earlier pass's plugin and detail
+                hit = ((np.asarray(k.st_plugin)[rows] == p.filter_id) & (np.asarray(k.st_code)[rows] != Code.SUCCESS)
+                       & (np.asarray(k.st_detail)[rows] == p.ERROR_DETAIL))
+                if hit.any():
+                    return p.filter_error
+        return ""
+
+    def run_post_filter_plugins(self, state, pod, cycle):
+        """RunPostFilterPlugins: until one succeeds (a PostFilterResult), errors or says
+        UnschedulableAndUnresolvable; Unschedulable messages accumulate. Returns (message,
+        PostFilterResult or None)."""
+        messages, statuses = [], None
+        for p in self.post_filters:
+            if getattr(p, "in_tree_post_filter", False):
+                r = p.post_filter(state, pod, cycle)
+            else:
+                if statuses is None:
+                    statuses = cycle.diagnosis().node_statuses()
+                r = p.post_filter(state, pod, statuses)
+            if isinstance(r, PostFilterResult):
+                return "", r
+            if not isinstance(r, Status) or r.code != Code.UNSCHEDULABLE:
+                return (r.message if isinstance(r, Status) else f"PostFilter plugin {p.name} returned {r!r}"), None
+            messages.extend(x for x in r.reasons if x)
+        return ", ".join(messages), None
+
+    def node_reasons(self, row: int) -> list:
+        """The reasons the last pass gave a node it rejected (its plugin's, from the detail)."""
+        k = self.kernel
+        return self.filters[int(k.st_plugin[row])].reasons(int(k.st_detail[row]), self.cache.table)
+
+    def run_reserve_in_tree(self, pod, row: int, node_name: str) -> None:
+        """The in-tree plugins' Reserve (+ PreBind) for a pod a cycle placed (VolumeBinding)."""
+        for p in self.reservers:
+            p.reserve(pod, row, node_name, self.cache)
+
+    # ---- sampling and FitError ------------------------------------------------------------------------
+    def num_to_find(self, n: int) -> int:
+        cached = self._num_to_find
+        if cached[0] != n:
+            cached = self._num_to_find = (n, self.num_feasible_nodes_to_find(n))
+        return cached[1]
+
+    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
+        """schedule_one.go numFeasibleNodesToFind (semantics §5.2)."""
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+            return num_all_nodes
+        pct = self.percentage_of_nodes_to_score
+        if pct == 0:
+            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+        return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+    def histogram(self, absent: int, narrowed=("NodeAffinity",)) -> dict:
+        """The FitError reason histogram from the kernel's per-plugin counters of the last pass."""
+        hist = {}
+        for plugin in self.filters.values():
+            for reason, count in plugin.histogram(self.kernel, self.cache.table):
+                hist[reason] = hist.get(reason, 0) + count
+        if absent:
+            reason = absent_reason(narrowed)
+            hist[reason] = hist.get(reason, 0) + absent
+        return {r: n for r, n in hist.items() if n}
+
+    # ---- the queue's view ------------------------------------------------------------------------------
+    def enqueue_registrations(self) -> dict:
+        """plugin name -> its EventsToRegister, for the in-tree plugins at the points whose
+        rejections the queue retries (buildQueueingHintMap's input), in the default
+        multiPoint order. (Custom plugins register none: pods only they rejected wait for
+        their own update or the periodic flush.)"""
+        points = set(ENQUEUE_POINTS)
+        return {n: self.by_name[n].events_to_register() for n in self.in_tree
+                if n in self.by_name and self.in_tree.points(n) & points}
+
+
+def _merged_names(results):
+    """The PreFilterResults known from the pod alone, intersected: (node names, the plugins
+    that gave them), or None (every node)."""
+    names, plugins = None, ()
+    for plugin, r in results:
+        if r is not None:
+            names = set(r) if names is None else names & set(r)
+            plugins += (plugin,)
+    return None if names is None else (names, plugins)
+
+
+def template_key(pod) -> tuple:
+    """Everything a CompiledPod depends on: pods equal here compile to the same arrays."""
+    selector = None if pod.node_selector is None else tuple(sorted(pod.node_selector.items()))
+    return (tuple(sorted(pod.requests.items())), tuple(sorted(pod.fit_score_requests.items())),
+            pod.non_zero, pod.fit_score_non_zero, pod.tolerations, selector, pod.required_terms,
+            pod.preferred_terms, pod.host_ports, pod.images)

@@ -1,0 +1,81 @@
+"""KernelPlugin: the interface of an in-tree plugin whose per-node work is the compiled pass.
+
+Such a plugin does its work in Python once per pod, never per node: `compile` writes its part
+of the pod's integer form (kschedcore._kernels.CompiledPod, cached per pod template), it says
+whether its PreFilter / PreScore skip, and it turns a node's status detail back into
+kube-scheduler's reason strings. The kernel does the per-node Filter and Score work under the
+plugin's filter_id / score_id.
+
+Optional hooks, each found by the Framework by name and run in profile order:
+
+- `configure(kernel, table)`: the profile's settings into the kernel, once;
+- `prefilter_node_names(pod)`: a PreFilterResult known from the pod alone (None: every node);
+- `prescore_error(pod)`: a PreScore error known from the pod alone ('' : none);
+- `pre_filter(cycle)` / `applies(pod, cache)`: PreFilter work that depends on the cluster, for
+  plugins whose kernel state changes per cycle (set `dynamic = True`); `applies` tells cheaply
+  whether it has anything to do, `armed` that the kernel holds its state from an earlier cycle;
+- `pre_score(cycle)` -> True when the plugin scores after the pass in Python, then
+  `score_after_pass(cycle, nf)` -> True when totals changed; `scored(pod)` when the kernel did;
+- `reserve(pod, row, node_name, cache)`: what a placed pod commits (VolumeBinding);
+- `histogram(kernel, table)`: the FitError reasons of the nodes it rejected (default: per
+  status detail);
+- `events_to_register()`: its cluster events with queueing hints (EnqueueExtensions).
+
+`cycle` is the Framework's CycleContext: pod, compiled pod, cache, kernel, CycleState.
+"""
+import numpy as np
+
+EMPTY_I32 = np.zeros(0, np.int32)
+EMPTY_I64 = np.zeros(0, np.int64)
+
+
+class KernelPlugin:
+    #: kube-scheduler's plugin name
+    name = ""
+    #: kernel filter id (0: no Filter) and score id (-1: no Score)
+    filter_id = 0
+    score_id = -1
+    default_weight = 0
+    #: the kernel computes its score in the pass (False: after it, in Python)
+    scored_in_kernel = True
+    #: its PreFilter depends on the cluster (see pre_filter)
+    dynamic = False
+    #: the kernel holds this plugin's per-cycle state from an earlier cycle (pre_filter clears it)
+    armed = False
+
+    def __init__(self, args=None, handle=None):
+        self.args = args or {}
+        self.handle = handle
+
+    def compile(self, pod, cp, table):
+        """Writes this plugin's part of the compiled pod."""
+
+    def prefilter_skips(self, pod) -> bool:
+        """True when PreFilter returns Skip (its Filter does not run); no PreFilter: False."""
+        return False
+
+    def prescore_skips(self, pod) -> bool:
+        return False
+
+    def sees_other_pods(self, pod, cache) -> bool:
+        """Its Filter, for this pod, depends on the other pods on a node (so preemption's dry
+        run cannot decide on resources alone)."""
+        return False
+
+    def reasons(self, detail: int, table) -> list:
+        """Reason strings of a node this plugin rejected, from the kernel's status detail."""
+        return []
+
+    def histogram(self, kernel, table) -> list:
+        """[(reason, nodes)] of the last pass's rejections by this plugin, from the kernel's
+        per-detail counters."""
+        out = []
+        for detail in range(16):
+            count = int(kernel.hist_detail[self.filter_id, detail])
+            for reason in self.reasons(detail, table) if count else ():
+                out.append((reason, count))
+        return out
+
+    def events_to_register(self):
+        """EnqueueExtensions.EventsToRegister: [ClusterEventWithHint]; None hears every event."""
+        return None

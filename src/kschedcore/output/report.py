@@ -1,0 +1,81 @@
+"""The simulate report (counts, reasons, utilisation, speed) and the text forms of reports and
+explain records (docs/formats.md)."""
+from ..scheduler.result import GATED_MESSAGE, ScheduleResult
+
+
+def print_explain_table(records):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("pod", "node", "feasible", "score", "why not / runner-up", box=None)
+    for r in records:
+        scores = sorted(((s["total"], n) for n, s in r["scores"].items()), reverse=True)
+        best = str(scores[0][0]) if scores else "-"
+        note = r["fitError"] or r.get("error") or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
+        table.add_row(r["pod"], r["node"] or "[red]unschedulable[/red]", str(r["numFeasible"]), best, note)
+    Console().print(table)
+
+
+def message(result) -> str | None:
+    return result.fit_error.full_message if result.fit_error is not None else result.error
+
+
+def as_result(outcome):
+    """An Outcome of the loop as the ScheduleResult of its last attempt (for the report)."""
+    if outcome.node is None and outcome.attempts == 0:
+        return ScheduleResult(outcome.pod, None, 0, 0, error=GATED_MESSAGE)
+    if outcome.node is not None or outcome.result is None:
+        return ScheduleResult(outcome.pod, outcome.node, 0, 0)
+    return outcome.result
+
+
+def simulate_report(sched, results, wall, load_seconds, args) -> dict:
+    scheduled = sum(1 for r in results if r.node is not None)
+    ignored = sum(1 for r in results if r.ignored)
+    gated = sum(1 for r in results if r.gated)
+    reasons, messages = {}, {}
+    for r in results:
+        if r.fit_error is not None:
+            for reason in r.fit_error.reasons or {r.fit_error.pre_filter_message or str(r.fit_error): 1}:
+                reasons[reason] = reasons.get(reason, 0) + 1
+            msg = r.fit_error.full_message      # with the PostFilter (preemption) part
+            messages[msg] = messages.get(msg, 0) + 1
+    decisions = len(results)
+    return {
+        "nodes": len(sched.table),
+        "pods": decisions,
+        "scheduled": scheduled,
+        "unschedulable": decisions - scheduled - ignored - gated,
+        "gated": gated,       # pods with spec.schedulingGates: never attempted
+        # pods kube-scheduler would get in by preemption (acted on only with --queue)
+        "preemptionPossible": sum(1 for r in results if getattr(r, "preemption_candidates", ())),
+        "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
+        "utilization": sched.utilization(),
+        "ignored": ignored,   # pods whose schedulerName no profile has
+        "percentageOfNodesToScore": args.percentage_of_nodes_to_score or 0,
+        "seed": args.seed,
+        "loadSeconds": round(load_seconds, 3),
+        "wallSeconds": round(wall, 4),
+        "podsPerSecond": round(decisions / wall, 1) if wall > 0 else None,
+    }
+
+
+def print_report(rep):
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    t = Table(box=None, show_header=False)
+    for key in ("nodes", "pods", "scheduled", "unschedulable", "wallSeconds", "podsPerSecond", "loadSeconds"):
+        t.add_row(key, str(rep[key]))
+    if rep.get("preemptionPossible"):
+        t.add_row("could preempt (see --queue)", str(rep["preemptionPossible"]))
+    for name, frac in rep["utilization"].items():
+        t.add_row(f"utilization {name}", f"{100 * frac:.1f}%")
+    console.print(t)
+    if rep["unschedulableReasons"]:
+        r = Table("reason (pods)", "pods", box=None)
+        for reason, n in rep["unschedulableReasons"].items():
+            r.add_row(reason, str(n))
+        console.print(r)

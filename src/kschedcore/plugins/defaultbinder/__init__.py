@@ -1,0 +1,3 @@
+from .default_binder import DefaultBinder
+
+__all__ = ["DefaultBinder"]

@@ -1,0 +1,72 @@
+"""DefaultPreemption (plugins/defaultpreemption, framework/preemption): the PostFilter that finds
+nodes where evicting lower-priority pods lets the pod fit (semantics §5.5, §9).
+
+Its dry run is exact: per node that failed with Unschedulable, the pod's Filters run again with
+the node's lower-priority pods taken off (evaluator.py); where resources alone decide, every
+node at once on arrays (on_resources.py). When no node can be made to fit, the message says why,
+as kube-scheduler writes it. In the loop (the Scheduler's handle says the pod's preemption is
+acted on) it also chooses the victims and the node, and returns them as the PostFilterResult
+the loop acts on; otherwise it reports the candidates.
+"""
+from ...errors import ValidationError
+from ...framework.fit_error import FitError
+from ...framework.interface import PostFilterResult, Unschedulable
+from ...framework.status import Code
+from .evaluator import NO_VICTIMS, Evaluator
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NEVER = "not eligible due to preemptionPolicy=Never."
+
+
+class DefaultPreemption:
+    name = "DefaultPreemption"
+    in_tree_post_filter = True      # post_filter gets the failed Cycle, not a statuses map
+
+    def __init__(self, args=None, handle=None):
+        self.args = args or {}
+        validate_args(self.args)
+        self.handle = handle
+        self.evaluator = Evaluator(handle) if handle is not None else None
+
+    def post_filter(self, state, pod, cycle):
+        """Evaluator.Preempt: a PostFilterResult (success) or Unschedulable("preemption: ...")."""
+        if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
+            return Unschedulable("preemption: " + NEVER)
+        n_all = len(cycle.cache.table)
+        diagnosis = cycle.diagnosis()
+        if not cycle.cache.any_below(pod.priority):
+            # no pod anywhere could be a victim: count the Unschedulable nodes, no dry runs
+            n = diagnosis.count(Code.UNSCHEDULABLE)
+            reasons = {NO_VICTIMS: n} if n else {}
+            if n_all - n:
+                reasons[NOT_HELPFUL] = n_all - n
+            return Unschedulable("preemption: " + FitError(pod.key, n_all, reasons=reasons).message)
+        args = self.args
+        if cycle.cache.pdbs:     # upstream stops once a candidate breaks no budget: look at every node
+            args = {**args, "minCandidateNodesPercentage": 100}
+        candidates, reasons, examined = self.evaluator.find_candidates(pod, cycle, args)
+        if not candidates:
+            absent = n_all - examined
+            if absent:
+                reasons[NOT_HELPFUL] = reasons.get(NOT_HELPFUL, 0) + absent
+            return Unschedulable("preemption: " + FitError(pod.key, n_all, reasons=reasons).message)
+        if not self.handle.preemption_acts:
+            return PostFilterResult("", candidates=candidates.names)
+        best = self.evaluator.select_candidate(pod, cycle, candidates)
+        if best is None:
+            return PostFilterResult("", candidates=candidates.names)
+        node, victims = best
+        return PostFilterResult(node, tuple(v.key for v in victims), candidates=candidates.names)
+
+
+def validate_args(args: dict):
+    """DefaultPreemptionArgs as ValidateDefaultPreemptionArgs checks them."""
+    pct = args.get("minCandidateNodesPercentage", 10)
+    absolute = args.get("minCandidateNodesAbsolute", 100)
+    for name, v, hi in (("minCandidateNodesPercentage", pct, 100), ("minCandidateNodesAbsolute", absolute, None)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (hi is not None and v > hi):
+            rng = "[0, 100]" if hi else ">= 0"
+            raise ValidationError("DefaultPreemptionArgs", name, f"Invalid value: {v!r}: not in valid range {rng}")
+    if pct == 0 and absolute == 0:
+        raise ValidationError("DefaultPreemptionArgs", "minCandidateNodesPercentage",
+                              "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")

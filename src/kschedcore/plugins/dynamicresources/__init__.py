@@ -1,0 +1,3 @@
+from .dynamic_resources import DynamicResources
+
+__all__ = ["DynamicResources"]

@@ -1,0 +1,1 @@
+"""Code several plugins share (upstream: plugins/helper)."""

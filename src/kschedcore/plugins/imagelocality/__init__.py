@@ -1,0 +1,3 @@
+from .image_locality import ImageLocality
+
+__all__ = ["ImageLocality"]

@@ -1,0 +1,3 @@
+from .interpod_affinity import InterPodAffinity
+
+__all__ = ["InterPodAffinity"]

@@ -1,0 +1,3 @@
+from .node_affinity import NodeAffinity
+
+__all__ = ["NodeAffinity"]

@@ -1,0 +1,3 @@
+from .node_name import NodeName
+
+__all__ = ["NodeName"]

@@ -1,0 +1,3 @@
+from .node_ports import NodePorts
+
+__all__ = ["NodePorts"]

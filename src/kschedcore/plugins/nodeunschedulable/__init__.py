@@ -1,0 +1,3 @@
+from .node_unschedulable import NodeUnschedulable
+
+__all__ = ["NodeUnschedulable"]

@@ -1,0 +1,3 @@
+from .node_volume_limits import NodeVolumeLimits
+
+__all__ = ["NodeVolumeLimits"]

@@ -1,0 +1,107 @@
+"""NodeVolumeLimits (plugins/nodevolumelimits/csi.go): unique CSI volumes per driver on a node
+against its CSINode's allocatable count (semantics §3.7).
+
+A volume is its (driver, volume handle), so two claims bound to one PV, or to PVs with the
+same handle, are one volume. In-tree GCE PD, AWS EBS, Azure Disk and Cinder volumes count under
+their CSI driver (see objects.storage: isCSIMigrationOn holds on every node with a CSINode)."""
+import numpy as np
+
+from ..._kernels import F_NODE_VOLUME_LIMITS, VOLUME_UU
+from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
+from ...objects.storage import owner_uid
+from ..helper.volume import VolumePlugin
+
+
+REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+EXCEEDED, LOOKUP_FAILED, FILTER_ERROR = 1, 2, 3
+
+
+class NodeVolumeLimits(VolumePlugin):
+    name = "NodeVolumeLimits"
+    filter_id = F_NODE_VOLUME_LIMITS
+    ERROR_DETAIL = FILTER_ERROR    # the rows where Filter returns `filter_error`
+
+    def __init__(self, args=None, handle=None):
+        super().__init__(args, handle)
+        self.lookup_error = ""
+        self.filter_error = ""     # the last cycle's Filter returned an Error status
+        self._limits = {}          # driver (None: any) -> (cache key, int64 limit per row, -1: none)
+
+    def events_to_register(self):
+        return [with_hint(R.CSINode, A.Add), with_hint(R.CSINode, A.Update), with_hint(R.Pod, A.Delete),
+                with_hint(R.PersistentVolumeClaim, A.Add), with_hint(R.VolumeAttachment, A.Delete)]
+
+    def reasons(self, detail, table):
+        return [REASON_MAX_VOLUME_COUNT] if detail == EXCEEDED else [self.lookup_error]
+
+    def prefilter(self, pod, volumes, table):
+        self.filter_error = ""
+        self.skipped = not any(v.claim or v.migratable for v in pod.volumes)
+        if self.skipped:
+            return None
+        n = table.labels.shape[0]
+        new = set()                # the pod's attachable volumes: (driver, volume handle)
+        for v in pod.volumes:
+            vid = v.csi_id
+            if v.claim:
+                key = f"{pod.namespace}/{v.claim}"
+                claim = volumes.objects.claims.get(key)
+                if claim is None:
+                    self.lookup_error = (f"looking up PVC {key}: persistentvolumeclaim \"{v.claim}\" not found")
+                    return np.full(n, LOOKUP_FAILED | VOLUME_UU, np.int8)
+                if v.ephemeral and claim.controller_uid != owner_uid(pod):
+                    # an Error status from Filter: it ends the cycle if any node gets this far
+                    self.filter_error = (f'running "{self.name}" filter plugin: '
+                                         f"PVC {key} was not created for pod {pod.key} (pod is not owner)")
+                    return np.full(n, FILTER_ERROR | VOLUME_UU, np.int8)
+                vid = volumes.volume_id(key)
+            if vid is not None:
+                new.add(vid)
+        if not new:
+            return None
+        status = np.zeros(n, np.int8)
+        for driver in {d for d, _ in new}:
+            limit = self._limit(driver, volumes, table)
+            if not (limit >= 0).any():
+                continue
+            added = np.zeros(n, np.int64)
+            for vid in new:
+                if vid[0] == driver:   # a volume already on the node adds none there
+                    added += 1
+                    added[np.fromiter(volumes.volume_rows.get(vid, ()), np.int64)] -= 1
+            attached = volumes.counts(driver)[:n]
+            status[(limit >= 0) & (added > 0) & (attached + added > limit)] = EXCEEDED
+        self._foreign_claims(volumes, table, status)
+        return status if status.any() else None
+
+    def _foreign_claims(self, volumes, table, status):
+        """Past the pod's own checks, Filter reads the claims of the node's pods: on a node
+        with limits, an ephemeral claim its pod does not control is an Error."""
+        rows, text = volumes.foreign_ephemeral()
+        if not rows:
+            return
+        errors = np.zeros(status.shape[0], bool)
+        errors[rows] = True
+        errors &= self._limit(None, volumes, table) >= 0
+        if errors.any():
+            status[errors] = FILTER_ERROR | VOLUME_UU
+            self.filter_error = f'running "{self.name}" filter plugin: {text}'
+
+    def _limit(self, driver, volumes, table) -> np.ndarray:
+        """CSINode allocatable count of `driver` per node row (-1: no limit; driver None: 0 on
+        rows with any limit), cached."""
+        cache_key = (table.node_version, volumes.csi_version, table.labels.shape[0])
+        cached = self._limits.get(driver)
+        if cached is not None and cached[0] == cache_key:
+            return cached[1]
+        limit = np.full(table.labels.shape[0], -1, np.int64)
+        for name, csi_node in volumes.objects.csi_nodes.items():
+            row = table.row_of.get(name)
+            if row is None:
+                continue
+            if driver is None and csi_node.limits:
+                limit[row] = 0
+            elif driver in csi_node.limits:
+                limit[row] = csi_node.limits[driver]
+        self._limits[driver] = (cache_key, limit)
+        return limit

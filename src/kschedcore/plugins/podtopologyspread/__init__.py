@@ -1,0 +1,3 @@
+from .pod_topology_spread import PodTopologySpread
+
+__all__ = ["PodTopologySpread"]

@@ -1,0 +1,3 @@
+from .scheduling_gates import SchedulingGates
+
+__all__ = ["SchedulingGates"]

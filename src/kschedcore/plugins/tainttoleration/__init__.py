@@ -1,0 +1,3 @@
+from .taint_toleration import TaintToleration
+
+__all__ = ["TaintToleration"]

@@ -1,0 +1,3 @@
+from .volume_binding import VolumeBinding
+
+__all__ = ["VolumeBinding"]

@@ -1,0 +1,3 @@
+from .volume_restrictions import VolumeRestrictions
+
+__all__ = ["VolumeRestrictions"]

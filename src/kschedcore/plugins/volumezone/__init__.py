@@ -1,0 +1,3 @@
+from .volume_zone import VolumeZone
+
+__all__ = ["VolumeZone"]

@@ -1,0 +1,107 @@
+"""The loop on real threads: one scheduling thread, a pool of binder threads.
+
+`LiveScheduler` runs the same state machine as `Simulation` on the wall clock. The scheduling
+thread blocks on the queue, runs cycles and assumes pods; Bind calls (the `binder`, e.g. an API
+client's POST of the binding) run on binder threads and report back. Event intake may come
+from any thread. One lock serialises everything but the Bind calls themselves, so the cache
+sees one change at a time. `stop()` ends the threads cleanly: bindings in flight finish.
+"""
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from ..util.clock import RealClock
+from .loop import Simulation
+
+
+class LiveScheduler:
+    def __init__(self, scheduler, *, binder=None, binder_threads: int = 4, **queue_options):
+        self.sim = Simulation(scheduler, clock=RealClock(), bind_dispatch=self._start_binding, **queue_options)
+        self.binder = binder
+        self.lock = threading.RLock()
+        self._pool = ThreadPoolExecutor(binder_threads, thread_name_prefix="kschedcore-bind")
+        self._thread = None
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self._idle = threading.Condition(self.lock)
+
+    # ---- event intake (any thread) ----------------------------------------------------------
+    def add_pod(self, pod):
+        with self.lock:
+            self.sim.add_pod(pod)
+
+    def update_pod(self, pod):
+        with self.lock:
+            self.sim.update_pod(pod)
+
+    def delete_pod(self, key):
+        with self.lock:
+            self.sim.delete_pod(key)
+
+    def add_node(self, node):
+        with self.lock:
+            self.sim.add_node(node)
+
+    def update_node(self, node):
+        with self.lock:
+            self.sim.update_node(node)
+
+    def remove_node(self, name):
+        with self.lock:
+            self.sim.remove_node(name)
+
+    def outcome(self, key):
+        with self.lock:
+            return self.sim.outcomes.get(key)
+
+    # ---- the threads -------------------------------------------------------------------------
+    def start(self) -> "LiveScheduler":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="kschedcore-schedule", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        """Stops scheduling, lets bindings in flight finish, and joins the threads."""
+        self._stopping.set()
+        self.sim.queue.close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def _run(self):
+        queue = self.sim.queue
+        while not self._stopping.is_set():
+            pinfo = queue.pop(timeout=0.05)       # wakes for backoff flushes and stop()
+            if pinfo is None:
+                continue
+            with self.lock:
+                self.sim.process(pinfo)
+
+    def _start_binding(self, key, pinfo):
+        node, pod = self.sim.binding[key], self.sim.pods[key]
+        self._in_flight += 1
+
+        def bind():
+            error = None
+            try:
+                error = self.binder(pod, node) if self.binder is not None else None
+            except Exception as e:         # a failing binder must not lose the pod
+                error = f"binding failed: {e}"
+            with self.lock:
+                self.sim.finish_binding(key, pinfo, bind_error=error)
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+        self._pool.submit(bind)
+
+    def wait_until_bound(self, keys, timeout: float = 10.0) -> bool:
+        """Blocks until every pod in `keys` is bound (True) or the timeout passes (False)."""
+        keys = set(keys)
+        with self._idle:
+            return self._idle.wait_for(lambda: keys <= set(self.sim.bound), timeout)

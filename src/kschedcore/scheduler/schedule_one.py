@@ -1,0 +1,169 @@
+"""The scheduling cycle (pkg/scheduler/schedule_one.go): schedulePod -- PreFilter, the compiled
+Filter + Score pass over the node table, what scores after it, selectHost -- then, after a
+FitError, PostFilter; and the nominated pods' part (a nominated pod tries its node first, pods
+nominated elsewhere count in Filter).
+"""
+import numpy as np
+
+from ..framework.cycle import Cycle
+from ..framework.fit_error import FitError
+from ..framework.interface import CycleState, PluginError, PreFilterRejection
+from .result import NO_PROFILE_ERROR, ScheduleResult
+
+CONFLICT_MESSAGE = "pod affinity terms conflict"
+
+
+class ScheduleOne:
+    """Runs cycles of the profiles' Frameworks over one Cache (next_start_node_index rotates
+    across them, as kube-scheduler's does)."""
+
+    def __init__(self, cache, frameworks: dict, tie_first: bool, rng):
+        self.cache, self.frameworks, self.tie_first, self.rng = cache, frameworks, tie_first, rng
+        self.next_start_node_index = 0
+
+    def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
+        """One cycle. only_rows: Filter (and score) those node rows alone, every one of them,
+        leaving the rotation index alone -- preemption's dry run, a nominated node, the pass
+        without nominated pods. state: a what-if evaluation's CycleState (a clone the
+        preemption dry run has told which pods are off): the custom PreFilters do not run again."""
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None:
+            return ScheduleResult(pod.key, None, 0, 0, error=f'{NO_PROFILE_ERROR} "{pod.scheduler_name}"')
+        cache, t = self.cache, self.cache.table
+        what_if = state is not None
+        if state is None and fw.needs_state:
+            state = CycleState()
+        cp = fw.compile(pod)
+        cycle = Cycle(fw, cache, pod, cp, state, what_if)
+        n_all = len(t)
+        if n_all == 0:
+            return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0), cycle=cycle)
+        fw.rebind()
+        if t.stale_images:
+            t.refresh_snapshot()
+        if cp.prefilter_node_names is not None:
+            cycle.names, cycle.narrowed = cp.prefilter_node_names
+            if not cycle.names:
+                return self._rejected(cycle, PreFilterRejection(cycle.narrowed[0], CONFLICT_MESSAGE), n_all)
+        try:
+            fw.run_pre_filter_plugins(cycle)
+        except PreFilterRejection as rej:
+            return self._rejected(cycle, rej, n_all)
+        except PluginError as e:
+            return ScheduleResult(pod.key, None, 0, 0, error=str(e), cycle_state=state, cycle=cycle)
+        return self._find_and_select(cycle, only_rows, n_all, single)
+
+    def _rejected(self, cycle, rej, n_all) -> ScheduleResult:
+        """A PreFilter ended the cycle: every node gets its status."""
+        if not hasattr(rej, "in_tree"):
+            rej.in_tree = rej.plugin in cycle.framework.in_tree
+        cycle.rejection = rej
+        err = FitError(cycle.pod.key, n_all, pre_filter_message=rej.message)
+        return ScheduleResult(cycle.pod.key, None, 0, 0, err, cycle_state=cycle.state, cycle=cycle)
+
+    def _find_and_select(self, cycle, only_rows, n_all, single) -> ScheduleResult:
+        """findNodesThatFitPod, prioritizeNodes and selectHost: the kernel's pass, then what
+        scores after it."""
+        fw, pod, t, state = cycle.framework, cycle.pod, self.cache.table, cycle.state
+        scan = t.scan_order
+        if cycle.names is not None:
+            # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
+            rows = [t.row_of[name] for name in cycle.names if name in t.row_of]
+            scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
+        after = fw.run_pre_score_plugins(cycle) if fw.pre_scorers else ()
+        if state is not None and fw.custom.needs_filter_run(state):
+            fw.rebind()
+            fw.custom.run_filter(state, pod, fw.node_columns(), fw.kernel)
+        start, to_find = self.next_start_node_index, None
+        if only_rows is not None:
+            # one node (dry runs, a nominated node): it is in the scan unless a PreFilterResult left it out
+            one = len(only_rows) == 1 and cycle.names is None
+            scan, start = (only_rows if one else scan[np.isin(scan, only_rows)]), 0
+            to_find = len(scan)
+        node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
+        if to_find is None:
+            to_find = fw.num_to_find(len(scan))
+        best, nf, processed = fw.kernel.run(cycle.cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
+        fw.passes += 1
+        cycle.ran(scan, start, processed, nf)
+        if only_rows is None:
+            self.next_start_node_index = (start + processed) % n_all
+        error = fw.filter_error(cycle) if pod.volumes else ""
+        if error:            # a Filter's Error: findNodesThatFitPod returns no feasible node
+            return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
+        rescored = False
+        if nf > 1:
+            error, rescored = fw.run_score_after_pass(cycle, nf, after)
+        if error:
+            return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state, cycle=cycle)
+        if rescored:
+            best = self._select_host(fw, nf)
+        if best >= 0:
+            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed, cycle_state=state, cycle=cycle)
+        # one node evaluated for preemption or a nomination: callers read its status, not a histogram
+        reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
+        err = FitError(pod.key, n_all, reasons=reasons)
+        return ScheduleResult(pod.key, None, 0, processed, err, cycle_state=state, cycle=cycle)
+
+    def _select_host(self, fw, nf: int) -> int:
+        """selectHost again over the kernel's totals, once scores were added after its pass."""
+        k = fw.kernel
+        feasible, totals = np.asarray(k.feasible)[:nf], np.asarray(k.totals)[:nf]
+        ties = np.flatnonzero(totals == totals.max())
+        if self.tie_first:
+            j = ties[np.argmin(self.cache.table.order_key[feasible[ties]])]
+        else:
+            j = ties[self.rng.randrange(len(ties))]
+        return int(feasible[j])
+
+    # ---- PostFilter -------------------------------------------------------------------------------
+    def post_filter(self, pod, result: ScheduleResult) -> None:
+        """RunPostFilterPlugins after a FitError: the message kube-scheduler appends (§5.5), the
+        preemption candidates, and a nomination when a PostFilter succeeded with one."""
+        cycle = result.cycle
+        if cycle is None or result.fit_error is None or not cycle.framework.post_filters:
+            return
+        cycle.diagnosis()          # decoded before the dry runs reuse the kernel
+        message, outcome = cycle.framework.run_post_filter_plugins(result.cycle_state, pod, cycle)
+        result.fit_error.post_filter_message = message
+        if outcome is not None:
+            result.preemption_candidates = outcome.candidates
+            if outcome.nominated_node_name:
+                result.nomination = outcome
+
+    # ---- an attempt, with nominated pods ------------------------------------------------------
+    def attempt(self, pod, nominator=None, counted=None) -> ScheduleResult:
+        """schedulePod and, after a FitError, PostFilter. With nominated pods (§5.1 step 4, §5.3):
+        a nominated pod tries its node first; the pods nominated to a node with at least the
+        pod's priority count there in Filter (PostFilter's dry runs included), and the nodes
+        that pass with them are filtered again, and scored, without them. counted(pod): a
+        context manager placing them for the block (yields whether there were any)."""
+        if not nominator:
+            return self._with_post_filter(pod, self.schedule_pod(pod))
+        with counted(pod) as added:
+            result = self._nominated_first(pod, nominator)
+            if result.node is None:
+                return self._with_post_filter(pod, result)
+            feasible = result.cycle.feasible_rows() if added else None
+        if feasible is None:
+            return result
+        return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))
+
+    def _with_post_filter(self, pod, result):
+        if result.node is None:
+            self.post_filter(pod, result)
+        return result
+
+    def _nominated_first(self, pod, nominator) -> ScheduleResult:
+        node = nominator.node_of(pod)
+        row = self.cache.table.row_of.get(node) if node else None
+        if row is not None:
+            result = self.evaluate_node(pod, row)
+            if result.node is not None:
+                return result
+        return self.schedule_pod(pod)
+
+    def evaluate_node(self, pod, row: int, state=None) -> ScheduleResult:
+        """One cycle on one node row (preemption's what-if evaluations, a nominated node): its
+        status is read from the cycle, no FitError histogram is built."""
+        return self.schedule_pod(pod, np.asarray([row], np.int32), state, single=True)
