@@ -78,7 +78,7 @@ def test_schedule_affinity_5000(benchmark, kind):
 def test_simulation_loop_basic_5000(benchmark):
     """The whole loop on bench_basic_5000 (default sampling): queue pop, cycle, assume, binding
     cycle and the cluster event of each binding (kschedcore.framework.loop.Simulation)."""
-    from kschedcore.framework.loop import Simulation
+    from kschedcore.scheduler.loop import Simulation
     state = {}
 
     def setup():
@@ -101,7 +101,7 @@ def _preemption_loop(benchmark, nodes, pods, rounds):
     """bench/workloads.py `preemption`: `nodes` 4-CPU nodes full of priority-1 pods (4 of 1 CPU
     each), `pods` priority-100 pods of 1 CPU that must each preempt one, through the loop (dry
     run, victims, nomination, retry on the victims' deletion)."""
-    from kschedcore.framework.loop import Simulation
+    from kschedcore.scheduler.loop import Simulation
     state = {}
 
     def setup():

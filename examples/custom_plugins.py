@@ -13,8 +13,8 @@ import numpy as np
 from kschedcore import Scheduler
 from kschedcore.custom import CustomFilter, NativeScore
 from kschedcore.framework.interface import SKIP, PreFilterResult, UnschedulableAndUnresolvable
-from kschedcore.framework.loop import Simulation
-from kschedcore.framework.permit import Coscheduling
+from kschedcore.scheduler.loop import Simulation
+from kschedcore.plugins.coscheduling import Coscheduling
 
 
 def free_gpus(row, node, pod, params):

@@ -9,7 +9,7 @@ from kschedcore import Scheduler
 from kschedcore.custom import CustomFilter, CustomPostFilter, CustomPreFilter, CustomScore
 from kschedcore.framework.interface import (SKIP, CycleState, Error, PostFilterResult, PreFilterResult,
                                             Unschedulable, UnschedulableAndUnresolvable)
-from kschedcore.framework.loop import Simulation
+from kschedcore.scheduler.loop import Simulation
 from kschedcore.framework.registry import Registry
 
 
@@ -257,7 +257,7 @@ class EvictTheSmallest(CustomPostFilter):
         self.sched_ref = sched_ref
 
     def post_filter(self, state, pod, statuses):
-        placed = [pl for pl in self.sched_ref[0]._placed.values() if pl.pod.priority < pod.priority]
+        placed = [pl for pl in self.sched_ref[0].cache.placements() if pl.pod.priority < pod.priority]
         if not placed:
             return Unschedulable("nothing to evict")
         victim = min(placed, key=lambda pl: pl.pod.priority)
@@ -327,7 +327,7 @@ def test_registry_plugin_shares_the_cycle_state_with_its_binding_cycle():
     assert all(o.node for o in sim.run_until_idle())
     assert stamp.seen == [("reserve", "p1"), ("pre_bind", "p1"), ("post_bind", "p1"),
                           ("reserve", "p2"), ("pre_bind", "p2"), ("post_bind", "p2")]
-    assert sim._states == {}                         # every binding cycle's state is released
+    assert sim.bindings.states_alive() == set()                       # every binding cycle's state is released
 
 
 def test_cycle_state_clone_copies_cloneable_values():

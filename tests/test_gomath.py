@@ -3,7 +3,7 @@ import math
 import struct
 from pathlib import Path
 
-from kschedcore.framework.gomath import go_log
+from kschedcore.util.gomath import go_log
 
 TABLE = Path(__file__).parent / "data" / "go_math_log.txt"   # "n hex(math.Float64bits(math.Log(n+2)))"
 

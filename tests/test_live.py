@@ -4,7 +4,7 @@ import threading
 import time
 
 from kschedcore import Scheduler
-from kschedcore.framework.live import LiveScheduler
+from kschedcore.scheduler.live import LiveScheduler
 
 
 def node(name, cpu="4"):

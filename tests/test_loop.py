@@ -6,7 +6,7 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, initialize
 
 from kschedcore import Scheduler
-from kschedcore.framework.loop import Simulation
+from kschedcore.scheduler.loop import Simulation
 
 
 def node(name, cpu="2"):
@@ -104,7 +104,7 @@ class LoopMachine(RuleBasedStateMachine):
     def start(self, seed):
         self.rng = random.Random(seed)
         self.fail_rate = self.rng.choice([0.0, 0.3])
-        from kschedcore.framework.permit import Coscheduling
+        from kschedcore.plugins.coscheduling import Coscheduling
         groups = [{"metadata": {"name": "g"}, "spec": {"minMember": 2, "scheduleTimeoutSeconds": 5}}]
         self.sim = Simulation(Scheduler([node("n0")], seed=seed), binder=self._binder,
                               bind_latency=self.rng.choice([0, 0.5]), permit_plugins=[Coscheduling(groups)])
@@ -197,7 +197,8 @@ class LoopMachine(RuleBasedStateMachine):
         assert set(sim.bound) | set(sim.binding) <= self.live
         assert not set(sim.bound) & set(sim.binding)
         # a binding cycle's CycleState lives exactly as long as the binding cycle
-        assert set(sim._states) <= set(sim.binding), set(sim._states) - set(sim.binding)
+        alive = sim.bindings.states_alive()
+        assert alive <= set(sim.binding), alive - set(sim.binding)
         assert set(sim.waiting) <= set(sim.binding)        # waiting at Permit: still assumed
 
     @invariant()
@@ -283,11 +284,12 @@ def test_simulation_knows_the_schedulers_bound_pods():
     sim.add_pod(pod("high", cpu="2", priority=9))
     [out] = sim.run_until_idle()
     assert out.node == "a" and sim.preemptions == [("default/high", "a", ["default/low"])]
-    assert "default/low" not in sched._placed
+    assert "default/low" not in sched.cache
 
 
 # ---- Permit and gang scheduling -------------------------------------------------------------------
-from kschedcore.framework.permit import Coscheduling, PermitPlugin, Reject  # noqa: E402
+from kschedcore.framework.interface import PermitPlugin, Reject  # noqa: E402
+from kschedcore.plugins.coscheduling import Coscheduling  # noqa: E402
 
 
 def gang_pod(name, group, cpu="1"):
@@ -333,7 +335,7 @@ def test_permit_reject_unreserves():
 
         def permit(self, state, p, node_name, handle):
             return Reject("node b is closed") if node_name == "b" else Reject("nowhere") if p.name == "x" else \
-                __import__("kschedcore.framework.permit", fromlist=["Allow"]).Allow()
+                __import__("kschedcore.framework.interface", fromlist=["Allow"]).Allow()
 
     sim = Simulation(Scheduler([node("a", cpu="1"), node("b", cpu="1")], tie_break="first"), permit_plugins=[NoB()])
     sim.add_pod(pod("x", cpu="1"))
@@ -357,7 +359,7 @@ def test_admission_at_bind_rejects_a_node_changed_meanwhile():
 
 
 def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
-    from kschedcore.framework.permit import SKIP
+    from kschedcore.framework.interface import SKIP
     log = []
 
     class Recorder:
@@ -395,7 +397,7 @@ def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
     assert log == [("reserve", "A", "bad"), ("reserve", "B", "bad"), ("pre_bind", "A", "bad"),
                    ("unreserve", "B", "bad"), ("unreserve", "A", "bad")]
     assert sim.outcomes["default/bad"].message == 'running PreBind plugin "A": volume not ready'
-    assert "default/bad" not in sim.binding and "default/bad" not in sim.sched._placed
+    assert "default/bad" not in sim.binding and "default/bad" not in sim.sched.cache
 
 
 def _bound_pod(name, node_name, cpu, priority, labels=None):
@@ -444,7 +446,9 @@ def test_budget_breaking_victims_are_reprieved_first_and_budgets_count_down():
 def test_nominated_pods_count_in_filter_but_not_in_scores():
     sim = Simulation(Scheduler([node("a", cpu="4"), node("b", cpu="4")], tie_break="first"))
     big = sim.sched.parse_pod(pod("nominee", cpu="2", priority=10))
-    sim.pods[big.key], sim.nominated[big.key] = big, "a"
+    sim.pods[big.key] = big
+    sim.queue.add_nominated_pod(big, "a")
+    assert sim.nominated == {big.key: "a"}
     sim.add_pod(pod("p", cpu="1", priority=5))
     assert sim.schedule_one()
     # a passes Filter with the nominee on it (2 of 4 CPUs left); scored without it, a and b tie

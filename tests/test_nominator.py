@@ -1,18 +1,19 @@
-"""Nominated pods counted through per-priority sums (framework/nominator.py) give the very
-decisions of placing each counted pod around every cycle, and leave the cache as it was."""
+"""Nominated pods counted through per-priority sums (backend/cache/nominated.py) give the very
+decisions of placing each counted pod around every cycle, and leave the cache as it was; the
+queue's Nominator is the one store of nominations, the sums follow it."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedcore import Scheduler
-from kschedcore.framework.loop import Simulation
-from kschedcore.framework.nominator import NominatedPods
+from kschedcore.scheduler.loop import Simulation
+from kschedcore.backend.cache.nominated import NominatedUsage
+from kschedcore.backend.queue import Nominator
 from test_preemption_fast import PRIORITIES, _cluster, _outcomes, _pod, _then_nodes_change
 
 
 def _run(seed, sums, tie_break):
-    NominatedPods.sums = sums
+    NominatedUsage.sums = sums
     try:
         sched, rng = _cluster(seed, tie_break)
         before = sched.table.requested.copy()
@@ -20,24 +21,24 @@ def _run(seed, sums, tie_break):
         for i in range(rng.randint(4, 12)):       # arriving together: many nominated at once
             sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=rng.random() < 0.7))
         counted = []
-        real = sim.nominated.counted
+        real = sim.usage.counted
 
         def spy(pod):
-            counted.append(len(sim.nominated))
+            counted.append(len(sim.usage))
             return real(pod)
 
-        sim.nominated.counted = spy
+        sim.usage.counted = spy
         first = _outcomes(sim, 30)
         then = _then_nodes_change(sim, rng, 4)
         # the cache is the placed pods' sum: nothing nominated was left in it
         want = np.zeros_like(sched.table.requested)
-        for pl in sched._placed.values():
+        for pl in sched.cache.placements():
             np.add.at(want[sched.table.row_of[pl.node]], pl.cols, pl.vals)
         assert (sched.table.requested == want).all()
         assert before.shape[1] <= want.shape[1]
         return (sim.preemptions, first, then, dict(sim.nominated)), counted
     finally:
-        NominatedPods.sums = True
+        NominatedUsage.sums = True
 
 
 @settings(max_examples=40, deadline=None)
@@ -52,13 +53,6 @@ def test_examples_count_several_nominated_pods_at_once():
     assert most >= 2
 
 
-def test_only_item_changes():
-    sched = Scheduler([{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}}])
-    nominated = NominatedPods(sched, {}.__getitem__)
-    with pytest.raises(TypeError):
-        nominated.update({"x": "a"})
-
-
 def test_counted_requests_follow_the_pod():
     """A nominated pod counts with its requests of the moment (re-nominating it after an
     update counts the new ones), for pods of lower or equal priority, never for itself."""
@@ -69,17 +63,22 @@ def test_counted_requests_follow_the_pod():
         return sched.parse_pod({"metadata": {"name": name}, "spec": {"priority": priority, "containers": [
             {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}})
 
-    pods = {"default/n": pod("n", "1", 5)}
-    nominated = NominatedPods(sched, pods.__getitem__)
-    nominated["default/n"] = "a"
+    usage = NominatedUsage(sched.cache)
+    nominator = Nominator(listener=usage)
+    n = pod("n", "1", 5)
+    nominator.add(n, "a")
     t, cpu = sched.table, sched.table.resource_col("cpu")
     seen = []
-    for incoming in (pod("low", "1", 1), pod("high", "1", 9), pods["default/n"]):
-        with nominated.counted(incoming) as any_counted:
+    for incoming in (pod("low", "1", 1), pod("high", "1", 9), n):
+        with usage.counted(incoming) as any_counted:
             seen.append((any_counted, int(t.requested[t.row_of["a"], cpu])))
     assert seen == [(True, 1000), (False, 0), (False, 0)]
-    pods["default/n"] = pod("n", "3", 5)
-    nominated["default/n"] = nominated["default/n"]
-    with nominated.counted(pod("low", "1", 1)):
+    bigger = pod("n", "3", 5)
+    nominator.update(n, bigger)            # an update keeps the nomination, counted anew
+    assert nominator.node_of(bigger) == "a"
+    with usage.counted(pod("low", "1", 1)):
         assert t.requested[t.row_of["a"], cpu] == 3000
     assert t.requested[t.row_of["a"], cpu] == 0
+    nominator.delete(bigger)               # the sums follow the Nominator, nothing else
+    with usage.counted(pod("low", "1", 1)) as any_counted:
+        assert not any_counted and t.requested[t.row_of["a"], cpu] == 0

@@ -1,18 +1,19 @@
-"""Preemption where resources alone decide (Scheduler._screen, victims_on_resources: every
+"""Preemption where resources alone decide (plugins/defaultpreemption/on_resources.py: every
 node's dry run and victims as NodeResourcesFit arithmetic, at once) against the exact path:
-each node dry-run, and its victims chosen, by the kernel (_dry_run_preemption, select_victims).
+each node dry-run, and its victims chosen, by the kernel (Evaluator.dry_run, select_victims).
 
 Random clusters of several priorities, mixed resources (cpu, memory, an extended resource,
 the pod count), PodDisruptionBudgets, nodes where the pod does not fit even without its
 lower-priority pods, and preemptors for which no node is enough.
 """
 import random
-from types import SimpleNamespace
 
+import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from kschedcore import Scheduler
-from kschedcore.framework.loop import Simulation
+from kschedcore.plugins.defaultpreemption import on_resources
+from kschedcore.scheduler.loop import Simulation
 
 GPU = "example.com/gpu"
 PRIORITIES = (-5, 0, 1, 5, 10, 20)     # placed pods: the first four; negative: the sum criterion's 2^31 counts
@@ -75,34 +76,50 @@ def _cluster(seed, tie_break="first"):
     return sched, rng
 
 
+def _evaluator(sched):
+    return sched.profiles["default-scheduler"].by_name["DefaultPreemption"].evaluator
+
+
 def _exact(sched):
     """The same scheduler with every node dry-run and every candidate's victims chosen by the kernel."""
-    sched._screen = lambda *args: None
+    _evaluator(sched).on_resources = False
     return sched
 
 
 def _post_filter(sched, pod):
     """(the failed cycle's result after PostFilter, its Screened dry run or None); None if the pod fits."""
-    result, profile, ctx = sched._run_cycle(pod)
+    result = sched.schedule(pod)
     if result.node is not None:
         return None, None
-    screened = sched._screen(pod, profile, ctx)
-    sched._post_filter(pod, result, profile, ctx)
+    screened = on_resources.screen(_evaluator(sched), pod, result.cycle) if _evaluator(sched).on_resources else None
     return result, screened
 
 
+def _rank(victims, n_violating, started):
+    """pickOneNodeForPreemption's order, written out plainly: the fewest budget violations, the
+    lowest highest victim priority, the lowest priority sum, the fewest victims, the latest
+    start of the most important."""
+    top = max(v.priority for v in victims)
+    earliest = min(started.get(v.key, 0) for v in victims if v.priority == top)
+    return (n_violating, top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
+
+
 def _reference_choice(sched, pod, candidates, started):
-    """_post_filter_result's choice on the exact path: select_victims on every candidate,
-    ranked by Simulation._candidate_rank."""
-    rank = Simulation._candidate_rank.__get__(SimpleNamespace(_started=started))
+    """The choice on the exact path: select_victims on every candidate, ranked by _rank."""
     best = None
     for node in candidates:
         found = sched.select_victims(pod, node)
         if found and found[0]:
-            r = rank(*found)
+            r = _rank(*found, started)
             if best is None or r < best[0]:
                 best = (r, node, [v.key for v in found[0]])
     return best and best[1:]
+
+
+def _victims_on_resources(sched, pod, names, started):
+    sched.handle.start_order = started
+    rows = np.fromiter((sched.table.row_of[n] for n in names), np.int64, len(names))
+    return on_resources.victims(_evaluator(sched), pod, tuple(names), rows)
 
 
 def _check_one(seed):
@@ -121,8 +138,8 @@ def _check_one(seed):
     # the dry run: the same candidates and the same message
     assert fast.preemption_candidates == exact.preemption_candidates
     assert fast.fit_error.full_message == exact.fit_error.full_message
-    covered = {"screened" if fast.preemption_on_resources else "kernel"}
-    if not fast.preemption_on_resources:
+    covered = {"screened" if screened is not None else "kernel"}
+    if screened is None:
         return covered
     if len(screened.fitting) < screened.count:
         covered.add("some nodes not enough")
@@ -130,11 +147,11 @@ def _check_one(seed):
         return covered | {"no candidate"}
     # the victims, node by node, against SelectVictimsOnNode on the kernel
     # start order: all different, or few values (ties left to the first candidate), or none known (0)
-    keys = list(fast_sched._placed)
+    keys = [pl.pod.key for pl in fast_sched.cache.placements()]
     rng.shuffle(keys)
     started = rng.choice([{k: i for i, k in enumerate(keys)}, {k: rng.randint(0, 2) for k in keys}, {}])
     for node in fast.preemption_candidates:
-        got = fast_sched.victims_on_resources(pod, [node], started)
+        got = _victims_on_resources(fast_sched, pod, [node], started)
         want = fast_sched.select_victims(pod, node)
         if not want or not want[0]:
             assert got is None, (node, got)
@@ -145,7 +162,7 @@ def _check_one(seed):
         if want[1]:
             covered.add("budget broken")
     # and the node chosen among them all
-    got = fast_sched.victims_on_resources(pod, fast.preemption_candidates, started)
+    got = _victims_on_resources(fast_sched, pod, fast.preemption_candidates, started)
     want = _reference_choice(exact_sched, same, fast.preemption_candidates, started)
     assert (got and (got[0], [v.key for v in got[1]])) == (want and tuple(want)), (got, want)
     return covered
@@ -173,15 +190,18 @@ def _simulate(seed, exact, tie_break, screened=None):
     sched, rng = _cluster(seed, tie_break)
     if exact:
         _exact(sched)
+    real = on_resources.victims
     if screened is not None:
-        real = sched.victims_on_resources
-        sched.victims_on_resources = lambda *args: screened.append(args[0].key) or real(*args)
-    sim = Simulation(sched)
-    for i in range(rng.randint(3, 10)):
-        sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=True))
-    first = _outcomes(sim, 600)
-    then = _then_nodes_change(sim, rng, 5)
-    placed = {k: pl.node for k, pl in sched._placed.items()}
+        on_resources.victims = lambda ev, pod, *args: screened.append(pod.key) or real(ev, pod, *args)
+    try:
+        sim = Simulation(sched)
+        for i in range(rng.randint(3, 10)):
+            sim.add_pod(_pod(f"high-{i}", rng, rng.choice(PRIORITIES[2:]), big=True))
+        first = _outcomes(sim, 600)
+        then = _then_nodes_change(sim, rng, 5)
+    finally:
+        on_resources.victims = real
+    placed = {pl.pod.key: pl.node for pl in sched.cache.placements()}
     return sim.preemptions, first, then, placed
 
 
@@ -202,7 +222,7 @@ def _then_nodes_change(sim, rng, most_pods):
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["first", "random"]))
 def test_simulation_preempts_as_on_the_kernel(seed, tie_break):
     """The whole loop (nominations, evictions, retries, node events): the rows kept by
-    priority across cycles (_PodsByPriority) never go stale."""
+    priority across cycles (Cache.by_priority) never go stale."""
     assert _simulate(seed, False, tie_break) == _simulate(seed, True, tie_break)
 
 
@@ -225,8 +245,8 @@ def test_dry_runs_leave_the_placement_order():
         p["metadata"]["labels"] = {"app": app}
         p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m"}
         sched.add_pod(p)
-    before = list(sched._on_node["a"])
+    before = sched.cache.keys_on("a")
     preemptor = sched.parse_pod({"metadata": {"name": "x"}, "spec": {"priority": 10, "containers": [
         {"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}})
     sched.select_victims(preemptor, "a")
-    assert list(sched._on_node["a"]) == before
+    assert sched.cache.keys_on("a") == before

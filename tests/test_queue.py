@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from kschedcore.framework.clock import RealClock, VirtualClock
+from kschedcore.util.clock import RealClock, VirtualClock
 from kschedcore.framework.cluster_events import (ActionType, ClusterEvent, ClusterEventWithHint,
                                                  EventAssignedPodAdd, EventAssignedPodDelete,
                                                  EventForceActivate, EventNodeAdd, EventResource,
@@ -18,10 +18,11 @@ from kschedcore.framework.cluster_events import (ActionType, ClusterEvent, Clust
                                                  build_queueing_hint_map, match_cluster_events,
                                                  node_scheduling_properties_change,
                                                  pod_scheduling_properties_change)
-from kschedcore.framework.queue import (ACTIVE_Q, BACKOFF_Q, IN_FLIGHT, UNSCHEDULABLE_PODS, BarePod,
-                                        QueuedPodInfo, QueueError, SchedulingGates, SchedulingQueue,
-                                        _Heap, _PrioritySortQueue, priority_sort_key)
-from kschedcore.framework.queueing_hints import default_queueing_hint_map, in_tree_events
+from kschedcore.backend.queue import (ACTIVE_Q, BACKOFF_Q, IN_FLIGHT, UNSCHEDULABLE_PODS, BarePod, QueuedPodInfo,
+                                      QueueError, SchedulingQueue)
+from kschedcore.backend.queue.heaps import Heap as _Heap, PrioritySortQueue as _PrioritySortQueue, priority_sort_key
+from kschedcore.plugins.registry import default_queueing_hint_map, in_tree_events
+from kschedcore.plugins.schedulinggates import SchedulingGates
 from kschedcore.objects.node import parse_node
 from kschedcore.objects.pod import parse_pod
 
@@ -59,7 +60,11 @@ def node(name, *, cpu="4", pods="110", labels=None, taints=(), unschedulable=Fal
 
 
 def new_queue(**kw):
+    """A queue with the default profile's PreEnqueue plugin and queueing hints (the loop
+    passes its profiles'; a bare SchedulingQueue has none)."""
     clock = VirtualClock()
+    kw.setdefault("pre_enqueue_plugins", [SchedulingGates()])
+    kw.setdefault("queueing_hints", default_queueing_hint_map())
     return SchedulingQueue(clock, **kw), clock
 
 
@@ -544,7 +549,7 @@ def test_in_flight_events_are_forgotten_after_done():
     q.done(a.uid)                  # bound: gone
     b = q.pop()                    # popped after the event: it does not see it
     assert fail(q, b)[1] == UNSCHEDULABLE_PODS
-    assert q._events == []
+    assert q.in_flight_events() == []
 
 
 def test_assigned_pod_delete_requeues_fit_and_ports():
@@ -788,7 +793,7 @@ def test_flush_methods_and_compaction():
     second = q.pop()
     q.move_all_to_active_or_backoff_queue(EventNodeAdd, None, node("n"))
     q.done(first.uid)
-    assert len(q._events) - q._events_head == 1
+    assert len(q.in_flight_events()) == 1
     q.done(second.uid)
     for p in pods[:200]:
         q.add(p)
@@ -799,7 +804,7 @@ def test_flush_methods_and_compaction():
         q.add_unschedulable_if_not_present(info)              # errors: backoffQ
     for info in infos[150:]:
         q.done(info.uid)
-    assert q._events == []
+    assert q.in_flight_events() == []
     for info in infos[:100]:
         q.delete(info.pod)
     q.flush_backoff_q_completed()
@@ -842,7 +847,7 @@ def test_nominator():
 # --- live mode --------------------------------------------------------------------------------
 
 def test_real_clock_blocking_pop():
-    q = SchedulingQueue(RealClock())
+    q = SchedulingQueue(RealClock(), pre_enqueue_plugins=[SchedulingGates()], queueing_hints=default_queueing_hint_map())
     threading.Timer(0.05, q.add, args=(pod("late"),)).start()
     start = time.monotonic()
     p = q.pop(timeout=5)
@@ -1006,7 +1011,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert not p.raw["spec"].get("schedulingGates"), "a gated pod left the pool"
             assert not q.get(p.key).gated
         for p in q.pods_in_backoff_q():    # flushed at every whole second once over
-            assert q._backoff_time(q.get(p.key)) >= math.floor(now) or now < 1
+            assert q._backoff_of.expiry(q.get(p.key)) >= math.floor(now) or now < 1
         last_tick = 30 * math.floor(now / 30)
         for p in q.unschedulable_pods():   # non-gated pool pods leave after 5 minutes
             info = q.get(p.key)

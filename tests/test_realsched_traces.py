@@ -89,7 +89,7 @@ def test_preemption_candidates_are_found_not_acted_on():
     err = sched.schedule(_pod("x", "3", priority=10)).fit_error
     assert err.post_filter_message == prefix + "2 Preemption is not helpful for scheduling."
     # the dry runs left every pod where it was
-    assert sorted(sched._on_node["a"]) == ["default/low"] and sorted(sched._on_node["b"]) == ["default/mid"]
+    assert sorted(sched.cache.keys_on("a")) == ["default/low"] and sorted(sched.cache.keys_on("b")) == ["default/mid"]
     assert sched.schedule(_pod("u", "1", priority=1)).fit_error.full_message.startswith(
         "0/2 nodes are available: 2 Insufficient cpu.")
 

@@ -6,8 +6,8 @@ import kschedcore
 from kschedcore import Scheduler
 from kschedcore.custom import NativeScore
 from kschedcore.errors import ValidationError
-from kschedcore.framework.loop import Simulation
-from kschedcore.framework.permit import Coscheduling
+from kschedcore.scheduler.loop import Simulation
+from kschedcore.plugins.coscheduling import Coscheduling
 from kschedcore.framework.registry import Registry
 
 

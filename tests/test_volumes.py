@@ -71,12 +71,12 @@ def test_volume_workload_through_the_api():
     w = kschedcore.load_workload(WORKLOAD)
     sched = Scheduler.from_workload(w, percentage_of_nodes_to_score=100, tie_break="first")
     _check(sched.explain_pending())
-    claims = sched.volumes.objects.claims
+    claims = sched.cache.volumes.objects.claims
     # Reserve/PreBind committed the static bindings chosen on n4 and the provisioning node
     assert claims["default/scratch-1"].volume_name == "pv-local-n4-big"
     assert claims["default/scratch-2"].volume_name == "pv-local-n4-small"
     assert claims["default/scratch-1"].fully_bound
-    assert sched.volumes.objects.volumes["pv-local-n4-big"].claim_ref[:2] == ("default", "scratch-1")
+    assert sched.cache.volumes.objects.volumes["pv-local-n4-big"].claim_ref[:2] == ("default", "scratch-1")
     assert claims["default/ebs-1"].annotations["volume.kubernetes.io/selected-node"] == "n2"
     assert not claims["default/ebs-1"].volume_name
 

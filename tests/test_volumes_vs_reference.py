@@ -30,7 +30,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 
 def compiled_storage(sched):
     """({claim key: (volumeName, annotations)}, {PV name: (claimRef namespace, name) or None})."""
-    objs = sched.volumes.objects
+    objs = sched.cache.volumes.objects
     claims = {key: (c.volume_name, dict(c.annotations)) for key, c in objs.claims.items()}
     volumes = {name: (pv.claim_ref[:2] if pv.claim_ref else None) for name, pv in objs.volumes.items()}
     return claims, volumes

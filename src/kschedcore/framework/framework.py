@@ -6,13 +6,15 @@ plugins run, in which order, with which weights and arguments, and the pods comp
 In-tree plugins come from the registry it is given (framework.registry.IN_TREE), custom and
 out-of-tree ones from the caller; it names no plugin itself.
 """
+from functools import partial
+
 import numpy as np
 
 from .._kernels import N_SCORES, CompiledPod, NodeKernel
 from .custom_runtime import CustomPlugins
 from .fit_error import absent_reason
 from .interface import PostFilterResult, PreFilterRejection, Status
-from .kernel_plugin import KernelPlugin
+from .kernel_plugin import KernelPlugin, detail_histogram
 from .registry import IN_TREE
 from .status import Code
 
@@ -236,7 +238,8 @@ class Framework:
         """The FitError reason histogram from the kernel's per-plugin counters of the last pass."""
         hist = {}
         for plugin in self.filters.values():
-            for reason, count in plugin.histogram(self.kernel, self.cache.table):
+            counted = plugin.histogram if hasattr(plugin, "histogram") else partial(detail_histogram, plugin)
+            for reason, count in counted(self.kernel, self.cache.table):
                 hist[reason] = hist.get(reason, 0) + count
         if absent:
             reason = absent_reason(narrowed)

@@ -67,15 +67,20 @@ class KernelPlugin:
         return []
 
     def histogram(self, kernel, table) -> list:
-        """[(reason, nodes)] of the last pass's rejections by this plugin, from the kernel's
-        per-detail counters."""
-        out = []
-        for detail in range(16):
-            count = int(kernel.hist_detail[self.filter_id, detail])
-            for reason in self.reasons(detail, table) if count else ():
-                out.append((reason, count))
-        return out
+        """[(reason, nodes)] of the last pass's rejections by this plugin."""
+        return detail_histogram(self, kernel, table)
 
     def events_to_register(self):
         """EnqueueExtensions.EventsToRegister: [ClusterEventWithHint]; None hears every event."""
         return None
+
+
+def detail_histogram(plugin, kernel, table) -> list:
+    """[(reason, nodes)] of the last pass's rejections by a Filter plugin, from the kernel's
+    per-status-detail counters (any Filter with `filter_id` and `reasons`)."""
+    out = []
+    for detail in range(16):
+        count = int(kernel.hist_detail[plugin.filter_id, detail])
+        for reason in plugin.reasons(detail, table) if count else ():
+            out.append((reason, count))
+    return out

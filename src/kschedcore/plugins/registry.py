@@ -1,6 +1,8 @@
 """The in-tree plugins by name (upstream: pkg/scheduler/framework/plugins/registry.go), one line
 each: the name, the plugin's class (its factory: `cls(args, handle)`) and the extension points
 it implements. The order is the default profile's multiPoint order."""
+from ..framework.cluster_events import build_queueing_hint_map
+from ..framework.framework import ENQUEUE_POINTS
 from ..framework.registry import IN_TREE
 from .defaultbinder import DefaultBinder
 from .defaultpreemption import DefaultPreemption
@@ -40,3 +42,22 @@ IN_TREE.register("DefaultPreemption", DefaultPreemption, ("postFilter",))
 IN_TREE.register("NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocation, ("preScore", "score"))
 IN_TREE.register("ImageLocality", ImageLocality, ("score",))
 IN_TREE.register("DefaultBinder", DefaultBinder, ("bind",))
+
+
+def in_tree_events(name: str, args=None):
+    """One in-tree plugin's EventsToRegister (made with `args`); None for a name that is not
+    an in-tree plugin with EnqueueExtensions (it would hear every event)."""
+    if name not in IN_TREE:
+        return None
+    plugin = IN_TREE.factory(name)(args, None)
+    return plugin.events_to_register() if hasattr(plugin, "events_to_register") else None
+
+
+def default_queueing_hint_map(custom=None):
+    """The default profile's QueueingHintMap (buildQueueingHintMap over its in-tree plugins
+    with EnqueueExtensions); custom: plugin name -> [ClusterEventWithHint], or None for a
+    plugin that hears every event."""
+    names = [n for n in IN_TREE if IN_TREE.points(n) & set(ENQUEUE_POINTS)]
+    registrations = {n: in_tree_events(n) for n in names}
+    registrations.update(custom or {})
+    return build_queueing_hint_map(registrations)

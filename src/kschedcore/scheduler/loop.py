@@ -257,6 +257,11 @@ class Simulation:
         """A binding started by bind_dispatch has ended (bind_error: its Bind call's error)."""
         self.bindings.finish(key, pinfo, bind_error=bind_error, bound_elsewhere=True)
 
+    @property
+    def nominated(self) -> dict:
+        """pod key -> node name of the pods nominated by preemption (status.nominatedNodeName)."""
+        return self.nominator.nominations()
+
     # ---- the framework handle's view, for binding-cycle plugins ---------------------------------
     @property
     def waiting(self) -> dict:

@@ -64,6 +64,10 @@ class Nominator:
     def node_of(self, pod) -> str | None:
         return self._node_of.get(pod_uid(pod))
 
+    def nominations(self) -> dict:
+        """pod key -> nominated node name, for every nominated pod."""
+        return {key: node for node, pods in self._by_node.items() for key in pods.values()}
+
     def refs_for_node(self, node_name: str) -> list:
         """(key, uid) of the pods nominated to the node."""
         return [(key, uid) for uid, key in self._by_node.get(node_name, {}).items()]

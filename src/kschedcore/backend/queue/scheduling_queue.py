@@ -20,7 +20,7 @@ import threading
 
 from ...framework.cluster_events import (BACKOFF_COMPLETE, FORCE_ACTIVATE, SCHEDULE_ATTEMPT_FAILURE, ClusterEvent,
                                          EventForceActivate, EventResource, EventUnschedulableTimeout,
-                                         EventUnscheduledPodAdd, EventUnscheduledPodUpdate,
+                                         EventUnscheduledPodAdd, EventUnscheduledPodUpdate, match_any_cluster_event,
                                          pod_scheduling_properties_change)
 from ...util.clock import RealClock
 from .backoff import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF, Backoff, FlushTicks
@@ -95,7 +95,7 @@ class SchedulingQueue:
             backoff_key = lambda p: (self._backoff_of.expiry(p),)
         self._backoff = Heap(backoff_key, seq)
         self._error_backoff = Heap(lambda p: (self._backoff_of.expiry(p),), seq)
-        self._heaps = {ACTIVE_Q: self._active, BACKOFF_Q: self._backoff, _ERROR_BACKOFF_Q: self._error_backoff}
+        self._heaps = {ACTIVE_Q: self._active, BACKOFF_Q: self._backoff, ERROR_BACKOFF_Q: self._error_backoff}
 
     def _init_plugins(self, queueing_hints, pre_enqueue_plugins):
         self._hints = QueueingHints(queueing_hints)
@@ -268,6 +268,11 @@ class SchedulingQueue:
         with self._lock:
             self._begin()
             return [p.pod for p in self._pool.pods.values()]
+
+    def in_flight_events(self) -> list:
+        """The cluster events kept for pods in flight (those they may still replay)."""
+        with self._lock:
+            return [e[1:] for e in self._in_flight.events_since(-1)]
 
     def in_flight_pods(self) -> list:
         with self._lock:

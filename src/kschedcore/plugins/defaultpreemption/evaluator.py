@@ -29,6 +29,9 @@ class Candidates:
 
 
 class Evaluator:
+    #: decide on resources alone where they do (False: every node on the kernel, for comparison)
+    on_resources = True
+
     def __init__(self, handle):
         self.handle = handle
 
@@ -42,7 +45,7 @@ class Evaluator:
         examined nodes that are not, how many were examined). The dry run stops once enough
         candidates are found (kube-scheduler starts at a random offset among the potential
         nodes; kschedcore at the first, in node order)."""
-        screened = on_resources.screen(self, pod, cycle)
+        screened = on_resources.screen(self, pod, cycle) if self.on_resources else None
         if screened is not None:
             enough = num_candidates(args, screened.count)
             if enough and len(screened.fitting):
