@@ -15,22 +15,26 @@ from .status import Code
 class Cycle:
     """One cycle of `framework` for `pod`. PreFilter plugins record here whether they acted
     (did not Skip); the pass records the rows it examined (scan[start:] wrapping, `processed`
-    of them) and how many were feasible."""
-    __slots__ = ("framework", "cache", "pod", "cp", "state", "what_if", "names", "narrowed", "rejection",
-                 "acted_filters", "acted_scores", "scan", "start", "processed", "feasible", "_pass",
-                 "_diagnosis")
+    of them) and how many were feasible. (Defaults are class attributes: a cycle sets only what
+    it changes, one per pod.)"""
+    names = None                # PreFilterResult node names (None: every node)
+    narrowed = ()               # the plugins whose PreFilterResult narrowed the nodes
+    rejection = None            # PreFilterRejection that ended the cycle
+    acted_filters = acted_scores = ()
+    score_after = ()            # the in-tree plugins that score after the pass, in Python
+    #: the Filter pass: (rows it ran over in snapshot order, start position, rows processed,
+    #: feasible found, the framework's pass counter then -- a later pass reuses the buffers)
+    ran = None
+    _diagnosis = None
 
     def __init__(self, framework, cache, pod, cp, state, what_if=False):
         self.framework, self.cache, self.pod, self.cp, self.state = framework, cache, pod, cp, state
         self.what_if = what_if
-        self.names = None           # PreFilterResult node names (None: every node)
-        self.narrowed = ()          # the plugins whose PreFilterResult narrowed the nodes
-        self.rejection = None       # PreFilterRejection that ended the cycle
-        self.acted_filters = self.acted_scores = ()
-        self.scan = None            # the rows the pass ran over, in snapshot order
-        self.start = self.processed = self.feasible = 0
-        self._pass = -1
-        self._diagnosis = None
+
+    scan = property(lambda self: self.ran[0] if self.ran else None)
+    start = property(lambda self: self.ran[1] if self.ran else 0)
+    processed = property(lambda self: self.ran[2] if self.ran else 0)
+    feasible = property(lambda self: self.ran[3] if self.ran else 0)
 
     def acted(self, plugin: str, pre_filter: bool, pre_score: bool) -> None:
         """A dynamic plugin's PreFilter / PreScore did not Skip this cycle."""
@@ -38,11 +42,6 @@ class Cycle:
             self.acted_filters = (*self.acted_filters, plugin)
         if pre_score:
             self.acted_scores = (*self.acted_scores, plugin)
-
-    def ran(self, scan, start, processed, feasible) -> None:
-        """The Filter pass ran (the framework's pass counter tells later passes apart)."""
-        self.scan, self.start, self.processed, self.feasible = scan, start, processed, feasible
-        self._pass = self.framework.passes
 
     def examined_rows(self) -> np.ndarray:
         """The node rows the pass examined, in the order it examined them."""
@@ -65,7 +64,7 @@ class Cycle:
         return self._diagnosis
 
     def _check_current(self):
-        if self._pass != self.framework.passes:
+        if self.ran[4] != self.framework.passes:
             raise RuntimeError(f"cycle of {self.pod.key}: the kernel's buffers were reused by a later pass "
                                f"before this cycle's statuses were read")
 

@@ -45,6 +45,16 @@ class Framework:
         #: the in-tree PreFilter / PreScore work that depends on the cycle, in profile order
         self.dynamic = [p for p in self.filters.values() if p.dynamic]
         self.dynamic += [p for p in kernel_plugins if p.dynamic and p not in self.dynamic]
+        #: those whose applying depends on the cluster too (asked each cycle), and those whose
+        #: kernel state is set from an earlier cycle
+        self.cluster_dynamic = [p for p in self.dynamic if p.cluster_dependent]
+        self._armed = ()
+        #: (Pod field, plugins that apply when it is not empty) of the others
+        fields = {}
+        for p in self.dynamic:
+            if not p.cluster_dependent:
+                fields.setdefault(p.applies_when, []).append(p)
+        self.pod_dynamic = [(f, tuple(ps)) for f, ps in fields.items()]
         self.pre_scorers = [p for p in self.scorers if hasattr(p, "pre_score")]
         self.node_names_plugins = [p for p in kernel_plugins if hasattr(p, "prefilter_node_names")]
         self.prescore_errors = [p for p in kernel_plugins if hasattr(p, "prescore_error")]
@@ -135,17 +145,38 @@ class Framework:
 
     # ---- PreFilter ------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, cycle) -> None:
-        """RunPreFilterPlugins: the in-tree plugins' cycle-dependent PreFilters in profile order,
-        then the custom ones (not again in a what-if evaluation). Sets cycle.names/narrowed;
-        raises PreFilterRejection or PluginError."""
-        pod, cache = cycle.pod, cycle.cache
-        for p in self.dynamic:
-            if p.armed or p.applies(pod, cache):
-                try:
-                    p.pre_filter(cycle)
-                except PreFilterRejection as rej:
-                    rej.in_tree = True
-                    raise
+        """RunPreFilterPlugins: the in-tree plugins' cycle-dependent PreFilters in profile order
+        (each with its PreScore where it scores in this profile: that only prepares the kernel),
+        then the custom ones (not again in a what-if evaluation). Sets cycle.names, narrowed,
+        score_after; raises PreFilterRejection or PluginError.
+
+        A dynamic plugin runs when it applies to the cycle -- by a Pod field it names, or asked
+        each cycle when that depends on the cluster too -- or when the kernel holds its state
+        from an earlier cycle (`armed`, to clear it)."""
+        pod, cache, todo = cycle.pod, cycle.cache, ()
+        for p in self.cluster_dynamic:
+            if p.applies(pod, cache):
+                todo += (p,)
+        if self._armed:
+            todo += self._armed
+        for field, plugins in self.pod_dynamic:
+            if getattr(pod, field):
+                todo += plugins
+        if todo:
+            armed = []
+            for p in self.dynamic if len(todo) > 1 else todo:
+                if p in todo:
+                    try:
+                        p.pre_filter(cycle)
+                    except PreFilterRejection as rej:
+                        rej.in_tree = True
+                        self._armed = tuple(q for q in self.dynamic if q.armed)
+                        raise
+                    if p in self.pre_scorers and p.pre_score(cycle):
+                        cycle.score_after += (p,)
+                    if p.armed:
+                        armed.append(p)
+            self._armed = tuple(armed)
         if self.custom.pre_filters and not cycle.what_if:
             self.custom.run_pre_filter(cycle, self.node_columns())
 
@@ -153,12 +184,7 @@ class Framework:
         return self.custom.node_columns(self.cache.table)
 
     # ---- PreScore, Score after the pass -----------------------------------------------------------
-    def run_pre_score_plugins(self, cycle) -> list:
-        """The in-tree PreScores before the pass; returns the plugins that score after it."""
-        pod, cache = cycle.pod, cycle.cache
-        return [p for p in self.pre_scorers if (p.score_armed or p.scores_applies(pod, cache)) and p.pre_score(cycle)]
-
-    def run_score_after_pass(self, cycle, nf: int, after) -> tuple:
+    def run_score_after_pass(self, cycle, nf: int) -> tuple:
         """What runs on two or more feasible nodes after the pass: a PreScore error known from
         the pod, the in-tree scores made in Python, the custom Score plugins. Returns (error
         message or '', whether totals changed so selectHost must run again)."""
@@ -166,7 +192,7 @@ class Framework:
             return next(e for e in (p.prescore_error(cycle.pod) for p in self.prescore_errors) if e), False
         rescored = False
         for p in self.pre_scorers:
-            if p in after:
+            if p in cycle.score_after:
                 rescored |= p.score_after_pass(cycle, nf)
             elif p.score_armed:
                 p.scored(cycle)
@@ -213,10 +239,16 @@ class Framework:
         k = self.kernel
         return self.filters[int(k.st_plugin[row])].reasons(int(k.st_detail[row]), self.cache.table)
 
-    def run_reserve_in_tree(self, pod, row: int, node_name: str) -> None:
-        """The in-tree plugins' Reserve (+ PreBind) for a pod a cycle placed (VolumeBinding)."""
+    def run_reserve_in_tree(self, cycle, node_name: str, pod=None) -> None:
+        """The in-tree plugins' Reserve (+ PreBind) for the pod a cycle placed: those whose
+        PreFilter acted in it (VolumeBinding commits the claims it matched). cycle None: every
+        one, for `pod` (each commits only what its last cycle found for that pod)."""
+        if cycle is not None and not cycle.acted_filters:
+            return
+        row = self.cache.table.row_of[node_name]
         for p in self.reservers:
-            p.reserve(pod, row, node_name, self.cache)
+            if cycle is None or p.name in cycle.acted_filters:
+                p.reserve(cycle.pod if cycle is not None else pod, row, node_name, self.cache)
 
     # ---- sampling and FitError ------------------------------------------------------------------------
     def num_to_find(self, n: int) -> int:

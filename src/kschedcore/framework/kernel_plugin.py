@@ -11,11 +11,13 @@ Optional hooks, each found by the Framework by name and run in profile order:
 - `configure(kernel, table)`: the profile's settings into the kernel, once;
 - `prefilter_node_names(pod)`: a PreFilterResult known from the pod alone (None: every node);
 - `prescore_error(pod)`: a PreScore error known from the pod alone ('' : none);
-- `pre_filter(cycle)` / `applies(pod, cache)`: PreFilter work that depends on the cluster, for
+- `pre_filter(cycle)` / `applies(pod, cache)`: PreFilter work that depends on the cycle, for
   plugins whose kernel state changes per cycle (set `dynamic = True`); `applies` tells cheaply
-  whether it has anything to do, `armed` that the kernel holds its state from an earlier cycle;
-- `pre_score(cycle)` -> True when the plugin scores after the pass in Python, then
-  `score_after_pass(cycle, nf)` -> True when totals changed; `scored(pod)` when the kernel did;
+  whether it has anything to do (`cluster_dependent`), else it applies when the Pod field
+  `applies_when` is not empty; `armed` says the kernel holds its state from an earlier cycle;
+- `pre_score(cycle)`, run right after its `pre_filter` when the plugin scores in the profile:
+  True when it scores after the pass in Python, then `score_after_pass(cycle, nf)` -> True
+  when totals changed; `scored(cycle)` when the kernel scored it (`score_armed`);
 - `reserve(pod, row, node_name, cache)`: what a placed pod commits (VolumeBinding);
 - `histogram(kernel, table)`: the FitError reasons of the nodes it rejected (default: per
   status detail);
@@ -38,8 +40,12 @@ class KernelPlugin:
     default_weight = 0
     #: the kernel computes its score in the pass (False: after it, in Python)
     scored_in_kernel = True
-    #: its PreFilter depends on the cluster (see pre_filter)
+    #: its PreFilter depends on the cycle (see pre_filter)
     dynamic = False
+    #: whether it applies depends on the cluster too (`applies` is asked every cycle); if not,
+    #: it applies when the pod's field `applies_when` is not empty
+    cluster_dependent = False
+    applies_when = ""
     #: the kernel holds this plugin's per-cycle state from an earlier cycle (pre_filter clears it)
     armed = False
 

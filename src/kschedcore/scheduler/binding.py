@@ -35,6 +35,7 @@ class BindingCycle:
 
     def __init__(self, sim, plugin_sets: dict, default: BindingPlugins, dispatch=None):
         self.sim = sim
+        self._table = sim.sched.cache.table
         self._sets, self._default = plugin_sets, default
         self.any_plugins = any(ps.any for ps in plugin_sets.values()) or default.any
         self.waiting = {}               # pod key -> (QueuedPodInfo, [plugin names]): waiting at Permit
@@ -59,7 +60,7 @@ class BindingCycle:
     # ---- after assume ----------------------------------------------------------------------------
     def begin(self, pod, node: str, pinfo, state) -> None:
         """Reserve and Permit of an assumed pod, then its binding (now or once allowed)."""
-        self._assumed_at[pod.key] = self.sim.sched.table.node_version
+        self._assumed_at[pod.key] = self._table.node_version
         if self.any_plugins:
             self._states[pod.key] = state     # the binding cycle's plugins share it
             plugins = self.plugins(pod)
@@ -202,7 +203,7 @@ class BindingCycle:
         sim.given_up(key, node, pinfo, set(), error)
 
     def _bind(self, pod, node, binder, bound_elsewhere=False):
-        t = self.sim.sched.table
+        t = self._table
         row = t.row_of.get(node)
         if row is None:
             return f'binding rejected: node "{node}" not found'

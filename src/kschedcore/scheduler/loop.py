@@ -189,14 +189,14 @@ class Simulation:
         if pod.key in self.binding or pod.key in self.bound or pod.terminating:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return
-        result = self.sched.attempt(pod, self.nominator, self.usage.counted)
+        result = self.sched.attempt(pod, self.nominator if self.nominator.count else None, self.usage.counted)
         if result.node is None:
             self._failed(pod, outcome, result, pinfo)
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
-        self.sched.assume(pod, result.node, result)
+        self.sched.assume_scheduled(pod, result)
         self.binding[pod.key] = result.node
-        if self.nominator:
+        if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
@@ -237,7 +237,7 @@ class Simulation:
         self.bound[key] = node
         self.started[key] = next(self.seq)
         self.outcomes[key].node = node
-        if self.nominator:
+        if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.queue.done(pinfo.uid)        # the attempt is over once the binding is
         if self.queue.hears_events():

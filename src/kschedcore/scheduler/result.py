@@ -1,7 +1,5 @@
 """ScheduleResult: one scheduling cycle's outcome (schedule_one.go's ScheduleResult, with the
 FitError or error of a failed cycle)."""
-from dataclasses import dataclass
-
 from ..framework.fit_error import FitError
 from ..framework.interface import CycleState
 
@@ -10,13 +8,11 @@ NO_PROFILE_ERROR = "no profile for schedulerName"
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
-@dataclass(slots=True)
 class ScheduleResult:
-    """One scheduling cycle: the chosen node, or the FitError."""
-    pod: str
-    node: str | None
-    feasible_nodes: int
-    evaluated_nodes: int
+    """One scheduling cycle: the chosen node, or the FitError.
+
+    (A plain class with class-level defaults: a cycle sets only what it has, once per pod.)"""
+    #: a failed cycle's FitError (its PostFilter part in `full_message`)
     fit_error: FitError | None = None
     #: a failed cycle that is not a FitError (kube-scheduler: SchedulerError), e.g. a PreScore error
     error: str | None = None
@@ -29,6 +25,22 @@ class ScheduleResult:
     cycle_state: CycleState | None = None
     #: the cycle's record (framework.cycle.Cycle): its statuses are `cycle.diagnosis()`
     cycle: object = None
+
+    def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
+                 fit_error: FitError | None = None, error: str | None = None, cycle_state=None, cycle=None):
+        self.pod, self.node, self.feasible_nodes, self.evaluated_nodes = pod, node, feasible_nodes, evaluated_nodes
+        if fit_error is not None:
+            self.fit_error = fit_error
+        if error is not None:
+            self.error = error
+        if cycle_state is not None:
+            self.cycle_state = cycle_state
+        if cycle is not None:
+            self.cycle = cycle
+
+    def __repr__(self):
+        why = f", fit_error={self.fit_error.message!r}" if self.fit_error else f", error={self.error!r}" if self.error else ""
+        return f"ScheduleResult({self.pod}, node={self.node}, feasible={self.feasible_nodes}{why})"
 
     @property
     def scheduled(self) -> bool:

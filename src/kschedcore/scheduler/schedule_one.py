@@ -22,10 +22,12 @@ class ScheduleOne:
         self.next_start_node_index = 0
 
     def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
-        """One cycle. only_rows: Filter (and score) those node rows alone, every one of them,
-        leaving the rotation index alone -- preemption's dry run, a nominated node, the pass
-        without nominated pods. state: a what-if evaluation's CycleState (a clone the
-        preemption dry run has told which pods are off): the custom PreFilters do not run again."""
+        """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
+        score) those node rows alone, every one of them, leaving the rotation index alone --
+        preemption's dry run, a nominated node, the pass without nominated pods (single: one
+        node, whose status is read from the cycle: no FitError histogram). state: a what-if
+        evaluation's CycleState (a clone the preemption dry run has told which pods are off):
+        the custom PreFilters do not run again."""
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             return ScheduleResult(pod.key, None, 0, 0, error=f'{NO_PROFILE_ERROR} "{pod.scheduler_name}"')
@@ -35,7 +37,7 @@ class ScheduleOne:
             state = CycleState()
         cp = fw.compile(pod)
         cycle = Cycle(fw, cache, pod, cp, state, what_if)
-        n_all = len(t)
+        n_all = len(t.row_of)
         if n_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0), cycle=cycle)
         fw.rebind()
@@ -46,12 +48,47 @@ class ScheduleOne:
             if not cycle.names:
                 return self._rejected(cycle, PreFilterRejection(cycle.narrowed[0], CONFLICT_MESSAGE), n_all)
         try:
-            fw.run_pre_filter_plugins(cycle)
+            fw.run_pre_filter_plugins(cycle)     # and the in-tree PreScores made before the pass
         except PreFilterRejection as rej:
             return self._rejected(cycle, rej, n_all)
         except PluginError as e:
             return ScheduleResult(pod.key, None, 0, 0, error=str(e), cycle_state=state, cycle=cycle)
-        return self._find_and_select(cycle, only_rows, n_all, single)
+        scan = t.scan_order
+        if cycle.names is not None:
+            # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
+            rows = [t.row_of[name] for name in cycle.names if name in t.row_of]
+            scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
+        if state is not None and fw.custom.needs_filter_run(state):
+            fw.rebind()
+            fw.custom.run_filter(state, pod, fw.node_columns(), fw.kernel)
+        start = self.next_start_node_index
+        if only_rows is not None:
+            # one node (dry runs, a nominated node): it is in the scan unless a PreFilterResult left it out
+            one = len(only_rows) == 1 and cycle.names is None
+            scan, start = (only_rows if one else scan[np.isin(scan, only_rows)]), 0
+            to_find = len(scan)
+        else:
+            to_find = fw.num_to_find(len(scan))
+        node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
+        best, nf, processed = fw.kernel.run(cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
+        fw.passes += 1
+        cycle.ran = (scan, start, processed, nf, fw.passes)
+        if only_rows is None:
+            self.next_start_node_index = (start + processed) % n_all
+        if pod.volumes:
+            error = fw.filter_error(cycle)
+            if error:        # a Filter's Error: findNodesThatFitPod returns no feasible node
+                return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
+        if nf > 1:
+            error, rescored = fw.run_score_after_pass(cycle, nf)
+            if error:
+                return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state, cycle=cycle)
+            if rescored:
+                best = self._select_host(fw, nf)
+        if best >= 0:
+            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed, None, None, state, cycle)
+        reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
+        return ScheduleResult(pod.key, None, 0, processed, FitError(pod.key, n_all, reasons=reasons), None, state, cycle)
 
     def _rejected(self, cycle, rej, n_all) -> ScheduleResult:
         """A PreFilter ended the cycle: every node gets its status."""
@@ -60,50 +97,6 @@ class ScheduleOne:
         cycle.rejection = rej
         err = FitError(cycle.pod.key, n_all, pre_filter_message=rej.message)
         return ScheduleResult(cycle.pod.key, None, 0, 0, err, cycle_state=cycle.state, cycle=cycle)
-
-    def _find_and_select(self, cycle, only_rows, n_all, single) -> ScheduleResult:
-        """findNodesThatFitPod, prioritizeNodes and selectHost: the kernel's pass, then what
-        scores after it."""
-        fw, pod, t, state = cycle.framework, cycle.pod, self.cache.table, cycle.state
-        scan = t.scan_order
-        if cycle.names is not None:
-            # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
-            rows = [t.row_of[name] for name in cycle.names if name in t.row_of]
-            scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
-        after = fw.run_pre_score_plugins(cycle) if fw.pre_scorers else ()
-        if state is not None and fw.custom.needs_filter_run(state):
-            fw.rebind()
-            fw.custom.run_filter(state, pod, fw.node_columns(), fw.kernel)
-        start, to_find = self.next_start_node_index, None
-        if only_rows is not None:
-            # one node (dry runs, a nominated node): it is in the scan unless a PreFilterResult left it out
-            one = len(only_rows) == 1 and cycle.names is None
-            scan, start = (only_rows if one else scan[np.isin(scan, only_rows)]), 0
-            to_find = len(scan)
-        node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
-        if to_find is None:
-            to_find = fw.num_to_find(len(scan))
-        best, nf, processed = fw.kernel.run(cycle.cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
-        fw.passes += 1
-        cycle.ran(scan, start, processed, nf)
-        if only_rows is None:
-            self.next_start_node_index = (start + processed) % n_all
-        error = fw.filter_error(cycle) if pod.volumes else ""
-        if error:            # a Filter's Error: findNodesThatFitPod returns no feasible node
-            return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
-        rescored = False
-        if nf > 1:
-            error, rescored = fw.run_score_after_pass(cycle, nf, after)
-        if error:
-            return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state, cycle=cycle)
-        if rescored:
-            best = self._select_host(fw, nf)
-        if best >= 0:
-            return ScheduleResult(pod.key, t.nodes[best].name, nf, processed, cycle_state=state, cycle=cycle)
-        # one node evaluated for preemption or a nomination: callers read its status, not a histogram
-        reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
-        err = FitError(pod.key, n_all, reasons=reasons)
-        return ScheduleResult(pod.key, None, 0, processed, err, cycle_state=state, cycle=cycle)
 
     def _select_host(self, fw, nf: int) -> int:
         """selectHost again over the kernel's totals, once scores were added after its pass."""
@@ -139,7 +132,10 @@ class ScheduleOne:
         that pass with them are filtered again, and scored, without them. counted(pod): a
         context manager placing them for the block (yields whether there were any)."""
         if not nominator:
-            return self._with_post_filter(pod, self.schedule_pod(pod))
+            result = self.schedule_pod(pod)
+            if result.node is None:
+                self.post_filter(pod, result)
+            return result
         with counted(pod) as added:
             result = self._nominated_first(pod, nominator)
             if result.node is None:
@@ -166,4 +162,4 @@ class ScheduleOne:
     def evaluate_node(self, pod, row: int, state=None) -> ScheduleResult:
         """One cycle on one node row (preemption's what-if evaluations, a nominated node): its
         status is read from the cycle, no FitError histogram is built."""
-        return self.schedule_pod(pod, np.asarray([row], np.int32), state, single=True)
+        return self.schedule_pod(pod, np.asarray([row], np.int32), state, True)

@@ -90,6 +90,9 @@ class Scheduler:
         # ties among totals changed after the kernel pass
         self.cycles = ScheduleOne(self.cache, self.profiles, tie_break == "first", random.Random(seed))
         self.handle.schedule = self.cycles
+        #: a scheduling cycle and, after a FitError, PostFilter, with the loop's nominated pods
+        #: (ScheduleOne.attempt); the pod is not assumed
+        self.attempt = self.cycles.attempt
         self.pending = []          # pods without spec.nodeName, in arrival order
         for n in nodes:
             self.add_node(n)
@@ -200,16 +203,26 @@ class Scheduler:
                 return True
         return self.cache.remove_orphan(key)
 
-    def assume(self, pod, node_name: str, result: ScheduleResult | None = None) -> None:
-        """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume).
-        result: the cycle that chose the node -- its profile's in-tree Reserve (VolumeBinding)
-        commits what the cycle found, and its kernel writes the row."""
+    def assume(self, pod, node_name: str) -> None:
+        """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume). If the
+        pod's profile last ran a cycle for this very pod, what its in-tree Reserve commits
+        (VolumeBinding's claims) is committed too."""
         pod = self.parse_pod(pod)
-        fw = result.framework if result is not None else self.profiles.get(pod.scheduler_name)
-        row = self.cache.table.row_of.get(node_name)
-        if fw is not None and row is not None and pod.key not in self.cache:
-            fw.run_reserve_in_tree(pod, row, node_name)
-        self.cache.assume(pod, node_name, fw.writer() if result is not None else None)
+        fw = self.profiles.get(pod.scheduler_name)
+        if fw is not None and pod.volumes and node_name in self.cache.table.row_of and pod.key not in self.cache:
+            fw.run_reserve_in_tree(None, node_name, pod)
+        self.cache.assume(pod, node_name)
+
+    def assume_scheduled(self, pod: Pod, result: ScheduleResult) -> None:
+        """Assumes a pod on the node its cycle chose: the profile's in-tree Reserve (VolumeBinding)
+        commits what the cycle found, and its kernel writes the node's row."""
+        cycle = result.cycle
+        fw = cycle.framework
+        if cycle.acted_filters:
+            fw.run_reserve_in_tree(cycle, result.node)
+        # the cycle chose a node of the table for a pod not yet placed: no checks needed; the
+        # kernel writes the row if it is bound to the table's current layout (Framework.writer)
+        self.cache.place(pod, result.node, fw.kernel if fw.bound_layout == self.cache.table.layout else None)
 
     def prepare(self, pod) -> None:
         """Compiles a queued pod ahead of its cycle (optional: cycles compile on demand)."""
@@ -234,13 +247,8 @@ class Scheduler:
         pod = self.parse_pod(pod)
         result = self.cycles.attempt(pod)
         if result.node is not None:
-            self.assume(pod, result.node, result)
+            self.assume_scheduled(pod, result)
         return result
-
-    def attempt(self, pod, nominator=None, counted=None) -> ScheduleResult:
-        """A scheduling cycle and, after a FitError, PostFilter, with the loop's nominated pods
-        (ScheduleOne.attempt); the pod is not assumed."""
-        return self.cycles.attempt(pod, nominator, counted)
 
     def run_by_loop(self, start_order: dict) -> None:
         """A loop drives this scheduler from now on: DefaultPreemption chooses victims and a
@@ -264,10 +272,11 @@ class Scheduler:
                 result = ScheduleResult(pod.key, None, 0, 0, error=GATED_MESSAGE)
                 self.pending.append(pod)
             else:
-                result = self.cycles.attempt(pod)
+                result = self.cycles.schedule_pod(pod)
                 if result.node is not None:
-                    self.assume(pod, result.node, result)
+                    self.assume_scheduled(pod, result)
                 else:
+                    self.cycles.post_filter(pod, result)
                     self.pending.append(pod)
             results.append(result)
             if callback is not None:
@@ -308,7 +317,7 @@ class Scheduler:
                 # The oracle assumes a pre-bound pod only where its cycle chose it (parity data,
                 # mixed_small team-b/pod-0007); the real scheduler binds it as is (schedule_pending).
                 if result.node:
-                    self.assume(pod, result.node, result)
+                    self.assume_scheduled(pod, result)
                 else:
                     self.pending.append(pod)
             records.append(rec)

@@ -58,7 +58,7 @@ class Cache:
     def add_node(self, node: Node) -> None:
         self.table.add_node(node)
         for pod in self._orphans.pop(node.name, ()):
-            self._place(pod, node.name)
+            self.place(pod, node.name)
 
     def update_node(self, node: Node) -> Node:
         """Replaces a node's facts; returns the old Node."""
@@ -94,7 +94,7 @@ class Cache:
         """A bound pod (spec.nodeName set); one bound to an unknown node waits for it."""
         if pod.key in self._placed:
             raise DuplicateError(f"pod {pod.key}", "metadata.name", "duplicate pod")
-        self._place(pod, pod.node_name)
+        self.place(pod, pod.node_name)
 
     def assume(self, pod: Pod, node_name: str, kernel=None) -> None:
         """AssumePod: counts a pod a cycle chose on its node from now on. kernel: the
@@ -103,7 +103,7 @@ class Cache:
             raise ValidationError(f"pod {pod.key}", "", "already assumed or bound")
         if node_name not in self.table.row_of:
             raise ValidationError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
-        self._place(pod, node_name, kernel)
+        self.place(pod, node_name, kernel)
 
     def remove_pod(self, key: str) -> Placement | None:
         """ForgetPod / RemovePod: the placement taken off its node (None if not placed)."""
@@ -150,7 +150,10 @@ class Cache:
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, [pack_port(t.ip_ids.intern(p.ip), p.protocol, p.port) for p in pod.host_ports]
 
-    def _place(self, pod: Pod, node_name: str, kernel=None, usage=None):
+    def place(self, pod: Pod, node_name: str, kernel=None, usage=None):
+        """Counts a pod on its node (no checks: add_pod and assume make them). kernel: the
+        NodeKernel that compiled the pod, bound to this table (it writes the row in C);
+        usage: its placement's (columns, amounts, ports) from before, when it comes back."""
         t = self.table
         row = t.row_of.get(node_name)
         if row is None:
@@ -172,7 +175,8 @@ class Cache:
             self.volumes.place(pod, row, 1)
         self._placed[pod.key] = pl = Placement(pod, node_name, cols, vals, ports)
         self._priorities[pod.priority] += 1
-        self._priority_changed(pl, row)
+        if self._by_priority is not None:
+            self._priority_changed(pl, row)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
     def _unplace(self, key: str) -> Placement:
@@ -181,7 +185,8 @@ class Cache:
         del self._on_node[pl.node][key]
         self._priorities[pl.pod.priority] -= 1
         row = t.row_of[pl.node]
-        self._priority_changed(pl, row)
+        if self._by_priority is not None:
+            self._priority_changed(pl, row)
         add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
@@ -208,7 +213,7 @@ class Cache:
         finally:
             for p in pods:
                 if p.key not in self._placed:
-                    self._place(p, node_name, usage=off[p.key])
+                    self.place(p, node_name, usage=off[p.key])
             now = list(on_node)
             if now != was:
                 order = [k for k in was if k in on_node]
@@ -219,7 +224,7 @@ class Cache:
 
     def put_back(self, pod: Pod, node_name: str, usage) -> None:
         """Inside `without`: one of its pods back on the node, with the usage it had."""
-        self._place(pod, node_name, usage=usage)
+        self.place(pod, node_name, usage=usage)
 
     def take_off(self, key: str) -> None:
         """Inside `without`: a pod put back taken off again."""
@@ -242,7 +247,7 @@ class Cache:
     def _priority_changed(self, pl: Placement, row: int):
         """Pods of lower priority than a pod placed on or taken off a row see its pods change."""
         st = self._by_priority
-        if st is not None and st.shape == self.table.alloc.shape and pl.pod.priority < st.changed[row]:
+        if st.shape == self.table.alloc.shape and pl.pod.priority < st.changed[row]:
             st.changed[row] = pl.pod.priority
 
     # ---- other objects -----------------------------------------------------------------------

@@ -14,9 +14,11 @@ class Nominator:
         self._listener = listener
         self._by_node = {}                  # node name -> {uid: key}
         self._node_of = {}                  # uid -> node name
+        #: how many pods are nominated (an attribute: the loop checks it every cycle)
+        self.count = 0
 
     def __len__(self):
-        return len(self._node_of)
+        return self.count
 
     def add(self, pod, node_name: str | None = None) -> None:
         """AddNominatedPod. node_name None: the pod's own status.nominatedNodeName (ModeNoop);
@@ -29,6 +31,7 @@ class Nominator:
         if not node_name or not self._alive_and_pending(pod):
             return
         self._node_of[uid] = node_name
+        self.count += 1
         self._by_node.setdefault(node_name, {})[uid] = pod.key
         if self._listener is not None:
             self._listener.nominated(pod, node_name)
@@ -54,6 +57,7 @@ class Nominator:
         node_name = self._node_of.pop(uid, None)
         if node_name is None:
             return
+        self.count -= 1
         pods = self._by_node[node_name]
         pods.pop(uid, None)
         if not pods:

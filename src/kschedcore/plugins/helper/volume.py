@@ -10,6 +10,7 @@ class VolumePlugin(KernelPlugin):
     #: reason strings by status bit
     bit_reasons = {}
     dynamic = True
+    applies_when = "volumes"      # pods without volumes skip every volume PreFilter
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

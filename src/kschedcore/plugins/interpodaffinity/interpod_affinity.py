@@ -25,6 +25,7 @@ class InterPodAffinity(KernelPlugin):
     score_id = S_INTER_POD_AFFINITY
     default_weight = 2
     dynamic = True
+    cluster_dependent = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

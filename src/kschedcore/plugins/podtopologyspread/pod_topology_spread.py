@@ -27,6 +27,8 @@ class PodTopologySpread(KernelPlugin):
     default_weight = 2
     scored_in_kernel = False
     dynamic = True
+    cluster_dependent = True
+    filter_armed = False      # the kernel holds PreFilter state from an earlier cycle
     score_armed = False       # the kernel holds PreScore terms from an earlier cycle
 
     def __init__(self, args=None, handle=None):
@@ -41,10 +43,17 @@ class PodTopologySpread(KernelPlugin):
         (their selector needs a Service or controller)."""
         return bool(pod.topology_spread) or (self.filter_defaults and bool(objects))
 
-    def applies(self, pod, cache) -> bool:
-        return self.prefilter_runs(pod, cache.objects)
+    @property
+    def armed(self) -> bool:
+        return self.filter_armed or self.score_armed
 
-    sees_other_pods = applies
+    def applies(self, pod, cache) -> bool:
+        """Its PreFilter or PreScore may find constraints: the pod's own, or defaults (their
+        selector needs a Service or controller)."""
+        return bool(pod.topology_spread or cache.objects)
+
+    def sees_other_pods(self, pod, cache) -> bool:
+        return self.prefilter_runs(pod, cache.objects)
 
     def reasons(self, detail, table):
         return [REASON_MISSING if detail == MISSING_LABEL else REASON_SKEW]
@@ -56,26 +65,24 @@ class PodTopologySpread(KernelPlugin):
     def pre_filter(self, cycle):
         """PreFilter: the kernel's per-row status or domain-count terms (both None: Skip)."""
         kernel, pod = cycle.framework.kernel, cycle.pod
-        if not self.applies(pod, cycle.cache):       # only the kernel's old state to clear
-            kernel.set_topology_spread(None, None)
-            self.armed = False
+        if not self.prefilter_runs(pod, cycle.cache.objects):
+            if self.filter_armed:            # only the kernel's old state to clear
+                kernel.set_topology_spread(None, None)
+                self.filter_armed = False
             return
         self.ctx.begin(pod)
         status, terms = self.prefilter(pod, self.ctx)
         cycle.framework.rebind()             # a new key or counter may have grown the table
         kernel.set_topology_spread(status, terms)
-        self.armed = status is not None or terms is not None
-        if self.armed:
+        self.filter_armed = status is not None or terms is not None
+        if self.filter_armed:
             cycle.acted(self.name, True, False)
-
-    def scores_applies(self, pod, cache) -> bool:
-        return bool(pod.topology_spread or cache.objects)
 
     def pre_score(self, cycle) -> bool:
         """PreScore, before the pass: the kernel scores the usual cases itself; True when the
         NumPy path must score after the pass (or finds that PreScore skips)."""
         pod, kernel, t = cycle.pod, cycle.framework.kernel, cycle.cache.table
-        wants = self.scores_applies(pod, cycle.cache)
+        wants = self.applies(pod, cycle.cache)
         terms = None
         if wants:
             self.ctx.begin(pod)
