@@ -15,21 +15,23 @@ from .status import Code
 class Cycle:
     """One cycle of `framework` for `pod`. PreFilter plugins record here whether they acted
     (did not Skip); the pass records the rows it examined (scan[start:] wrapping, `processed`
-    of them) and how many were feasible. (Defaults are class attributes: a cycle sets only what
-    it changes, one per pod.)"""
+    of them) and how many were feasible. (What every cycle sets is in slots; the rest are
+    class-level defaults, set on the instance when a cycle changes them.)"""
+    __slots__ = ("framework", "cache", "pod", "cp", "state", "what_if", "ran", "__dict__")
     names = None                # PreFilterResult node names (None: every node)
     narrowed = ()               # the plugins whose PreFilterResult narrowed the nodes
     rejection = None            # PreFilterRejection that ended the cycle
     acted_filters = acted_scores = ()
     score_after = ()            # the in-tree plugins that score after the pass, in Python
-    #: the Filter pass: (rows it ran over in snapshot order, start position, rows processed,
-    #: feasible found, the framework's pass counter then -- a later pass reuses the buffers)
-    ran = None
     _diagnosis = None
 
     def __init__(self, framework, cache, pod, cp, state, what_if=False):
         self.framework, self.cache, self.pod, self.cp, self.state = framework, cache, pod, cp, state
         self.what_if = what_if
+        #: the Filter pass: (rows it ran over in snapshot order, start position, rows
+        #: processed, feasible found, the framework's pass counter then -- a later pass reuses
+        #: the kernel's buffers)
+        self.ran = None
 
     scan = property(lambda self: self.ran[0] if self.ran else None)
     start = property(lambda self: self.ran[1] if self.ran else 0)

@@ -9,9 +9,9 @@ GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 class ScheduleResult:
-    """One scheduling cycle: the chosen node, or the FitError.
-
-    (A plain class with class-level defaults: a cycle sets only what it has, once per pod.)"""
+    """One scheduling cycle: the chosen node, or the FitError. (What every cycle has is in
+    slots; what only some have are class-level defaults, set on the instance when they differ.)"""
+    __slots__ = ("pod", "node", "feasible_nodes", "evaluated_nodes", "cycle_state", "cycle", "__dict__")
     #: a failed cycle's FitError (its PostFilter part in `full_message`)
     fit_error: FitError | None = None
     #: a failed cycle that is not a FitError (kube-scheduler: SchedulerError), e.g. a PreScore error
@@ -21,22 +21,19 @@ class ScheduleResult:
     #: a PostFilter's success: (PostFilterResult) the node to nominate and the victims to evict
     #: (DefaultPreemption's when the loop acts on preemption, or a custom PostFilter's)
     nomination: object = None
-    #: the cycle's CycleState (the pod's binding cycle gets it too)
-    cycle_state: CycleState | None = None
-    #: the cycle's record (framework.cycle.Cycle): its statuses are `cycle.diagnosis()`
-    cycle: object = None
 
     def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
-                 fit_error: FitError | None = None, error: str | None = None, cycle_state=None, cycle=None):
+                 fit_error: FitError | None = None, error: str | None = None,
+                 cycle_state: CycleState | None = None, cycle=None):
         self.pod, self.node, self.feasible_nodes, self.evaluated_nodes = pod, node, feasible_nodes, evaluated_nodes
+        #: the cycle's CycleState (the pod's binding cycle gets it too)
+        self.cycle_state = cycle_state
+        #: the cycle's record (framework.cycle.Cycle): its statuses are `cycle.diagnosis()`
+        self.cycle = cycle
         if fit_error is not None:
             self.fit_error = fit_error
         if error is not None:
             self.error = error
-        if cycle_state is not None:
-            self.cycle_state = cycle_state
-        if cycle is not None:
-            self.cycle = cycle
 
     def __repr__(self):
         why = f", fit_error={self.fit_error.message!r}" if self.fit_error else f", error={self.error!r}" if self.error else ""

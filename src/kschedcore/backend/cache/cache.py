@@ -43,12 +43,12 @@ class Cache:
 
     def __init__(self):
         self.table = NodeTable()
-        self.counters = PodCounters(self.table)    # matching pods per domain / row
+        self._placed = {}          # pod key -> Placement
+        self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
         self.namespaces = {}                       # Namespace name -> labels
         self.objects = {}                          # kind -> [raw]: Services, controllers
         self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
-        self._placed = {}          # pod key -> Placement
         self._on_node = {}         # node name -> {pod key: None}, in placement order
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self._priorities = Counter()    # priority -> placed pods
@@ -122,6 +122,11 @@ class Cache:
 
     def __contains__(self, key) -> bool:
         return key in self._placed
+
+    def _placed_rows(self):
+        """(pod, node row) of every placed pod, in placement order (what the counters count)."""
+        row_of = self.table.row_of
+        return [(pl.pod, row_of[pl.node]) for pl in self._placed.values()]
 
     def placements(self):
         """Every placement, in placement order."""

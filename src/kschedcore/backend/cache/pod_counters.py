@@ -16,9 +16,9 @@ class PodCounters:
     pods) and updated incrementally after that.
     """
 
-    def __init__(self, table):
+    def __init__(self, table, placed):
         self.table = table
-        self.placed = {}          # pod key -> (pod, row)
+        self.placed = placed      # () -> iterable of (pod, row): the cache's placed pods
         self.incoming = {}        # signature -> {label column: domain row}
         self.existing = {}        # (kind, term, weight) -> (label column, domain row)
         self.rows = {}            # (namespace, selector) -> int64[node rows]: PodTopologySpread
@@ -54,10 +54,6 @@ class PodCounters:
 
     # ---- pods ----------------------------------------------------------------------------------
     def place(self, pod, row, sign):
-        if sign > 0:
-            self.placed[pod.key] = (pod, row)
-        else:
-            self.placed.pop(pod.key, None)
         for (ns, selector), counts in self.rows.items():
             if _spread_counts(ns, selector, pod):
                 if len(counts) <= row:
@@ -82,7 +78,7 @@ class PodCounters:
         dom = cols.get(col)
         if dom is None:
             dom = cols[col] = self._new_row()
-            for pod, row in self.placed.values():
+            for pod, row in self.placed():
                 if _matches(sig, pod):
                     self._count(dom, row, col, 1)
         return col, dom
@@ -99,7 +95,7 @@ class PodCounters:
         counts = self.rows.get(key)
         if counts is None:
             counts = np.zeros(self.table.alloc.shape[0], np.int64)
-            for pod, row in self.placed.values():
+            for pod, row in self.placed():
                 if _spread_counts(namespace, selector, pod):
                     counts[row] += 1
             self.rows[key] = counts
@@ -109,8 +105,8 @@ class PodCounters:
 
     def relabelled(self):
         """A node's labels changed: every count keyed by label values is rebuilt."""
-        placed = list(self.placed.values())
-        self.placed, self.incoming, self.existing, self.totals, self.n_rows = {}, {}, {}, [], 0
+        placed = list(self.placed())
+        self.incoming, self.existing, self.totals, self.n_rows = {}, {}, [], 0
         self.rows = {}
         for pod, row in placed:
             self.place(pod, row, 1)
