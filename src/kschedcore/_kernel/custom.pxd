@@ -1,4 +1,5 @@
 # Custom (user-written) Filter and Score plugins: the slots the pass calls.
+cimport cython
 from libc.stdint cimport int8_t, int32_t, int64_t
 
 from .ids cimport N_CUSTOM
@@ -36,11 +37,14 @@ cdef struct Custom:
     int64_t* pod_requests             # the pod's requests by resource column (dense)
 
 
+@cython.final
 cdef class CustomSlots:
     cdef Custom c                     # the PodView points here
     cdef readonly dict arrays         # arrays behind the pointers of `c` (kept alive), by slot
     cdef int64_t[::1] pod_requests
 
+    cpdef set_filter(self, int k, Py_ssize_t address=*, params=*, status=*, Py_ssize_t n_rows=*)
+    cpdef set_score(self, int k, Py_ssize_t address=*, params=*, bint normalize=*)
     cdef _slot(self, key, int k, Py_ssize_t address, params, values, bint is_filter,
                bint normalize, Py_ssize_t n_rows)
     cdef void load_pod_requests(self, const int64_t[::1] cols, const int64_t[::1] vals,

@@ -1,23 +1,26 @@
 """The custom-plugin slots of a NodeKernel (``kernel.custom``): native Filter / Score
 functions, or per-row Filter statuses from Python plugins."""
+cimport cython
+
 import numpy as np
 
 from .arith cimport div_small
 from .ids cimport MAX_NODE_SCORE
 
 
+@cython.final
 cdef class CustomSlots:
     def __cinit__(self):
         self.arrays = {}
         self.pod_requests = np.zeros(8, np.int64)
 
-    def set_filter(self, int k, Py_ssize_t address=0, params=None, status=None, Py_ssize_t n_rows=0):
+    cpdef set_filter(self, int k, Py_ssize_t address=0, params=None, status=None, Py_ssize_t n_rows=0):
         """Custom Filter slot k: a native function's address (with its int64 params), or a
         per-row int8 status (0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable) of at
         least n_rows entries; neither: the slot is off."""
         self._slot(("filter", k), k, address, params, status, True, False, n_rows)
 
-    def set_score(self, int k, Py_ssize_t address=0, params=None, bint normalize=False):
+    cpdef set_score(self, int k, Py_ssize_t address=0, params=None, bint normalize=False):
         """Custom Score slot k: a native function's address (0: the slot is off)."""
         self._slot(("score", k), k, address, params, None, False, normalize, 0)
 

@@ -1,7 +1,10 @@
 """InterPodAffinity's cycle state in a NodeKernel (``kernel.inter_pod``)."""
+cimport cython
+
 import numpy as np
 
 
+@cython.final
 cdef class InterPodState:
     def __cinit__(self):
         self.n_filter = self.n_score = -1
@@ -9,7 +12,7 @@ cdef class InterPodState:
         self.col = self.dom = self.score_col = self.score_dom = np.zeros(0, np.int32)
         self.score_weight = np.zeros(0, np.int64)
 
-    def set(self, filter_terms, self_affine, score_terms):
+    cpdef set(self, filter_terms, self_affine, score_terms):
         """PreFilter's / PreScore's results for the next cycle(s).
 
         filter_terms: (kind int8[], label column int32[], domain row int32[]) or None (Skip);

@@ -1,10 +1,12 @@
 # PodTopologySpread's cycle state: the Filter's PreFilter result and the kernel-scored Score.
+cimport cython
 from libc.stdint cimport int8_t, int32_t, int64_t
 
 from .ids cimport MAX_SPREAD_SCORE_TERMS
 from .table cimport Table
 
 
+@cython.final
 cdef class SpreadState:
     # Filter (PreFilter's result): a per-row status, or constraints on domain counts
     cdef int8_t[::1] status
@@ -26,5 +28,8 @@ cdef class SpreadState:
     cdef int64_t[::1] mark                     # per label value: last epoch it was seen
     cdef int64_t epoch
 
+    cpdef set_filter(self, status, terms=*)
+    cpdef set_score(self, terms, bint require_all=*, int32_t empty_value=*, Py_ssize_t n_values=*,
+                    log_table=*, Py_ssize_t n_rows=*)
     cdef void score(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                     Py_ssize_t nf) noexcept nogil

@@ -1,5 +1,6 @@
 """PodTopologySpread's cycle state in a NodeKernel (``kernel.spread``): the Filter's terms or
 per-row status, and the Score the kernel computes itself over the feasible nodes."""
+cimport cython
 from libc.stdint cimport INT64_MIN, INT64_MAX
 
 import numpy as np
@@ -8,6 +9,7 @@ from .arith cimport go_round
 from .ids cimport MAX_NODE_SCORE
 
 
+@cython.final
 cdef class SpreadState:
     def __cinit__(self):
         self.n_score = -1
@@ -17,7 +19,7 @@ cdef class SpreadState:
         self.col = self.dom = np.zeros(0, np.int32)
         self.limit = np.zeros(0, np.int64)
 
-    def set_filter(self, status, terms=None):
+    cpdef set_filter(self, status, terms=None):
         """PreFilter's result for the next cycle(s): a per-row status (int8), or terms (label
         column int32[], domain row int32[], count limit int64[]); both None: PreFilter skips."""
         self.has_status = status is not None
@@ -28,7 +30,7 @@ cdef class SpreadState:
             self.col, self.dom, self.limit = terms
             self.n_terms = self.col.shape[0]
 
-    def set_score(self, terms, bint require_all=True, int32_t empty_value=-1, Py_ssize_t n_values=0,
+    cpdef set_score(self, terms, bint require_all=True, int32_t empty_value=-1, Py_ssize_t n_values=0,
                   log_table=None, Py_ssize_t n_rows=0):
         """PreScore's result for the kernel to score, or None (the Score is skipped or done in
         Python). terms: [(label column, domain row or -1, maxSkew, row counts int64[] for a

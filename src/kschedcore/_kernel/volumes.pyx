@@ -1,12 +1,15 @@
 """The volume plugins' per-row Filter statuses in a NodeKernel (``kernel.volumes``)."""
+cimport cython
+
 from .ids cimport F_VOLUME_RESTRICTIONS
 
 
+@cython.final
 cdef class VolumeStatus:
     def __cinit__(self):
         self.arrays = [None] * N_VOLUME_FILTERS
 
-    def set(self, int fid, status, Py_ssize_t n_rows=0):
+    cpdef set(self, int fid, status, Py_ssize_t n_rows=0):
         """Volume plugin `fid`'s PreFilter result for the next cycle(s): per-row int8 status
         (0 passes, else reason bits | VOLUME_UU) of at least n_rows entries, or None: the
         plugin skips."""
