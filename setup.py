@@ -1,8 +1,10 @@
-"""Build the compiled hot path (kschedcore._kernels) with Cython.
+"""Build the compiled hot path (the package kschedcore._kernel) with Cython.
 
 Optimised, but without fast-math and without FP contraction: scores must match Go's
-IEEE float64 arithmetic bit for bit.
+IEEE float64 arithmetic bit for bit. Every module gets the same flags: the per-node Filter
+and Score functions are inlined from .pxd files into the module that runs the pass.
 """
+import glob
 import os
 
 import numpy as np
@@ -10,22 +12,26 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("KSCHEDCORE_DEBUG") == "1"
+KERNEL = "src/kschedcore/_kernel"
+MODULES = ["ids", "table", "pod", "custom", "spread", "inter_pod", "volumes", "cycle", "node_kernel"]
 
-extensions = [
-    Extension(
-        "kschedcore._kernels",
-        ["src/kschedcore/_kernels.pyx"],
-        depends=["src/kschedcore/_pool.h", "src/kschedcore/_kernels.pxd"],
-        include_dirs=[np.get_include(), "src/kschedcore"],
+
+def extension(name):
+    return Extension(
+        f"kschedcore._kernel.{name}",
+        [f"{KERNEL}/{name}.pyx"],
+        # a module is rebuilt when any .pxd it may cimport (or the pool) changes
+        depends=sorted(glob.glob(f"{KERNEL}/*.pxd")) + [f"{KERNEL}/pool.h"],
+        include_dirs=[np.get_include(), KERNEL],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off", "-pthread"],
         extra_link_args=["-pthread"],
     )
-]
+
 
 setup(
     ext_modules=cythonize(
-        extensions,
+        [extension(name) for name in MODULES],
         language_level=3,
         compiler_directives={
             # KSCHEDCORE_DEBUG=1 builds with bounds and initialisation checks, for debugging

@@ -1,0 +1,87 @@
+# NodeKernel: one pass per pod over the node table (filter, score, normalise, select).
+from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
+
+from .custom cimport CustomSlots
+from .cycle cimport Config, Cycle
+from .inter_pod cimport InterPodState
+from .pod cimport CompiledPod, PodView
+from .spread cimport SpreadState
+from .table cimport Table
+from .volumes cimport VolumeStatus
+
+
+# The per-cycle output buffers, as raw pointers (taken at bind).
+cdef struct Buffers:
+    Py_ssize_t cap
+    int8_t* st_code
+    int8_t* st_plugin
+    int64_t* st_detail
+    int32_t* feasible
+    int32_t* feas_pos
+    int64_t* totals
+    int64_t* raw
+
+
+# One round of a scan shared between threads: chunk k covers positions [k*chunk, (k+1)*chunk).
+cdef struct Round:
+    Table* t
+    PodView* p
+    Config* c
+    Cycle* y
+    Buffers* b
+    const int32_t* scan
+    Py_ssize_t n, pos, size, offset, out, limit, chunk
+    Py_ssize_t* counts
+
+
+cdef extern from "pool.h" nogil:
+    ctypedef void (*ks_chunk_fn)(void* ctx, int64_t chunk) noexcept nogil
+    ctypedef struct ks_pool:
+        pass
+    int ks_pool_start(ks_pool* p)
+    void ks_pool_stop(ks_pool* p)
+    void ks_pool_run(ks_pool* p, ks_chunk_fn fn, void* ctx, int64_t n_chunks)
+
+
+cdef class NodeKernel:
+    cdef Table t
+    # the arrays behind `t` (kept alive here)
+    cdef object _arrays
+    # per-cycle outputs
+    cdef public int8_t[::1] st_code, st_plugin
+    cdef public int64_t[::1] st_detail
+    cdef public int32_t[::1] feasible
+    cdef public int64_t[:, ::1] raw_scores, scores
+    cdef public int64_t[::1] totals
+    cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
+    cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
+    cdef public uint8_t[::1] score_ran, score_zero
+    # the plugins' cycle state, set from PreFilter / PreScore (the PodView points into it)
+    cdef readonly SpreadState spread
+    cdef readonly InterPodState inter_pod
+    cdef readonly VolumeStatus volumes
+    cdef readonly CustomSlots custom
+    cdef Py_ssize_t cap
+    # configuration
+    cdef public int64_t[::1] weights
+    cdef public int32_t[::1] filter_order     # Filter plugin ids in profile order
+    cdef public uint8_t[::1] score_enabled
+    cdef public int strategy
+    cdef public int32_t[::1] strategy_cols, balanced_cols
+    cdef public int64_t[::1] strategy_weights, shape_util, shape_score
+    cdef public uint64_t rng_state
+    cdef double[::1] recip
+
+    cdef public int threads
+    cdef int32_t[::1] feas_pos
+    cdef Py_ssize_t[::1] chunk_counts
+    cdef Buffers b
+    cdef ks_pool pool
+    cdef int pool_state      # 0 not started, 1 running, -1 failed to start
+
+    cdef bint _start_pool(self) noexcept
+    cdef void _load_config(self, Config* c) noexcept
+    cdef int _load_state(self, PodView* p) except -1
+    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                         Py_ssize_t processed) noexcept nogil
+    cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil

@@ -1,0 +1,436 @@
+"""The per-pod pass over the node table, compiled.
+
+One call of :meth:`NodeKernel.run` is one scheduling cycle's Filter + Score + NormalizeScore
++ selectHost for the node-local default plugins (semantics §3.1-3.6, §4.1-4.5, §5.2, §5.4).
+Arithmetic follows Go: int64 with truncating division, float64 steps in the order
+kube-scheduler writes them, no fast-math and no FP contraction (see setup.py).
+
+The loops read raw pointers (the Table / PodView / Config structs) taken once per cycle, so
+the C compiler keeps them in registers; no Python object is touched per node. The Filter and
+Score functions are ``cdef inline`` in filters.pxd / scores.pxd, so they compile into this
+module's pass: no cross-module call per node.
+"""
+from libc.stdint cimport INT64_MAX, INT64_MIN
+
+import numpy as np
+
+from .arith cimport div_small, next_random
+from .cycle cimport begin_cycle
+from .filters cimport filter_node
+from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
+                   N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_BALANCED_ALLOCATION, S_CUSTOM_0,
+                   S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_NODE_RESOURCES_FIT,
+                   S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION)
+from .pod cimport load_pod
+from .scores cimport (balanced_score, fit_score, image_score, inter_pod_score,
+                      node_affinity_score, taint_score)
+from .table cimport bind_table
+from .views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
+
+# A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
+cdef Py_ssize_t PARALLEL_MIN_NODES = 256
+# Nodes per chunk of a shared scan round.
+cdef Py_ssize_t CHUNK_NODES = 128
+
+_EMPTY_I64 = np.zeros(0, np.int64)
+_EMPTY_I32 = np.zeros(0, np.int32)
+
+
+cdef void _compact(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
+    """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
+    cdef Py_ssize_t i, s
+    if src == dst:
+        return
+    for i in range(count):
+        b.feasible[dst + i] = b.feasible[src + i]
+        b.feas_pos[dst + i] = b.feas_pos[src + i]
+        b.totals[dst + i] = b.totals[src + i]
+        for s in range(N_SCORES):
+            b.raw[s * b.cap + dst + i] = b.raw[s * b.cap + src + i]
+
+
+cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b,
+                            const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
+                            Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+    """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
+
+    A feasible node goes to index `out` + k of the feasible buffers with its position
+    (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
+    the plugins that need no normalisation. Returns the number of feasible nodes.
+    """
+    cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
+    cdef int code, k, plugin = 0
+    cdef int64_t detail, v, total
+    cdef int64_t* raw = b.raw
+    cdef int64_t* w = c.weights
+    for i in range(count):
+        if f >= limit:
+            break
+        row = scan[pos]
+        pos += 1
+        if pos == n:
+            pos = 0
+        code = filter_node(t, p, y, row, &detail, &plugin)
+        b.st_code[row] = code
+        if code != C_SUCCESS:
+            b.st_plugin[row] = plugin
+            b.st_detail[row] = detail
+            continue
+        j = out + f
+        f += 1
+        b.feasible[j] = row
+        b.feas_pos[j] = offset + i
+        total = 0
+        if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
+            raw[S_TAINT_TOLERATION * cap + j] = taint_score(t, p, row)
+        if y.use[S_NODE_AFFINITY]:
+            raw[S_NODE_AFFINITY * cap + j] = node_affinity_score(t, p, row)
+        if y.use[S_NODE_RESOURCES_FIT]:
+            v = fit_score(t, p, c, row)
+            raw[S_NODE_RESOURCES_FIT * cap + j] = v
+            total += w[S_NODE_RESOURCES_FIT] * v
+        if y.use[S_BALANCED_ALLOCATION]:
+            v = balanced_score(t, p, c, row)
+            raw[S_BALANCED_ALLOCATION * cap + j] = v
+            total += w[S_BALANCED_ALLOCATION] * v
+        if y.use[S_INTER_POD_AFFINITY]:
+            raw[S_INTER_POD_AFFINITY * cap + j] = inter_pod_score(t, p, row)
+        if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
+            v = image_score(t, p, row, y.n_all_nodes)
+            raw[S_IMAGE_LOCALITY * cap + j] = v
+            total += w[S_IMAGE_LOCALITY] * v
+        b.totals[j] = total
+    return f
+
+
+cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
+    """One chunk of a scan round (run on either thread of the pool)."""
+    cdef Round* r = <Round*>ctx
+    cdef Py_ssize_t lo = k * r.chunk
+    cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
+    r.counts[k] = _eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
+                              r.offset + lo, r.out + lo, r.limit)
+
+
+cdef class NodeKernel:
+    """Raw views of the node table plus the reused per-cycle buffers.
+
+    The plugins' cycle state lives in `spread`, `inter_pod`, `volumes` and `custom`; the
+    set_* methods below forward to them, checking array lengths against the bound table.
+    """
+
+    def bind(self, table):
+        """(Re)binds the table's columns; called whenever the table reallocates."""
+        # keep the arrays alive as long as the raw pointers are used
+        self._arrays = bind_table(&self.t, table)
+        cap = self.t.n_rows
+        if self.cap != cap:
+            self.cap = cap
+            self.st_code = np.zeros(cap, np.int8)
+            self.st_plugin = np.zeros(cap, np.int8)
+            self.st_detail = np.zeros(cap, np.int64)
+            self.feasible = np.zeros(cap, np.int32)
+            self.raw_scores = np.zeros((N_SCORES, cap), np.int64)
+            self.scores = np.zeros((N_SCORES, cap), np.int64)
+            self.totals = np.zeros(cap, np.int64)
+            self.feas_pos = np.zeros(cap, np.int32)
+            self.chunk_counts = np.zeros(cap // CHUNK_NODES + 2, np.intp)
+        b = &self.b
+        b.cap = cap
+        b.st_code, b.st_plugin, b.st_detail = &self.st_code[0], &self.st_plugin[0], &self.st_detail[0]
+        b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
+        b.raw = &self.raw_scores[0, 0]
+        self.hist_plugin = np.zeros(N_FILTERS, np.int64)
+        self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
+        self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
+        self.hist_fit = np.zeros(64, np.int64)
+        self.score_ran = np.zeros(N_SCORES, np.uint8)
+        self.score_zero = np.zeros(N_SCORES, np.uint8)
+
+    def __cinit__(self):
+        self.spread = SpreadState()
+        self.inter_pod = InterPodState()
+        self.volumes = VolumeStatus()
+        self.custom = CustomSlots()
+        self.filter_order = _EMPTY_I32
+        self.score_enabled = np.zeros(N_SCORES, np.uint8)
+        self.weights = np.zeros(N_SCORES, np.int64)
+        self.strategy_cols = self.balanced_cols = _EMPTY_I32
+        self.strategy_weights = _EMPTY_I64
+        self.shape_util = self.shape_score = np.zeros(1, np.int64)
+        # 1/w for the weight sums of NodeResourcesFit's average (index 0 unused)
+        self.recip = 1.0 / np.arange(1, 1025, dtype=np.float64)
+        self.recip = np.concatenate(([0.0], np.asarray(self.recip)))
+
+    def __dealloc__(self):
+        ks_pool_stop(&self.pool)
+
+    cdef bint _start_pool(self) noexcept:
+        """Starts the helper thread once; False if it cannot run (then scans stay sequential)."""
+        if not self.pool_state:
+            self.pool_state = 1 if ks_pool_start(&self.pool) == 0 else -1
+        return self.pool_state == 1
+
+    def seed(self, seed):
+        self.rng_state = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
+
+    # ---- the plugins' cycle state: thin forwards, kept so that no Python caller changes ----
+    def set_topology_spread(self, status, terms=None):
+        """Forwards to ``self.spread.set_filter``: PodTopologySpread's PreFilter result for the
+        next cycle(s), a per-row status (int8) or terms (label column int32[], domain row
+        int32[], count limit int64[]); both None: PreFilter skips."""
+        self.spread.set_filter(status, terms)
+
+    def set_spread_score(self, terms, bint require_all=True, int32_t empty_value=-1, Py_ssize_t n_values=0,
+                         log_table=None):
+        """Forwards to ``self.spread.set_score``: PodTopologySpread's PreScore result for the
+        kernel to score, or None (skipped or scored in Python); see SpreadState.set_score."""
+        self.spread.set_score(terms, require_all, empty_value, n_values, log_table, self.cap)
+
+    def set_inter_pod_affinity(self, filter_terms, self_affine, score_terms):
+        """Forwards to ``self.inter_pod.set``: InterPodAffinity's PreFilter / PreScore results
+        for the next cycle(s).
+
+        filter_terms: (kind int8[], label column int32[], domain row int32[]) or None (Skip);
+        score_terms: (label column int32[], domain row int32[], weight int64[]) or None (Skip).
+        """
+        self.inter_pod.set(filter_terms, self_affine, score_terms)
+
+    def set_volume_status(self, int fid, status):
+        """Forwards to ``self.volumes.set``: a volume plugin's PreFilter result for the next
+        cycle(s), per-row int8 status (0 passes, else reason bits | VOLUME_UU), or None: the
+        plugin skips."""
+        self.volumes.set(fid, status, self.cap)
+
+    def set_custom_filter(self, int k, Py_ssize_t address=0, params=None, status=None):
+        """Forwards to ``self.custom.set_filter``: custom Filter slot k, a native function's
+        address (with its int64 params), or a per-row int8 status (0 passes, 1 Unschedulable,
+        2 UnschedulableAndUnresolvable); neither: the slot is off."""
+        self.custom.set_filter(k, address, params, status, self.cap)
+
+    def set_custom_score(self, int k, Py_ssize_t address=0, params=None, bint normalize=False):
+        """Forwards to ``self.custom.set_score``: custom Score slot k, a native function's
+        address (0: the slot is off)."""
+        self.custom.set_score(k, address, params, normalize)
+
+    def place(self, CompiledPod cp, Py_ssize_t row):
+        """Assume: adds a compiled pod's requests to a node row and bumps its generation.
+
+        Returns whether the row lists images (its ImageLocality NumNodes copy goes stale).
+        """
+        cdef Py_ssize_t i
+        cdef Table* t = &self.t
+        for i in range(cp.usage_cols.shape[0]):
+            t.requested[row * t.n_res + cp.usage_cols[i]] += cp.usage_vals[i]
+        t.nonzero[row * 2] += cp.usage_nz_cpu
+        t.nonzero[row * 2 + 1] += cp.usage_nz_mem
+        t.pod_count[row] += 1
+        t.generation[row] += 1
+        return t.n_images[row] > 0
+
+    cdef void _load_config(self, Config* c) noexcept:
+        c.strategy = self.strategy
+        c.n_strategy = self.strategy_cols.shape[0]
+        c.n_balanced = self.balanced_cols.shape[0]
+        c.n_shape = self.shape_util.shape[0]
+        c.strategy_cols, c.strategy_weights = i32_ptr(self.strategy_cols), i64_ptr(self.strategy_weights)
+        c.shape_util, c.shape_score = i64_ptr(self.shape_util), i64_ptr(self.shape_score)
+        c.balanced_cols, c.weights = i32_ptr(self.balanced_cols), i64_ptr(self.weights)
+        c.filter_order, c.n_filter_order = i32_ptr(self.filter_order), self.filter_order.shape[0]
+        c.score_enabled = u8_ptr(self.score_enabled)
+        c.recip, c.n_recip = &self.recip[0], self.recip.shape[0]
+
+    cdef int _load_state(self, PodView* p) except -1:
+        """Copies the plugins' cycle state (pointers into the state objects) into the PodView."""
+        cdef SpreadState sp = self.spread
+        cdef InterPodState ipa = self.inter_pod
+        cdef Py_ssize_t v
+        p.spread_status = &sp.status[0] if sp.has_status else NULL
+        p.n_spread = sp.n_terms
+        p.custom = &self.custom.c
+        self.volumes.check(self.cap)
+        for v in range(N_VOLUME_FILTERS):
+            p.volume_status[v] = self.volumes.ptr[v]
+        p.spread_col, p.spread_dom, p.spread_limit = i32_ptr(sp.col), i32_ptr(sp.dom), i64_ptr(sp.limit)
+        p.n_ipa_filter, p.n_ipa_score = ipa.n_filter, ipa.n_score
+        p.ipa_self_affine = ipa.self_affine
+        p.ipa_kind, p.ipa_col, p.ipa_dom = i8_ptr(ipa.kind), i32_ptr(ipa.col), i32_ptr(ipa.dom)
+        p.ipa_score_col, p.ipa_score_dom = i32_ptr(ipa.score_col), i32_ptr(ipa.score_dom)
+        p.ipa_score_weight = i64_ptr(ipa.score_weight)
+        return 0
+
+    def run(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
+            Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first):
+        """Filters nodes scan[(start + i) % len(scan)] until num_to_find pass, then scores them.
+
+        Returns (chosen row or -1, number feasible, number processed). With `threads` > 1 the
+        scan runs in rounds split between threads; results are merged in scan order, so they
+        are identical to the sequential scan's.
+        """
+        cdef PodView p
+        cdef Config c
+        cdef Cycle y
+        load_pod(cp, &p)
+        if self.custom.arrays:
+            self.custom.load_pod_requests(cp.usage_cols, cp.usage_vals, self.t.n_res)
+        self._load_state(&p)
+        self._load_config(&c)
+        begin_cycle(&self.t, &p, &c, &y, node_name_row, n_all_nodes)
+        cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
+        cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
+        cdef bint parallel = self.threads > 1 and self._start_pool()
+        cdef Round r
+        cdef Buffers* b = &self.b
+        if n == 0:
+            self._histogram(NULL, 0, 0, 0)
+            return -1, 0, 0
+        pos = start % n
+        r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
+        r.scan, r.n, r.chunk, r.counts = &scan[0], n, CHUNK_NODES, &self.chunk_counts[0]
+        with nogil:
+            while processed < n and nf < num_to_find:
+                need = num_to_find - nf
+                # a round: what is still needed (x2 once nodes have been rejected), >= 256
+                size = need if processed == 0 else 2 * need
+                if size < 256:
+                    size = 256
+                if size > n - processed:
+                    size = n - processed
+                if not parallel or size < PARALLEL_MIN_NODES:
+                    got = _eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
+                                      processed, nf, need)
+                else:
+                    # chunks in parallel, each writing from its own offset; then merged in
+                    # scan order and cut at the need-th feasible node
+                    r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
+                    n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
+                    ks_pool_run(&self.pool, _eval_chunk, &r, n_chunks)
+                    got = 0
+                    for k in range(n_chunks):
+                        take = r.counts[k] if r.counts[k] < need - got else need - got
+                        _compact(b, nf + k * CHUNK_NODES, nf + got, take)
+                        got += take
+                        if got >= need:
+                            break
+                nf += got
+                if nf >= num_to_find:
+                    processed = b.feas_pos[nf - 1] + 1
+                else:
+                    processed += size
+            if nf == 0:
+                self._histogram(r.scan, n, pos, processed)
+            elif nf == 1:
+                best = self.feasible[0]
+            else:
+                best = self._select(&c, &y, nf, tie_first)
+        return best, nf, processed
+
+    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                         Py_ssize_t processed) noexcept nogil:
+        """FitError counts: per filter plugin, per untolerated taint, per missing resource."""
+        cdef Py_ssize_t i, row, b
+        cdef uint64_t bits
+        cdef int plugin
+        self.hist_plugin[:] = 0
+        self.hist_detail[:, :] = 0
+        self.hist_taint[:] = 0
+        self.hist_fit[:] = 0
+        for i in range(processed):
+            row = scan[(pos + i) % n]
+            if self.st_code[row] == C_SUCCESS:
+                continue
+            plugin = self.st_plugin[row]
+            self.hist_plugin[plugin] += 1
+            if plugin == F_TAINT_TOLERATION:
+                self.hist_taint[self.st_detail[row]] += 1
+            elif plugin != F_NODE_RESOURCES_FIT:
+                self.hist_detail[plugin, self.st_detail[row] & 15] += 1
+            else:
+                bits = <uint64_t>self.st_detail[row]
+                for b in range(64):
+                    if (bits >> b) & 1:
+                        self.hist_fit[b] += 1
+
+    cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
+        """NormalizeScore (TaintToleration reversed, NodeAffinity, InterPodAffinity), the
+        kernel-scored PodTopologySpread and native custom Scores, weights and selectHost.
+
+        Only the normalised plugins get a `scores` row; the others' scores are their raw ones.
+        """
+        cdef Table* t = &self.t
+        cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
+        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
+        cdef int64_t max_taint = 0, max_affinity = 0
+        cdef bint extra
+        cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
+        cdef int64_t* raw = &self.raw_scores[0, 0]
+        cdef int64_t* norm = &self.scores[0, 0]
+        cdef int32_t* feasible = &self.feasible[0]
+        cdef bint spread = self.spread.n_score >= 0
+        for s in range(N_SCORES):
+            self.score_ran[s] = y.use[s]
+            self.score_zero[s] = y.use[s] and y.zero[s]
+        if spread:
+            self.spread.score(t, feasible, raw + S_POD_TOPOLOGY_SPREAD * cap,
+                              norm + S_POD_TOPOLOGY_SPREAD * cap, nf)
+            self.score_ran[S_POD_TOPOLOGY_SPREAD] = True
+        for s in range(N_CUSTOM):
+            if y.use[S_CUSTOM_0 + s]:
+                self.custom.score(s, t, feasible, raw + (S_CUSTOM_0 + s) * cap,
+                                  norm + (S_CUSTOM_0 + s) * cap, nf)
+        # scores added after normalisation besides the in-tree three: spread, custom
+        extra = spread or y.any_custom_score
+        for j in range(nf):
+            if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
+                    raw[S_TAINT_TOLERATION * cap + j] > max_taint:
+                max_taint = raw[S_TAINT_TOLERATION * cap + j]
+            if y.use[S_NODE_AFFINITY] and raw[S_NODE_AFFINITY * cap + j] > max_affinity:
+                max_affinity = raw[S_NODE_AFFINITY * cap + j]
+            if y.use[S_INTER_POD_AFFINITY]:
+                v = raw[S_INTER_POD_AFFINITY * cap + j]
+                if v < ipa_min:
+                    ipa_min = v
+                if v > ipa_max:
+                    ipa_max = v
+        for j in range(nf):
+            total = self.totals[j]
+            if y.use[S_TAINT_TOLERATION]:
+                v = MAX_NODE_SCORE     # all raw scores 0 (max_taint 0): every node gets 100
+                if max_taint > 0:
+                    v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * raw[S_TAINT_TOLERATION * cap + j], max_taint)
+                norm[S_TAINT_TOLERATION * cap + j] = v
+                total += c.weights[S_TAINT_TOLERATION] * v
+            if y.use[S_NODE_AFFINITY]:
+                v = raw[S_NODE_AFFINITY * cap + j]
+                if max_affinity > 0:
+                    v = div_small(MAX_NODE_SCORE * v, max_affinity)
+                norm[S_NODE_AFFINITY * cap + j] = v
+                total += c.weights[S_NODE_AFFINITY] * v
+            if y.use[S_INTER_POD_AFFINITY]:
+                # min-max normalisation (scores may be negative), float64 as upstream
+                v = 0
+                if ipa_max - ipa_min > 0:
+                    v = <int64_t>(<double>MAX_NODE_SCORE * (<double>(raw[S_INTER_POD_AFFINITY * cap + j] - ipa_min)
+                                                        / <double>(ipa_max - ipa_min)))
+                norm[S_INTER_POD_AFFINITY * cap + j] = v
+                total += c.weights[S_INTER_POD_AFFINITY] * v
+            if extra:
+                if spread:
+                    total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
+                for s in range(N_CUSTOM):
+                    if y.use[S_CUSTOM_0 + s]:
+                        total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
+            self.totals[j] = total
+            row = self.feasible[j]
+            if total > best_total:
+                best_total, best, best_key, ties = total, row, t.order_key[row], 1
+            elif total == best_total:
+                # selectHost: uniform among the best (reservoir sampling), or first in input order
+                if tie_first:
+                    if t.order_key[row] < best_key:
+                        best, best_key = row, t.order_key[row]
+                else:
+                    ties += 1
+                    if next_random(&self.rng_state) % <uint64_t>ties == 0:
+                        best = row
+        return best

@@ -1,0 +1,44 @@
+# The node table as the pass reads it: raw column pointers, taken once per bind.
+from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
+
+# taint effects as interned by the node table
+cdef enum:
+    EFFECT_NO_SCHEDULE = 0
+    EFFECT_PREFER_NO_SCHEDULE = 1
+    EFFECT_NO_EXECUTE = 2
+
+# Host ports are packed as (ip id << 18) | (protocol << 16) | port; ip id 0 is 0.0.0.0.
+cdef enum:
+    PORT_MASK = (1 << 18) - 1
+
+
+# Raw views of the node table's columns (rows are the first index).
+cdef struct Table:
+    Py_ssize_t n_rows, n_res, n_keys, taint_w, port_w, image_w
+    int64_t* alloc
+    double* inv_alloc      # 1.0 / alloc (0 where alloc is 0), for exact division by multiplication
+    int64_t* requested
+    int64_t* nonzero
+    int64_t* pod_count
+    int64_t* generation
+    int64_t* allowed_pods
+    int64_t* order_key
+    uint8_t* unschedulable
+    int32_t* labels
+    int32_t* taints
+    int32_t* n_taints
+    int8_t* taint_effect
+    int64_t* ports
+    int32_t* n_ports
+    int32_t* images
+    int32_t* image_nn
+    int32_t* n_images
+    int64_t* image_size
+    int64_t* image_count
+    int64_t* domains           # [domain row, label value id]: matching pods per topology domain
+    Py_ssize_t dom_stride
+    int64_t* value_int
+    uint8_t* value_is_int
+
+
+cdef tuple bind_table(Table* t, table)

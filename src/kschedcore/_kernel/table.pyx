@@ -1,0 +1,38 @@
+"""Binding a NodeTable's columns to the raw :c:struct:`Table` the pass reads."""
+
+
+cdef tuple bind_table(Table* t, table):
+    """Fills `t` from the table's columns; returns the arrays behind the pointers, which the
+    caller keeps alive as long as it uses `t`."""
+    cdef int64_t[:, ::1] alloc = table.alloc, requested = table.requested, nonzero = table.nonzero
+    cdef double[:, ::1] inv_alloc = table.inv_alloc
+    cdef int64_t[::1] pod_count = table.pod_count, allowed = table.allowed_pods, order = table.order_key
+    cdef int64_t[::1] generation = table.generation
+    cdef uint8_t[::1] unsched = table.unschedulable, is_int = table.value_is_int
+    cdef int32_t[:, ::1] labels = table.labels, taints = table.taints, images = table.images
+    cdef int32_t[:, ::1] image_nn = table.image_nn
+    cdef int32_t[::1] n_taints = table.n_taints, n_ports = table.n_ports, n_images = table.n_images
+    cdef int8_t[::1] effect = table.taint_effect
+    cdef int64_t[:, ::1] ports = table.ports
+    cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
+    cdef int64_t[::1] image_count = table.image_count
+    cdef int64_t[:, ::1] domains = table.domains
+    arrays = (table.domains, table.image_count, table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
+              table.order_key, table.unschedulable, table.value_is_int, table.labels,
+              table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
+              table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
+    t.n_res, t.n_keys = alloc.shape[1], labels.shape[1]
+    t.taint_w, t.port_w, t.image_w = taints.shape[1], ports.shape[1], images.shape[1]
+    t.alloc, t.requested, t.nonzero = &alloc[0, 0], &requested[0, 0], &nonzero[0, 0]
+    t.inv_alloc = &inv_alloc[0, 0]
+    t.pod_count, t.allowed_pods, t.order_key = &pod_count[0], &allowed[0], &order[0]
+    t.generation = &generation[0]
+    t.unschedulable, t.labels = &unsched[0], &labels[0, 0]
+    t.taints, t.n_taints, t.taint_effect = &taints[0, 0], &n_taints[0], &effect[0]
+    t.ports, t.n_ports = &ports[0, 0], &n_ports[0]
+    t.images, t.image_nn, t.n_images = &images[0, 0], &image_nn[0, 0], &n_images[0]
+    t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
+    t.image_count = &image_count[0]
+    t.domains, t.dom_stride = &domains[0, 0], domains.shape[1]
+    t.n_rows = alloc.shape[0]
+    return arrays
