@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from .._kernels import N_SCORES, CompiledPod, NodeKernel
+from .._kernel import N_SCORES, CompiledPod, NodeKernel
 from .custom_runtime import CustomPlugins
 from .fit_error import absent_reason
 from .interface import PostFilterResult, PreFilterRejection, Status

@@ -1,7 +1,7 @@
 """KernelPlugin: the interface of an in-tree plugin whose per-node work is the compiled pass.
 
 Such a plugin does its work in Python once per pod, never per node: `compile` writes its part
-of the pod's integer form (kschedcore._kernels.CompiledPod, cached per pod template), it says
+of the pod's integer form (kschedcore._kernel.CompiledPod, cached per pod template), it says
 whether its PreFilter / PreScore skip, and it turns a node's status detail back into
 kube-scheduler's reason strings. The kernel does the per-node Filter and Score work under the
 plugin's filter_id / score_id.

@@ -7,7 +7,7 @@ records and messages print it.
 """
 from enum import IntEnum
 
-from .._kernels import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
+from .._kernel import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
 
 
 class Code(IntEnum):

@@ -11,7 +11,7 @@ pod's Services and controller.
 """
 import numpy as np
 
-from ..._kernels import F_POD_TOPOLOGY_SPREAD, MAX_SPREAD_SCORE_TERMS, S_POD_TOPOLOGY_SPREAD
+from ..._kernel import F_POD_TOPOLOGY_SPREAD, MAX_SPREAD_SCORE_TERMS, S_POD_TOPOLOGY_SPREAD
 from ...framework.kernel_plugin import KernelPlugin
 from ...util.gomath import go_log
 from .constraints import (HOSTNAME, MISSING_LABEL, REASON_MISSING, REASON_SKEW, SKEW, Constraint,
