@@ -18,24 +18,20 @@ ones read kschedcore.objects Pods and Nodes): without them no plugin hears any e
 import itertools
 import threading
 
-from ...framework.cluster_events import (BACKOFF_COMPLETE, FORCE_ACTIVATE, SCHEDULE_ATTEMPT_FAILURE, ClusterEvent,
-                                         EventForceActivate, EventResource, EventUnschedulableTimeout,
-                                         EventUnscheduledPodAdd, EventUnscheduledPodUpdate, match_any_cluster_event,
+from ...framework.cluster_events import (ClusterEvent, EventResource, EventUnscheduledPodAdd, EventUnscheduledPodUpdate,
                                          pod_scheduling_properties_change)
 from ...util.clock import RealClock
 from .backoff import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF, Backoff, FlushTicks
-from .heaps import Heap, LessKey, PrioritySortQueue, as_tuple, priority_sort_key
-from .hints import QUEUE_AFTER_BACKOFF, QUEUE_IMMEDIATELY, QUEUE_SKIP, PreEnqueue, QueueingHints
+from .hints import PreEnqueue, QueueingHints
 from .in_flight import InFlight
-from .nominator import Nominator, nominated_node_name
-from .queued_pod_info import (ACTIVE_Q, BACKOFF_Q, ERROR_BACKOFF_Q, IN_FLIGHT, NO_PLUGINS, UNSCHEDULABLE_PODS,
-                              BarePod, QueuedPodInfo, QueueError, pod_uid)
-from .unschedulable_pods import UnschedulablePods
+from .moves import Moves
+from .nominator import Nominator
+from .parts import QueueParts
+from .queued_pod_info import ACTIVE_Q, BACKOFF_Q, IN_FLIGHT, NO_PLUGINS, BarePod, QueuedPodInfo, pod_uid
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 
-_POD_ADD, _POD_UPDATE = EventUnscheduledPodAdd.label, EventUnscheduledPodUpdate.label
-_NOMINATING_EVENTS = (_POD_ADD, _POD_UPDATE)
+_POD_ADD = EventUnscheduledPodAdd.label
 
 
 class SchedulingQueue:
@@ -59,14 +55,12 @@ class SchedulingQueue:
         self._backoff_of = Backoff(pod_initial_backoff, pod_max_backoff, pop_from_backoff_q)
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._pop_from_backoff_q = pop_from_backoff_q
-        seq = itertools.count()
-        self._init_sorting(sort_key, less, seq)
-        self._init_plugins(queueing_hints, pre_enqueue_plugins)
-        self._pods = {}                    # key -> QueuedPodInfo in activeQ, backoffQ or the pool
-        self._pool = UnschedulablePods(seq)
+        self._hints = QueueingHints(queueing_hints)
+        self._pre_enqueue = PreEnqueue(pre_enqueue_plugins, self._hints.plugin_events)
+        self._parts = QueueParts(itertools.count(), self._backoff_of, pop_from_backoff_q, sort_key, less,
+                                 self._ready)
+        self._pool = self._parts.pool
         self._in_flight = InFlight()
-        self._cycle = 0
-        self._move_request_cycle = -1
         self.nominator = nominator if nominator is not None else Nominator(pod_lister)
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -74,32 +68,10 @@ class SchedulingQueue:
         self._closed = False
         start = self._clock.now()
         self._ticks = FlushTicks(start, self._backoff_of.align)
-        self._now = start
+        self._moves = Moves(self._parts, self._in_flight, self._hints, self._pre_enqueue, self._backoff_of,
+                            self.nominator, pop_from_backoff_q, pod_max_in_unschedulable_pods_duration, start,
+                            _pod_update_events)
         self._begun_at = None
-
-    # --- construction ----------------------------------------------------------------------
-
-    def _init_sorting(self, sort_key, less, seq):
-        if less is not None:
-            sort_key = lambda p: (LessKey(p, less),)
-        elif sort_key is not None:
-            sort_key = as_tuple(sort_key)
-        if sort_key is None:
-            sort_key = priority_sort_key
-            self._active = PrioritySortQueue(seq)
-        else:
-            self._active = Heap(sort_key, seq)
-        if self._pop_from_backoff_q:   # lessBackoffCompletedWithPriority
-            backoff_key = lambda p: (self._backoff_of.expiry(p), *sort_key(p))
-        else:
-            backoff_key = lambda p: (self._backoff_of.expiry(p),)
-        self._backoff = Heap(backoff_key, seq)
-        self._error_backoff = Heap(lambda p: (self._backoff_of.expiry(p),), seq)
-        self._heaps = {ACTIVE_Q: self._active, BACKOFF_Q: self._backoff, ERROR_BACKOFF_Q: self._error_backoff}
-
-    def _init_plugins(self, queueing_hints, pre_enqueue_plugins):
-        self._hints = QueueingHints(queueing_hints)
-        self._pre_enqueue = PreEnqueue(pre_enqueue_plugins, self._hints.plugin_events)
 
     # --- public API ------------------------------------------------------------------------
 
@@ -107,7 +79,7 @@ class SchedulingQueue:
         """Add: a new pending pod enters activeQ, or the pool if a PreEnqueue plugin gates it."""
         with self._lock:
             self._begin()
-            self._move_to_active_q(QueuedPodInfo(pod, self._now), _POD_ADD)
+            self._moves.to_active_q(QueuedPodInfo(pod, self._moves.now), _POD_ADD)
 
     def pop(self, timeout: float | None = 0.0) -> QueuedPodInfo | None:
         """The next pod to schedule (it is in flight until `done`), or None.
@@ -144,7 +116,7 @@ class SchedulingQueue:
         with self._lock:
             self._begin()
             try:
-                return self._add_unschedulable(pinfo, unschedulable_plugins, pending_plugins, pod)
+                return self._moves.add_unschedulable(pinfo, unschedulable_plugins, pending_plugins, pod)
             finally:
                 self._done(pinfo.uid)
 
@@ -154,16 +126,16 @@ class SchedulingQueue:
         rejectors' hints. Unknown: added to activeQ."""
         with self._lock:
             self._begin()
-            self._update(old_pod, new_pod)
+            self._moves.update(old_pod, new_pod)
 
     def delete(self, pod) -> None:
         """Delete: the pod leaves whichever sub-queue holds it, and the nominator."""
         with self._lock:
             self._begin()
             self.nominator.delete(pod)
-            p = self._pods.get(pod.key)
+            p = self._parts.get(pod.key)
             if p is not None:
-                self._detach(p)
+                self._parts.detach(p)
 
     def activate(self, pods) -> None:
         """Activate: pods in the pool or backoffQ move to activeQ (PreEnqueue permitting); an
@@ -171,7 +143,7 @@ class SchedulingQueue:
         with self._lock:
             self._begin()
             for pod in pods:
-                self._activate(pod)
+                self._moves.activate(pod)
 
     def move_all_to_active_or_backoff_queue(self, event: ClusterEvent, old_obj=None, new_obj=None,
                                             precheck=None) -> None:
@@ -181,22 +153,22 @@ class SchedulingQueue:
             self._begin()
             if not self._hints.interested(event):
                 return
-            pods = self._candidates(event)
+            pods = self._moves.candidates(event)
             if precheck is not None:
                 pods = [p for p in pods if precheck(p.pod)]
-            self._move_pods(pods, event, old_obj, new_obj)
+            self._moves.move_pods(pods, event, old_obj, new_obj)
 
     def flush_backoff_q_completed(self) -> None:
         """flushBackoffQCompleted now (the queue also runs it every whole second by itself)."""
         with self._lock:
             self._begin()
-            self._flush_backoff_completed()
+            self._moves.flush_backoff_completed()
 
     def flush_unschedulable_pods_leftover(self) -> None:
         """flushUnschedulablePodsLeftover now (also run every 30 s by itself)."""
         with self._lock:
             self._begin()
-            self._flush_leftover()
+            self._moves.flush_leftover()
 
     def close(self) -> None:
         with self._lock:
@@ -225,7 +197,7 @@ class SchedulingQueue:
         with self._lock:
             out = []
             for key, uid in self.nominator.refs_for_node(node_name):
-                p = self._pods.get(key)
+                p = self._parts.get(key)
                 out.append(p.pod if p is not None else BarePod(key, uid))
             return out
 
@@ -233,41 +205,41 @@ class SchedulingQueue:
 
     @property
     def scheduling_cycle(self) -> int:
-        return self._cycle
+        return self._moves.cycle
 
     @property
     def move_request_cycle(self) -> int:
-        return self._move_request_cycle
+        return self._moves.move_request_cycle
 
     def where(self, key: str) -> str | None:
         """Which sub-queue holds the pod with this key: activeQ, backoffQ, unschedulablePods,
         inFlight (popped, not yet Done) or None."""
         with self._lock:
             self._begin()
-            p = self._pods.get(key)
-            if p is not None:
-                return BACKOFF_Q if p.part == ERROR_BACKOFF_Q else p.part
+            where = self._parts.where(key)
+            if where is not None:
+                return where
             return IN_FLIGHT if any(q.key == key for q in self._in_flight.pods()) else None
 
     def get(self, key: str) -> QueuedPodInfo | None:
         with self._lock:
             self._begin()
-            return self._pods.get(key)
+            return self._parts.get(key)
 
     def pods_in_active_q(self) -> list:
         with self._lock:
             self._begin()
-            return [p.pod for p in self._active.items()]
+            return self._parts.active_pods()
 
     def pods_in_backoff_q(self) -> list:
         with self._lock:
             self._begin()
-            return [p.pod for p in self._backoff.items() + self._error_backoff.items()]
+            return self._parts.backoff_pods()
 
     def unschedulable_pods(self) -> list:
         with self._lock:
             self._begin()
-            return [p.pod for p in self._pool.pods.values()]
+            return self._parts.pool_pods()
 
     def in_flight_events(self) -> list:
         """The cluster events kept for pods in flight (those they may still replay)."""
@@ -282,7 +254,7 @@ class SchedulingQueue:
         return self.pods_in_active_q() + self.pods_in_backoff_q() + self.unschedulable_pods()
 
     def __len__(self):
-        return len(self._pods)
+        return len(self._parts)
 
     def hears_events(self) -> bool:
         """Whether a cluster event can change anything: pods wait in the unschedulable pool or
@@ -302,30 +274,30 @@ class SchedulingQueue:
     def _begin(self):
         """Reads the clock and runs the flush ticks that came due since the last call."""
         now = self._clock.now()
-        self._now = now
+        self._moves.now = now
         if now == self._begun_at:
             return   # work queued at `now` is never due before now + something
         self._begun_at = now
         while True:
             tb, tl = self._next_backoff_flush(), self._next_leftover_flush()
             if tb is not None and tb <= now and (tl is None or tb <= tl):
-                self._at(tb, self._flush_backoff_completed)
+                self._at(tb, self._moves.flush_backoff_completed)
                 self._ticks.ticked_backoff(tb)
             elif tl is not None and tl <= now:
-                self._at(tl, self._flush_leftover)
+                self._at(tl, self._moves.flush_leftover)
                 self._ticks.ticked_leftover(tl)
             else:
                 break
-        self._now = now
+        self._moves.now = now
         self._ticks.passed(now)
 
     def _at(self, t, flush):
-        self._now = t
+        self._moves.now = t
         flush()
 
     def _next_backoff_flush(self):
         """The first backoff tick at which a backoffQ head has finished backing off."""
-        heads = [p for p in (self._backoff.peek(), self._error_backoff.peek()) if p is not None]
+        heads = self._parts.backoff_heads()
         if not heads:
             return None
         return self._ticks.backoff_after(min(self._backoff_of.expiry(p) for p in heads))
@@ -341,9 +313,6 @@ class SchedulingQueue:
         """initial * 2^(count-1), capped at the maximum."""
         return self._backoff_of.duration(count)
 
-    def _is_backing_off(self, p: QueuedPodInfo) -> bool:
-        return self._backoff_of.backing_off(p, self._now)
-
     def _wait(self, deadline) -> bool:
         """Waits for a push or the next flush tick; False once the deadline passed."""
         now = self._clock.now()
@@ -357,98 +326,21 @@ class SchedulingQueue:
             self._waiters -= 1
         return True
 
-    # --- sub-queue membership --------------------------------------------------------------
-
-    def _heap_of(self, where):
-        return self._heaps[where]
-
-    def _detach(self, p: QueuedPodInfo):
-        """Removes p from whichever sub-queue holds it."""
-        if p.part == UNSCHEDULABLE_PODS:
-            self._pool.remove(p)
-        else:
-            self._heap_of(p.part).remove(p)
-        del self._pods[p.key]
-        p.part = None
-
-    def _place(self, p: QueuedPodInfo, where: str):
-        """Puts p into a heap sub-queue, replacing whatever held its key (AddOrUpdate)."""
-        old = self._pods.get(p.key)
-        if old is not None:
-            self._detach(old)
-        self._heap_of(where).push(p)
-        self._pods[p.key] = p
-        p.part = where
+    def _ready(self, where):
+        """A pod entered a part pop takes from: wake the waiting pops."""
         if self._waiters and (where == ACTIVE_Q or (where == BACKOFF_Q and self._pop_from_backoff_q)):
             self._cond.notify_all()
 
-    def _pool_put(self, p: QueuedPodInfo):
-        """unschedulablePods.addOrUpdate; also re-indexes p after its plugins or gate changed."""
-        old = self._pods.get(p.key)
-        if old is p and p.part == UNSCHEDULABLE_PODS:
-            self._pool.unindex(p)
-        else:
-            if old is not None:
-                self._detach(old)
-            self._pods[p.key] = p
-            self._pool.insert(p)
-            p.part = UNSCHEDULABLE_PODS
-        self._pool.index(p)
-
-    # --- moving pods -----------------------------------------------------------------------
-
-    def _move_to_active_q(self, p: QueuedPodInfo, event: str) -> bool:
-        """moveToActiveQ: PreEnqueue, then activeQ, or the pool if gated."""
-        if not (self._pop_from_backoff_q and event == BACKOFF_COMPLETE):
-            self._pre_enqueue.run(p)
-        if p.gating_plugin:
-            return self._hold_gated(p)
-        if p.initial_attempt_timestamp is None:
-            p.initial_attempt_timestamp = self._now
-        self._place(p, ACTIVE_Q)
-        if event in _NOMINATING_EVENTS and (nominated_node_name(p.pod) or self.nominator.node_of(p.pod) is not None):
-            self.nominator.add(p.pod)
-        return True
-
-    def _hold_gated(self, p: QueuedPodInfo) -> bool:
-        """A gated pod waits in the pool, unless its key is queued already."""
-        old = self._pods.get(p.key)
-        if old is None or (old is p and p.part == UNSCHEDULABLE_PODS):
-            self._pool_put(p)
-        return False
-
-    def _move_to_backoff_q(self, p: QueuedPodInfo) -> bool:
-        """moveToBackoffQ: PreEnqueue runs on entry when pods may be popped from backoffQ."""
-        if self._pop_from_backoff_q:
-            self._pre_enqueue.run(p)
-            if p.gated:
-                return self._hold_gated(p)
-        self._place(p, BACKOFF_Q if p.unschedulable_plugins or p.pending_plugins else ERROR_BACKOFF_Q)
-        return True
-
-    def _requeue(self, p: QueuedPodInfo, strategy: int, event: str) -> str:
-        """requeuePodWithQueueingStrategy: returns the sub-queue p went to."""
-        if strategy == QUEUE_SKIP:
-            self._pool_put(p)
-            return UNSCHEDULABLE_PODS
-        if strategy == QUEUE_AFTER_BACKOFF and self._is_backing_off(p):
-            return BACKOFF_Q if self._move_to_backoff_q(p) else UNSCHEDULABLE_PODS
-        return ACTIVE_Q if self._move_to_active_q(p, event) else UNSCHEDULABLE_PODS
-
     def _pop_one(self) -> QueuedPodInfo | None:
         while True:
-            p = self._active.pop()
-            if p is None and self._pop_from_backoff_q:
-                p = self._backoff.pop()
+            p = self._parts.pop(self._pop_from_backoff_q)
             if p is None:
                 return None
-            del self._pods[p.key]
-            p.part = None
             p.attempts += 1
             if p.uid in self._in_flight:
                 continue   # the same pod twice: upstream discards it
             self._in_flight.start(p)
-            self._cycle += 1
+            self._moves.cycle += 1
             p.part = IN_FLIGHT
             p.unschedulable_plugins = p.pending_plugins = NO_PLUGINS
             p.gating_plugin, p.gating_plugin_events = "", ()
@@ -459,121 +351,6 @@ class SchedulingQueue:
         if p is not None and p.part == IN_FLIGHT:
             p.part = None
 
-    # --- failed attempts, updates, activation ----------------------------------------------
-
-    def _add_unschedulable(self, p, unschedulable_plugins, pending_plugins, pod) -> str:
-        if pod is not None:
-            p.set_pod(pod)
-        if unschedulable_plugins is not None:
-            p.unschedulable_plugins = frozenset(unschedulable_plugins)
-        if pending_plugins is not None:
-            p.pending_plugins = frozenset(pending_plugins)
-        old = self._pods.get(p.key)
-        if old is not None:
-            where = BACKOFF_Q if old.part == ERROR_BACKOFF_Q else old.part
-            raise QueueError(f"Pod {p.key} is already present in {where}")
-        if p.unschedulable_plugins or p.pending_plugins:
-            p.unschedulable_count += 1
-            p.consecutive_errors_count = 0
-        else:
-            p.consecutive_errors_count += 1   # an error, not a rejection
-        p.timestamp = self._now
-        p.backoff_expiration = None
-        return self._requeue(p, self._hint_for_in_flight_pod(p), SCHEDULE_ATTEMPT_FAILURE)
-
-    def _hint_for_in_flight_pod(self, p: QueuedPodInfo) -> int:
-        """determineSchedulingHintForInFlightPod: replay the events seen while in flight."""
-        if not p.unschedulable_plugins and not p.pending_plugins:
-            return QUEUE_AFTER_BACKOFF
-        seq = self._in_flight.seq_of(p.uid)
-        if seq is None:
-            return QUEUE_AFTER_BACKOFF    # upstream reports an error and retries
-        strategy = QUEUE_SKIP
-        for _, event, old_obj, new_obj in self._in_flight.events_since(seq):
-            s = self._hints.worth_requeuing(p, event, old_obj, new_obj)
-            if s == QUEUE_IMMEDIATELY:
-                return s
-            if s == QUEUE_AFTER_BACKOFF:
-                strategy = s
-                if not p.pending_plugins:
-                    return s
-        return strategy
-
-    def _update(self, old_pod, new_pod):
-        events = _pod_update_events(new_pod, old_pod)
-        if self._in_flight.record_for(pod_uid(new_pod), old_pod, new_pod, events):
-            return
-        if old_pod is not None:
-            p = self._pods.get(old_pod.key)
-            if p is not None and p.part != UNSCHEDULABLE_PODS:
-                where = p.part
-                self._heap_of(where).remove(p)
-                p.set_pod(new_pod)
-                self._heap_of(where).push(p)
-                self.nominator.update(old_pod, new_pod)
-                return
-        p = self._pool.get(new_pod.key)
-        if p is None:
-            self._move_to_active_q(QueuedPodInfo(new_pod, self._now), _POD_UPDATE)
-            return
-        p.set_pod(new_pod)
-        self.nominator.update(old_pod, new_pod)
-        for event in events:
-            went = self._requeue(p, self._hints.worth_requeuing(p, event, old_pod, new_pod), event.label)
-            if went == ACTIVE_Q or (went == BACKOFF_Q and self._pop_from_backoff_q):
-                break
-
-    def _activate(self, pod):
-        p = self._pods.get(pod.key)
-        if p is None or p.part == ACTIVE_Q:
-            self._in_flight.record_for(pod_uid(pod), None, pod, [EventForceActivate])
-            self._move_request_cycle = self._cycle
-            return
-        if p.part != UNSCHEDULABLE_PODS:
-            self._detach(p)   # out of backoffQ first, so no flush takes it meanwhile
-        self._move_to_active_q(p, FORCE_ACTIVATE)
-
-    # --- cluster events --------------------------------------------------------------------
-
-    def _candidates(self, event: ClusterEvent) -> list:
-        """Pool pods a hint could move: a rejector plugin hears the event (all for a wildcard),
-        in pool order. The others would all get QueueSkip."""
-        if event.is_wildcard:
-            return list(self._pool.pods.values())
-        return self._pool.candidates(self._hints.event_plugins(event))
-
-    def _move_pods(self, pods, event: ClusterEvent, old_obj, new_obj):
-        """movePodsToActiveOrBackoffQueue."""
-        if not self._hints.interested(event):
-            return
-        for p in pods:
-            if p.gated and not match_any_cluster_event(event, p.gating_plugin_events):
-                continue   # the gating plugin does not wait for this event
-            strategy = self._hints.worth_requeuing(p, event, old_obj, new_obj)
-            if strategy == QUEUE_SKIP:
-                continue
-            self._detach(p)
-            self._requeue(p, strategy, event.label)
-        self._move_request_cycle = self._cycle
-        self._in_flight.record_if_any(event, old_obj, new_obj)
-
-    # --- periodic flushes ------------------------------------------------------------------
-
-    def _flush_backoff_completed(self):
-        """flushBackoffQCompleted: pods whose backoff ended move to activeQ."""
-        done = []
-        for heap in (self._backoff, self._error_backoff):
-            while (p := heap.peek()) is not None and not self._is_backing_off(p):
-                self._detach(p)
-                done.append(p)
-        for p in done:
-            self._move_to_active_q(p, BACKOFF_COMPLETE)
-
-    def _flush_leftover(self):
-        """flushUnschedulablePodsLeftover: pool pods older than the limit move out."""
-        pods = self._pool.expired(self._now, self._max_in_unschedulable)
-        if pods:
-            self._move_pods(pods, EventUnschedulableTimeout, None, None)
 
 
 def _pod_update_events(new_pod, old_pod) -> list:
