@@ -84,9 +84,6 @@ class KernelPlugin:
 def detail_histogram(plugin, kernel, table) -> list:
     """[(reason, nodes)] of the last pass's rejections by a Filter plugin, from the kernel's
     per-status-detail counters (any Filter with `filter_id` and `reasons`)."""
-    out = []
-    for detail in range(16):
-        count = int(kernel.hist_detail[plugin.filter_id, detail])
-        for reason in plugin.reasons(detail, table) if count else ():
-            out.append((reason, count))
-    return out
+    counts = np.asarray(kernel.hist_detail[plugin.filter_id])
+    return [(reason, int(counts[detail])) for detail in np.flatnonzero(counts).tolist()
+            for reason in plugin.reasons(detail, table)]

@@ -8,6 +8,7 @@ NodeResourcesFit's verdict: no Filter of the profile that sees other pods acts o
 ports, volumes, pod affinity or spreading, existing pods' affinity terms, custom Filters), and
 every potential node failed on NodeResourcesFit.
 """
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -123,12 +124,15 @@ def victims(evaluator, pod, node_names, rows):
     started = evaluator.handle.start_order
 
     def earliest_start(tied):
-        # the earliest start among each tied candidate's most important victims
-        out = []
-        for i in chosen[tied].tolist():
-            pods = st.pods[int(rows[i])]
-            out.append(min(started.get(pods[s].key, 0) for s in seq[i][victim[i] & (prio[i] == top[i])].tolist()))
-        return np.asarray(out, np.int64)
+        # the earliest start among each tied candidate's most important victims, at once
+        cand = chosen[tied]
+        at, slot = np.nonzero(victim[cand] & (prio[cand] == top[cand, None]))
+        slot = seq[cand[at], slot]
+        keys = [st.pods[r][s].key for r, s in zip(rows[cand[at]].tolist(), slot.tolist())]
+        when = np.fromiter(map(started.get, keys, itertools.repeat(0)), np.int64, len(keys))
+        first = np.full(len(cand), np.iinfo(np.int64).max, np.int64)
+        np.minimum.at(first, at, when)
+        return first
 
     pick = chosen[pick_one_node(*(k[chosen] for k in keys), earliest_start)]
     row, pods = int(rows[pick]), st.pods[int(rows[pick])]
