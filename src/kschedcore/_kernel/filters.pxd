@@ -70,6 +70,12 @@ cdef inline bint node_affinity_matches(Table* t, PodView* p, Py_ssize_t row, int
 
 
 # ---- NodePorts, TaintToleration -----------------------------------------------------------------
+cdef inline bint node_unschedulable(Table* t, Py_ssize_t row) noexcept nogil:
+    """NodeUnschedulable: the node is spec.unschedulable (the pass leaves this Filter out for
+    pods that tolerate the unschedulable taint: Cycle.active)."""
+    return t.unschedulable[row] != 0
+
+
 cdef inline bint ports_conflict(Table* t, PodView* p, Py_ssize_t row) noexcept nogil:
     cdef Py_ssize_t a, b
     cdef int64_t w, u, wip, uip
@@ -239,7 +245,7 @@ cdef inline int run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t r
                            int64_t* detail) noexcept nogil:
     """One Filter plugin on one node: its status code (detail: taint id / resource bits)."""
     if fid == F_NODE_UNSCHEDULABLE:
-        return C_UNRESOLVABLE if t.unschedulable[row] else C_SUCCESS
+        return C_UNRESOLVABLE if node_unschedulable(t, row) else C_SUCCESS
     if fid == F_NODE_NAME:
         return C_UNRESOLVABLE if y.node_name_row != row else C_SUCCESS
     if fid == F_TAINT_TOLERATION:
@@ -272,7 +278,7 @@ cdef inline int filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int6
     detail[0] = 0
     if y.in_id_order:
         # the default order (ids follow it): straight-line code, which the compiler inlines
-        if y.active[F_NODE_UNSCHEDULABLE] and t.unschedulable[row]:
+        if y.active[F_NODE_UNSCHEDULABLE] and node_unschedulable(t, row):
             plugin[0] = F_NODE_UNSCHEDULABLE
             return C_UNRESOLVABLE
         if y.active[F_NODE_NAME] and y.node_name_row != row:
