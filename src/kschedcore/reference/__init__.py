@@ -12,7 +12,10 @@ Modules, by topic:
 * ``affinity`` -- node selectors, node affinity terms (§3.4)
 * ``interpod`` -- InterPodAffinity Filter and Score, label selectors (§3.8, §4.6)
 * ``topology`` -- PodTopologySpread Filter and Score, default constraints (§3.9, §4.7)
-* ``volumes``  -- VolumeRestrictions, NodeVolumeLimits, VolumeBinding (+ Reserve), VolumeZone (§3.7)
+* ``storage``  -- the volume plugins' listers (Storage), storage-object accessors, pod claims (§3.7)
+* ``volumebinding`` -- VolumeBinding PreFilter/Filter (+ Reserve), PV matching, provisioning (§3.7)
+* ``volumes``  -- VolumeRestrictions, NodeVolumeLimits, VolumeZone; entry points of all four
+  volume plugins (§3.7)
 * ``state``    -- NodeInfo, host ports, node-tree order, image summaries (§3.5, §7)
 * ``plugins``  -- NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
   NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality (§3, §4)

@@ -10,9 +10,10 @@ InterPodAffinity is implemented in ``interpod`` (it needs the Namespace objects:
 ``namespaces=`` keyword), PodTopologySpread in ``topology`` (its default constraints need the
 Services, ReplicationControllers, ReplicaSets and StatefulSets: the ``objects=`` keyword; its
 args, e.g. List default constraints: ``spread_args=``).  The volume plugins (VolumeRestrictions,
-NodeVolumeLimits, VolumeBinding, VolumeZone) are in ``volumes`` (storage objects: ``objects=``
-/ ``add_object`` with their kinds).  DynamicResources is not implemented: it is treated as
-skipping at PreFilter and PreScore, which is what kube-scheduler does for pods without claims.
+NodeVolumeLimits, VolumeBinding, VolumeZone) are reached through ``volumes`` (VolumeBinding
+lives in ``volumebinding``; storage objects: ``objects=`` / ``add_object`` with their kinds).
+DynamicResources is not implemented: it is treated as skipping at PreFilter and PreScore,
+which is what kube-scheduler does for pods without claims.
 """
 from __future__ import annotations
 
