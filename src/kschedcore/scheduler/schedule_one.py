@@ -40,7 +40,8 @@ class ScheduleOne:
         n_all = len(t.row_of)
         if n_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0), cycle=cycle)
-        fw.rebind()
+        if fw.bound_layout != t.layout:      # the table was reallocated: the kernel binds again
+            fw.rebind()
         if t.stale_images:
             t.refresh_snapshot()
         if cp.prefilter_node_names is not None:

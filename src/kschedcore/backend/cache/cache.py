@@ -175,7 +175,8 @@ class Cache:
             t.touch(row)
         if ports:
             t.add_ports(row, ports, 1)
-        self.counters.place(pod, row, 1)
+        if self.counters.counts(pod):
+            self.counters.place(pod, row, 1)
         if pod.volumes:
             self.volumes.place(pod, row, 1)
         self._placed[pod.key] = pl = Placement(pod, node_name, cols, vals, ports)
@@ -195,7 +196,8 @@ class Cache:
         add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
-        self.counters.place(pl.pod, row, -1)
+        if self.counters.counts(pl.pod):
+            self.counters.place(pl.pod, row, -1)
         if pl.pod.volumes:
             self.volumes.place(pl.pod, row, -1)
         t.touch(row)

@@ -53,6 +53,10 @@ class PodCounters:
             self.totals[dom] += sign
 
     # ---- pods ----------------------------------------------------------------------------------
+    def counts(self, pod) -> bool:
+        """Some counter could count this pod (else place() has nothing to do)."""
+        return bool(self.rows or self.incoming) or not pod.pod_affinity.empty
+
     def place(self, pod, row, sign):
         for (ns, selector), counts in self.rows.items():
             if _spread_counts(ns, selector, pod):
