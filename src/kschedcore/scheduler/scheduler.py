@@ -275,6 +275,9 @@ class Scheduler:
                 result = self.cycles.schedule_pod(pod)
                 if result.node is not None:
                     self.assume_scheduled(pod, result)
+                    # the kernel's buffers are the next cycle's: a batch keeps the record of
+                    # failed cycles only (their diagnosis is decoded), not 10^5 of successes
+                    result.cycle = None
                 else:
                     self.cycles.post_filter(pod, result)
                     self.pending.append(pod)
