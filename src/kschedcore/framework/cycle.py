@@ -75,15 +75,17 @@ class Diagnosis:
     """The failed (or explained) cycle's node statuses, decoded once: per examined row its
     Code, Filter plugin and status detail; the nodes a PreFilterResult left out; or the
     PreFilter rejection every node shares."""
-    __slots__ = ("cycle", "rows", "codes", "fids", "details")
+    __slots__ = ("cycle", "rows", "codes", "fids", "details", "_failed")
 
     def __init__(self, cycle: Cycle):
         self.cycle = cycle
         k = cycle.framework.kernel
         self.rows = cycle.examined_rows()
-        self.codes = np.asarray(k.st_code)[self.rows].copy()
-        self.fids = np.asarray(k.st_plugin)[self.rows].copy()
-        self.details = np.asarray(k.st_detail)[self.rows].copy()
+        # indexing by a row array copies: these outlive the kernel's buffers
+        self.codes = np.asarray(k.st_code)[self.rows]
+        self.fids = np.asarray(k.st_plugin)[self.rows]
+        self.details = np.asarray(k.st_detail)[self.rows]
+        self._failed = None
 
     @property
     def rejection(self):
@@ -91,8 +93,10 @@ class Diagnosis:
 
     def failed(self):
         """(rows, codes, filter ids, details) of the examined rows that did not pass."""
-        bad = self.codes != Code.SUCCESS
-        return self.rows[bad], self.codes[bad], self.fids[bad], self.details[bad]
+        if self._failed is None:
+            bad = self.codes != Code.SUCCESS
+            self._failed = self.rows[bad], self.codes[bad], self.fids[bad], self.details[bad]
+        return self._failed
 
     def rows_with(self, code: Code) -> np.ndarray:
         return self.rows[self.codes == code]
@@ -109,8 +113,8 @@ class Diagnosis:
         c = self.cycle
         if c.rejection is not None:
             return set(c.rejection.plugins)
-        _, _, fids, _ = self.failed()
-        return {c.framework.filters[int(f)].name for f in np.unique(fids)}
+        fids = np.unique(self.fids[self.codes != Code.SUCCESS])
+        return {c.framework.filters[f].name for f in fids.tolist()}
 
     def left_out(self) -> list:
         """The nodes a PreFilterResult left out of the pass."""

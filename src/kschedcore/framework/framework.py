@@ -269,7 +269,10 @@ class Framework:
     def histogram(self, absent: int, narrowed=("NodeAffinity",)) -> dict:
         """The FitError reason histogram from the kernel's per-plugin counters of the last pass."""
         hist = {}
-        for plugin in self.filters.values():
+        rejected = np.asarray(self.kernel.hist_plugin)       # nodes each Filter rejected
+        for fid, plugin in self.filters.items():
+            if not rejected[fid]:
+                continue
             counted = plugin.histogram if hasattr(plugin, "histogram") else partial(detail_histogram, plugin)
             for reason, count in counted(self.kernel, self.cache.table):
                 hist[reason] = hist.get(reason, 0) + count

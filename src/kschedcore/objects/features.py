@@ -13,6 +13,7 @@ def check_supported(pod):
     obj = f"pod {pod.key}"
     if (pod.raw.get("status") or {}).get("nominatedNodeName"):
         raise UnsupportedError(obj, "status.nominatedNodeName",
-                               "nominated pods (preemption) are not implemented yet")
+                               "a pod that arrives already nominated is not supported yet "
+                               "(nominations are made by this scheduler's own preemption)")
     if spec.get("resourceClaims"):
         raise UnsupportedError(obj, "spec.resourceClaims", "dynamic resource allocation is not implemented yet")
