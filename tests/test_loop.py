@@ -424,7 +424,7 @@ def test_preemption_prefers_nodes_whose_victims_break_no_budget():
     assert sim.preemptions == [("default/urgent", "b", ["default/web-0"])] and out.node == "b"
 
 
-def test_budget_breaking_victims_are_reprieved_first_and_budgets_count_down():
+def test_budget_breaking_victims_are_reprieved_first_and_budgets_keep_their_status():
     sched = Scheduler([node("a", cpu="2")], tie_break="first")
     sched.add_object(_pdb("db", "db", 1))
     sim = Simulation(sched)
@@ -440,7 +440,9 @@ def test_budget_breaking_victims_are_reprieved_first_and_budgets_count_down():
     assert sorted(v.name for v in victims) == ["db-0", "db-1", "web-0"] and breaking == 1
     sim.add_pod(pod("z", cpu="2", priority=10))
     sim.run_until_idle()
-    assert sched.pdbs["default/db"].disruptions_allowed == -1
+    assert sim.bound["default/z"] == "a" and not {"default/db-0", "default/db-1"} & set(sim.pods)
+    # kube-scheduler deletes victims without touching budgets; no disruption controller runs
+    assert sched.pdbs["default/db"].disruptions_allowed == 1
 
 
 def test_nominated_pods_count_in_filter_but_not_in_scores():

@@ -62,6 +62,8 @@ def _cluster(seed, tie_break="first"):
     if rng.random() < 0.4:
         for app in rng.sample(["db", "web", "cache"], rng.randint(1, 2)):
             sched.add_object(_pdb(f"pdb-{app}", app, rng.randint(0, 2)))
+    # start times: all different, few values (ties left to placement order), or none recorded
+    mode = rng.choice(["distinct", "few", "none"])
     k = 0
     for n in nodes:
         # nodes nearly full of cpu or pods, a few past allocatable
@@ -69,6 +71,9 @@ def _cluster(seed, tie_break="first"):
         target, used, count = cpu * rng.uniform(0.9, 1.1), 0, 0
         while used < target and count < limit + (rng.random() < 0.1):
             p = _pod(f"low-{k:03d}", rng, rng.choice(PRIORITIES[:4]), n["metadata"]["name"])
+            if mode != "none":
+                second = rng.randint(0, 10_000) if mode == "distinct" else rng.randint(0, 2)
+                p["status"] = {"startTime": f"2025-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"}
             used += int(p["spec"]["containers"][0]["resources"]["requests"].get("cpu", "0m")[:-1])
             count += 1
             k += 1
@@ -98,9 +103,9 @@ def _post_filter(sched, pod):
 def _rank(victims, n_violating, started):
     """pickOneNodeForPreemption's order, written out plainly: the fewest budget violations, the
     lowest highest victim priority, the lowest priority sum, the fewest victims, the latest
-    start of the most important."""
+    start of the most important (status.startTime; started(key) -> ns)."""
     top = max(v.priority for v in victims)
-    earliest = min(started.get(v.key, 0) for v in victims if v.priority == top)
+    earliest = min(started(v.key) for v in victims if v.priority == top)
     return (n_violating, top, sum(v.priority + 2 ** 31 for v in victims), len(victims), -earliest)
 
 
@@ -116,8 +121,7 @@ def _reference_choice(sched, pod, candidates, started):
     return best and best[1:]
 
 
-def _victims_on_resources(sched, pod, names, started):
-    sched.handle.start_order = started
+def _victims_on_resources(sched, pod, names):
     rows = np.fromiter((sched.table.row_of[n] for n in names), np.int64, len(names))
     return on_resources.victims(_evaluator(sched), pod, tuple(names), rows)
 
@@ -146,12 +150,9 @@ def _check_one(seed):
     if not fast.preemption_candidates:
         return covered | {"no candidate"}
     # the victims, node by node, against SelectVictimsOnNode on the kernel
-    # start order: all different, or few values (ties left to the first candidate), or none known (0)
-    keys = [pl.pod.key for pl in fast_sched.cache.placements()]
-    rng.shuffle(keys)
-    started = rng.choice([{k: i for i, k in enumerate(keys)}, {k: rng.randint(0, 2) for k in keys}, {}])
+    started = exact_sched.cache.start_time
     for node in fast.preemption_candidates:
-        got = _victims_on_resources(fast_sched, pod, [node], started)
+        got = _victims_on_resources(fast_sched, pod, [node])
         want = fast_sched.select_victims(pod, node)
         if not want or not want[0]:
             assert got is None, (node, got)
@@ -162,7 +163,7 @@ def _check_one(seed):
         if want[1]:
             covered.add("budget broken")
     # and the node chosen among them all
-    got = _victims_on_resources(fast_sched, pod, fast.preemption_candidates, started)
+    got = _victims_on_resources(fast_sched, pod, fast.preemption_candidates)
     want = _reference_choice(exact_sched, same, fast.preemption_candidates, started)
     assert (got and (got[0], [v.key for v in got[1]])) == (want and tuple(want)), (got, want)
     return covered

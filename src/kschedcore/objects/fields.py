@@ -1,4 +1,7 @@
 """Typed access to the fields of a raw Kubernetes object, with errors that name the field."""
+import re
+from datetime import datetime, timezone
+
 from ..errors import ObjectError
 from .quantity import parse_quantity
 
@@ -39,6 +42,17 @@ class FieldReader:
 
     def boolean(self, d, key, path, default=False):
         return self._get(d, key, path, (bool,), "a boolean", default)
+
+    def timestamp(self, d, key, path):
+        """A metav1.Time (RFC 3339, e.g. "2025-01-01T15:43:15Z"): nanoseconds since the epoch,
+        or None when absent."""
+        text = self._get(d, key, path, (str,), "an RFC 3339 time", None)
+        if text is None:
+            return None
+        ns = parse_time(text)
+        if ns is None:
+            self.fail(path, f'invalid time "{text}" (expected RFC 3339, e.g. "2025-01-01T00:00:00Z")')
+        return ns
 
     def item(self, value, path):
         """An element of a list of objects."""
@@ -108,3 +122,23 @@ def metadata_name(reader_kind: str, raw, index_hint: str = ""):
     if ns is not None and not isinstance(ns, str):
         raise ObjectError(f"{reader_kind} {name}", "metadata.namespace", "expected a string")
     return ns or "", name
+
+
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|z|[+-]\d\d:\d\d)\Z")
+
+
+def parse_time(text: str):
+    """RFC 3339 (metav1.Time and MicroTime) to integer nanoseconds since the epoch; None if
+    the text is not one."""
+    m = _RFC3339.match(text)
+    if m is None:
+        return None
+    y, mo, d, h, mi, s, frac, zone = m.groups()
+    try:
+        tz = timezone.utc if zone in "Zz" else datetime.strptime(zone.replace(":", ""), "%z").tzinfo
+        t = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=tz)
+    except ValueError:
+        return None
+    whole = (t - datetime(1970, 1, 1, tzinfo=timezone.utc))
+    seconds = whole.days * 86400 + whole.seconds
+    return seconds * 1_000_000_000 + int((frac or "0").ljust(9, "0"))

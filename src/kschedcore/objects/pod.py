@@ -71,6 +71,11 @@ class Pod:
     compiled: object = field(default=None, repr=False, compare=False)
     volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
     gated: bool = False               # spec.schedulingGates is not empty (PreEnqueue holds it)
+    #: status.startTime in ns since the epoch, None if unset (MoreImportantPod ranks by it)
+    start_time: int | None = None
+    #: metadata.creationTimestamp / deletionTimestamp in ns since the epoch, None if unset
+    created: int | None = None
+    deleted: int | None = None
     #: "namespace/name", the pod's key in the cache and the queue (read on every cycle)
     key: str = field(init=False, repr=False, compare=False)
 
@@ -336,4 +341,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
         volumes=parse_pod_volumes(r, spec, name),
         gated=bool(r.seq(spec, "schedulingGates", "spec.schedulingGates")),
+        start_time=r.timestamp(status, "startTime", "status.startTime"),
+        created=r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp"),
+        deleted=r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp"),
     )

@@ -1,6 +1,6 @@
 """Handle: what in-tree plugins reach of the scheduler (kube-scheduler's framework.Handle): the
 cache, one-node evaluations for preemption's what-if runs, the profile of a pod, and -- once a
-loop drives the scheduler -- whether preemption is acted on and the pods' start order."""
+loop drives the scheduler -- whether preemption is acted on."""
 
 
 class Handle:
@@ -9,8 +9,6 @@ class Handle:
         self.schedule = None            # the ScheduleOne of the scheduler, set once it exists
         #: a loop evicts victims and nominates (DefaultPreemption then chooses them)
         self.preemption_acts = False
-        #: pod key -> start order (MoreImportantPod's start time; the loop fills it)
-        self.start_order = {}
 
     def evaluate(self, pod, row: int, state=None):
         """The pod's cycle on one node row, as the cache holds it now (a ScheduleResult)."""

@@ -13,8 +13,9 @@ Preemption (§9): DefaultPreemption chooses victims and a node in PostFilter (th
 is told that a loop acts on them); the loop deletes the victims and nominates the pod there.
 Nominated pods of at least the incoming pod's priority count on their nodes in every other
 pod's cycle (the queue's Nominator holds them; the cache's NominatedUsage counts them), and a
-nominated pod tries its node first. PodDisruptionBudgets' allowed disruptions count down as
-victims go. Live mode on real threads is live.py, on this same state machine.
+nominated pod tries its node first. PodDisruptionBudgets keep the status they were given
+(kube-scheduler deletes victims without touching them; no disruption controller runs here).
+Live mode on real threads is live.py, on this same state machine.
 """
 import gc
 import itertools
@@ -69,13 +70,11 @@ class Simulation:
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
-        self.started = {}               # pod key -> order it was bound (MoreImportantPod's start time)
         self.cycles = 0
-        scheduler.run_by_loop(self.started)
+        scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod
             self.bound[pl.pod.key] = pl.node
-            self.started[pl.pod.key] = next(self.seq)
         for plugin in self._handle_users(given):
             plugin.set_handle(self)        # plugins that list the cluster's pods or read the clock
         for pod in scheduler.pending:      # pods queued on the Scheduler before
@@ -112,7 +111,6 @@ class Simulation:
         if pod.node_name:
             self.sched.add_pod(pod)
             self.bound[pod.key] = pod.node_name
-            self.started[pod.key] = next(self.seq)
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
         else:
             self.outcomes[pod.key] = Outcome(pod.key, None, 0)
@@ -222,9 +220,8 @@ class Simulation:
             if not result.preemption_candidates:
                 self.queue.delete_nominated_pod_if_exists(pod)
             return
-        victims = [self.pods[k] for k in nomination.victims if k in self.pods]
-        for b in self.sched.pdbs.values():    # the disruption controller's count, ahead of it
-            b.disruptions_allowed -= sum(1 for v in victims if b.matches(v))
+        # budgets keep the status they were given: kube-scheduler deletes victims without
+        # touching them, and no disruption controller runs here to recount them
         for key in nomination.victims:
             self.delete_pod(key)             # a key it no longer knows is a no-op
         self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
@@ -235,7 +232,6 @@ class Simulation:
         """The binding succeeded (binding.py)."""
         pod = self.pods[key]
         self.bound[key] = node
-        self.started[key] = next(self.seq)
         self.outcomes[key].node = node
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)

@@ -17,6 +17,7 @@ from ..framework.framework import Framework
 from ..objects.features import check_supported
 from ..objects.node import Node, parse_node
 from ..objects.pod import Pod, parse_pod
+from ..objects.priority_class import admit
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
 from .handle import Handle
@@ -107,7 +108,7 @@ class Scheduler:
             raise UnsupportedError("VolumeAttachment", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
         for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
-                     *STORAGE_KINDS):
+                     "PriorityClass", *STORAGE_KINDS):
             for i, obj in enumerate(workload.objects.get(kind, ())):
                 sched.add_object(obj, f"{kind}[{i}]")
         for i, node in enumerate(workload.nodes):
@@ -115,9 +116,9 @@ class Scheduler:
         for ns in workload.objects.get("Namespace", ()):
             sched.add_namespace(ns)
         for i, pod in enumerate(workload.pods):
-            sched.add_pod(parse_pod(pod, f"pods[{i}]"))
+            sched.add_pod(sched.parse_pod(pod, f"pods[{i}]"))
         for i, pod in enumerate(workload.pending):
-            sched.queue(parse_pod(pod, f"pending[{i}]"))
+            sched.queue(sched.parse_pod(pod, f"pending[{i}]"))
         return sched
 
     # ---- the cache's view ----------------------------------------------------------------------
@@ -164,8 +165,12 @@ class Scheduler:
         self.cache.add_namespace(namespace)
 
     # ---- pods ------------------------------------------------------------------------------------
-    def parse_pod(self, pod) -> Pod:
-        pod = pod if isinstance(pod, Pod) else parse_pod(pod)
+    def parse_pod(self, pod, index_hint: str = "") -> Pod:
+        """A raw pod read (after the Priority admission plugin, when PriorityClasses are known)."""
+        if not isinstance(pod, Pod):
+            if self.cache.priority_classes:
+                pod = admit(pod, self.cache.priority_classes)
+            pod = parse_pod(pod, index_hint)
         check_supported(pod)
         return pod
 
@@ -250,11 +255,10 @@ class Scheduler:
             self.assume_scheduled(pod, result)
         return result
 
-    def run_by_loop(self, start_order: dict) -> None:
+    def run_by_loop(self) -> None:
         """A loop drives this scheduler from now on: DefaultPreemption chooses victims and a
-        node (the loop evicts and nominates); start_order: pod key -> start order."""
+        node (the loop evicts and nominates)."""
         self.handle.preemption_acts = True
-        self.handle.start_order = start_order
 
     def schedule_pending(self, callback=None) -> list:
         """Schedules every pending pod in order, each assumed before the next."""

@@ -19,7 +19,10 @@ EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets"
               "replicationControllers": "ReplicationController", "namespaces": "Namespace",
               "persistentVolumeClaims": "PersistentVolumeClaim", "persistentVolumes": "PersistentVolume",
               "storageClasses": "StorageClass", "csiNodes": "CSINode", "csiDrivers": "CSIDriver",
-              "csiStorageCapacities": "CSIStorageCapacity"}
+              "csiStorageCapacities": "CSIStorageCapacity", "podDisruptionBudgets": "PodDisruptionBudget",
+              "priorityClasses": "PriorityClass"}
+#: workload-document keys that describe it and are not read
+DESCRIPTIVE_KEYS = ("name", "seed", "description", "features")
 
 
 @dataclass
@@ -101,6 +104,10 @@ def _add_document(w: Workload, doc, where: str):
 
 
 def _add_workload_document(w: Workload, doc: dict, where: str):
+    unknown = [k for k in doc if k not in ("nodes", "pods", "pending", *EXTRA_KEYS, *DESCRIPTIVE_KEYS)]
+    if unknown:
+        raise WorkloadError(where, unknown[0], "unknown workload-document key (known: "
+                            + ", ".join(["nodes", "pods", "pending", *EXTRA_KEYS, *DESCRIPTIVE_KEYS]) + ")")
     for key in ("nodes", "pods", "pending", *EXTRA_KEYS):
         items = doc.get(key)
         if items is not None and not isinstance(items, list):

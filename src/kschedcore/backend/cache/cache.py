@@ -6,6 +6,7 @@ No snapshot copies: kube-scheduler clones changed NodeInfos into a snapshot ever
 its informers and binding goroutines change the cache concurrently. Here one owner serialises
 every change, so a cycle reads the node table in place; per-row generations tell what changed.
 """
+import itertools
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from ...objects import resources as res
 from ...objects.disruption import parse_pdb
 from ...objects.node import Node
 from ...objects.pod import Pod
+from ...objects.priority_class import parse_priority_class
 from ...objects.storage import STORAGE_KINDS
 from .node_table import NodeTable, add_usage, pack_port
 from .pod_counters import PodCounters
@@ -25,6 +27,9 @@ from .volumes import VolumeState
 
 #: kinds whose selectors give the system default topology spread constraints
 SELECTOR_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+#: the start of a placed pod without status.startTime: kube-scheduler's GetPodStartTime gives
+#: it "now", later than any recorded start; among such pods, placement order stands for it
+NO_START_TIME = 2 ** 62
 
 
 @dataclass(slots=True)
@@ -49,10 +54,13 @@ class Cache:
         self.namespaces = {}                       # Namespace name -> labels
         self.objects = {}                          # kind -> [raw]: Services, controllers
         self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
+        self.priority_classes = {}                 # name -> PriorityClass (admission reads them)
         self._on_node = {}         # node name -> {pod key: None}, in placement order
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
         self._priorities = Counter()    # priority -> placed pods
         self._by_priority = None        # PodsByPriority, from the first preemption on
+        self._start = {}                # pod key -> start time (ns), MoreImportantPod's tie-break
+        self._unstarted = itertools.count(NO_START_TIME)
 
     # ---- nodes -------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -107,7 +115,13 @@ class Cache:
 
     def remove_pod(self, key: str) -> Placement | None:
         """ForgetPod / RemovePod: the placement taken off its node (None if not placed)."""
+        self._start.pop(key, None)
         return self._unplace(key) if key in self._placed else None
+
+    def start_time(self, key: str) -> int:
+        """A placed pod's start (GetPodStartTime) as ns since the epoch: status.startTime, or,
+        without one, "now" -- after every recorded start, in placement order."""
+        return self._start.get(key, NO_START_TIME)
 
     def remove_orphan(self, key: str) -> bool:
         for pods in self._orphans.values():
@@ -180,6 +194,8 @@ class Cache:
         if pod.volumes:
             self.volumes.place(pod, row, 1)
         self._placed[pod.key] = pl = Placement(pod, node_name, cols, vals, ports)
+        if pod.key not in self._start:
+            self._start[pod.key] = pod.start_time if pod.start_time is not None else next(self._unstarted)
         self._priorities[pod.priority] += 1
         if self._by_priority is not None:
             self._priority_changed(pl, row)
@@ -206,9 +222,8 @@ class Cache:
     @contextmanager
     def without(self, pods, node_name: str):
         """The pods off their node for the block, then back (those the block has not put back
-        itself), the node's pods in their placement order again: it stands for their start
-        times (MoreImportantPod), which a what-if evaluation does not change. Yields
-        {key: usage} for put_back."""
+        itself), the node's pods in their placement order again (their start times are kept
+        throughout). Yields {key: usage} for put_back."""
         on_node = self._on_node.setdefault(node_name, {})
         was = list(on_node)
         off = {}
@@ -248,7 +263,7 @@ class Cache:
         for row in rows[st.changed[rows] < priority].tolist():
             node = t.nodes[row]
             keys = self._on_node.get(node.name, ()) if node is not None else ()
-            st.build(row, [self._placed[key] for key in keys])
+            st.build(row, [self._placed[key] for key in keys], self.start_time)
         return st
 
     def _priority_changed(self, pl: Placement, row: int):
@@ -261,18 +276,22 @@ class Cache:
     def add_object(self, obj, index_hint: str = "") -> None:
         """Adds a cluster object other than a node, pod or namespace: Services and controllers
         (their selectors give default spread constraints), storage objects (the volume plugins;
-        a second object of a name replaces the first), PodDisruptionBudgets (preemption)."""
+        a second object of a name replaces the first), PodDisruptionBudgets (preemption),
+        PriorityClasses (the pods added later get their priority)."""
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind in STORAGE_KINDS:
             self.volumes.add_object(obj, index_hint)
         elif kind == "PodDisruptionBudget":
             pdb = parse_pdb(obj, index_hint)
             self.pdbs[f"{pdb.namespace}/{pdb.name}"] = pdb
+        elif kind == "PriorityClass":
+            pc = parse_priority_class(obj, index_hint)
+            self.priority_classes[pc.name] = pc
         elif kind in SELECTOR_KINDS:
             self.objects.setdefault(kind, []).append(obj)
         else:
             raise ValidationError(f"object {index_hint}".strip(), "kind",
-                                  f"expected a {', '.join(SELECTOR_KINDS)}, PodDisruptionBudget, "
+                                  f"expected a {', '.join(SELECTOR_KINDS)}, PodDisruptionBudget, PriorityClass, "
                                   + ", ".join(STORAGE_KINDS))
 
     def add_namespace(self, namespace) -> None:

@@ -8,7 +8,7 @@ _STALE = np.iinfo(np.int64).min       # a row never built: stale for every preem
 
 class PodsByPriority:
     """Per node row, its placed pods from the most important down -- higher priority first,
-    then earlier placed: the order SelectVictimsOnNode reprieves them in when no budget is
+    then earlier started: the order SelectVictimsOnNode reprieves them in when no budget is
     broken -- with their priorities and requests as arrays, laid out so that a column over
     many rows is one contiguous take: prio[slot, row], use[resource, row, slot], and
     after[resource, row, slot] = the requests of the row's slots from `slot` on.
@@ -41,9 +41,9 @@ class PodsByPriority:
         self.after = np.zeros(use.shape[:2] + (slots + 1,), np.int64)
         self.prio[:s], self.use[:, :, :s], self.after[:, :, :s + 1] = prio, use, after
 
-    def build(self, row, placements):
-        """The row from its placements (in placement order)."""
-        pls = sorted(placements, key=lambda pl: -pl.pod.priority)
+    def build(self, row, placements, start_time):
+        """The row from its placements; start_time(pod key) -> its start (ns)."""
+        pls = sorted(placements, key=lambda pl: (-pl.pod.priority, start_time(pl.pod.key)))
         n = len(pls)
         if n > self.slots:
             self.widen(max(n, 2 * self.slots))

@@ -111,18 +111,19 @@ class Evaluator:
 
     def _latest_start(self, victim_lists) -> np.ndarray:
         """Per candidate: the earliest start among its most important victims."""
-        started = self.handle.start_order
+        started = self.cache.start_time
         out = []
         for victims in victim_lists:
             top = max(v.priority for v in victims)
-            out.append(min(started.get(v.key, 0) for v in victims if v.priority == top))
+            out.append(min(started(v.key) for v in victims if v.priority == top))
         return np.asarray(out, np.int64)
 
     def potential_victims(self, pod, node_name: str):
         """The node's lower-priority pods in reprieve order -- those whose eviction would break
         a PodDisruptionBudget first, each group most important first (MoreImportantPod: higher
-        priority, then earlier placed) -- and the set of the budget-breaking ones."""
-        pods = sorted(self.cache.lower_priority(pod.priority, node_name), key=lambda p: -p.priority)
+        priority, then earlier started) -- and the set of the budget-breaking ones."""
+        started = self.cache.start_time
+        pods = sorted(self.cache.lower_priority(pod.priority, node_name), key=lambda p: (-p.priority, started(p.key)))
         violating, other = split_by_violation(pods, list(self.cache.pdbs.values()))
         return violating + other, {p.key for p in violating}
 

@@ -8,7 +8,6 @@ NodeResourcesFit's verdict: no Filter of the profile that sees other pods acts o
 ports, volumes, pod affinity or spreading, existing pods' affinity terms, custom Filters), and
 every potential node failed on NodeResourcesFit.
 """
-import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -121,7 +120,7 @@ def victims(evaluator, pod, node_names, rows):
     if not len(chosen):
         return None
     keys = ((victim & breaking).sum(axis=1), top, np.where(victim, prio + 2 ** 31, 0).sum(axis=1), n_victims)
-    started = evaluator.handle.start_order
+    started = cache.start_time
 
     def earliest_start(tied):
         # the earliest start among each tied candidate's most important victims, at once
@@ -129,7 +128,7 @@ def victims(evaluator, pod, node_names, rows):
         at, slot = np.nonzero(victim[cand] & (prio[cand] == top[cand, None]))
         slot = seq[cand[at], slot]
         keys = [st.pods[r][s].key for r, s in zip(rows[cand[at]].tolist(), slot.tolist())]
-        when = np.fromiter(map(started.get, keys, itertools.repeat(0)), np.int64, len(keys))
+        when = np.fromiter(map(started, keys), np.int64, len(keys))
         first = np.full(len(cand), np.iinfo(np.int64).max, np.int64)
         np.minimum.at(first, at, when)
         return first
