@@ -27,6 +27,7 @@ ALLOWED = {
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},
     "reference": {"objects", "framework", "sources"},
+    "replay": {"scheduler", "sources", "objects", "output"},
 }
 
 

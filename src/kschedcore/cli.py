@@ -1,4 +1,4 @@
-"""The `kschedcore` command: explain and simulate.
+"""The `kschedcore` command: explain, simulate, replay and report.
 
 Bad input prints one line naming the object and field, and exits 2 -- never a traceback.
 """
@@ -58,6 +58,29 @@ def _parser():
                           "cluster events), binding cycle, on a virtual clock")
     sim.add_argument("-o", "--output", choices=("table", "json", "jsonl"), default="table",
                      help="jsonl: one line per pod (node, attempts, full unschedulable message)")
+
+    rp = sub.add_parser("replay", help="replay pods and nodes over time through kube-scheduler's loop")
+    rp.add_argument("workload", nargs="+", help="workload files, watch-event streams (.jsonl), Alibaba "
+                                                "trace CSVs; the clusters' objects first, then the events")
+    common(rp)
+    rp.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
+    rp.add_argument("--arrival", choices=("settle", "all", "timestamps"), default=None,
+                    help="settle: one event at a time, each once the loop has settled; all: every event "
+                         "at time 0; timestamps: at their times (default: timestamps when every event "
+                         "has one, else settle)")
+    rp.add_argument("--until", type=float, default=None, metavar="SECONDS",
+                    help="stop at this many seconds of replay time")
+    rp.add_argument("--bind-latency", type=float, default=0.0, metavar="SECONDS",
+                    help="virtual seconds a binding takes (default 0)")
+    rp.add_argument("-o", "--output", choices=("table", "json", "jsonl"), default="table",
+                    help="jsonl: one record per pod; json: summary, time series, allocation, pods")
+    rp.add_argument("--report", metavar="HTML", help="also write the HTML report (needs kschedcore[report])")
+    rp.add_argument("--png", metavar="DIR", help="with --report: also write the figures as PNG files")
+
+    rep = sub.add_parser("report", help="an HTML report (figures embedded) of a replay's -o json / jsonl output")
+    rep.add_argument("run", help="a file written by `kschedcore replay -o json` (or -o jsonl)")
+    rep.add_argument("-o", "--output", required=True, metavar="HTML")
+    rep.add_argument("--png", metavar="DIR", help="also write the figures as PNG files")
     return p
 
 
@@ -133,8 +156,8 @@ def cmd_simulate(args) -> int:
 class _progress:
     """A rich progress bar on a terminal; nothing otherwise (and for -o json)."""
 
-    def __init__(self, total, output):
-        self.total = total
+    def __init__(self, total, output, what="scheduling"):
+        self.total, self.what = total, what
         self.bar = None
         if sys.stderr.isatty() and output != "json":
             from rich.progress import Progress
@@ -144,7 +167,7 @@ class _progress:
         if self.bar is None:
             return None
         self.bar.start()
-        task = self.bar.add_task("scheduling", total=self.total)
+        task = self.bar.add_task(self.what, total=self.total)
         count = [0]
 
         def tick(_result):
@@ -158,7 +181,47 @@ class _progress:
             self.bar.stop()
 
 
-COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate}
+# ---- replay and report ----------------------------------------------------------------------
+def cmd_replay(args) -> int:
+    from .replay import load_replay, run_document
+    sched = Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, tie_break=args.tie_break,
+                      seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None)
+    replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency)
+    with _progress(len(replay.timeline), args.output, "replaying") as tick:
+        t0 = time.perf_counter()
+        replay.run(tick)
+        wall = time.perf_counter() - t0
+    doc = run_document(replay, wall)
+    if args.report:
+        _write_report(doc, args.report, args.png)
+    if args.output == "jsonl":
+        for rec in doc["pods"]:
+            print(json.dumps(rec, separators=(",", ":")))
+    elif args.output == "json":
+        print(json.dumps(doc, separators=(",", ":")))
+    else:
+        report.print_replay_summary(doc["summary"])
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .replay.report import read_run
+    _write_report(read_run(args.run), args.output, args.png)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _write_report(doc, path, png_dir):
+    try:
+        from .replay.report import write_report
+    except ImportError as e:
+        print(f"kschedcore: error: the report needs matplotlib ({e.name} is missing): "
+              "pip install 'kschedcore[report]'", file=sys.stderr)
+        raise SystemExit(EXIT_INPUT) from None
+    write_report(doc, path, png_dir)
+
+
+COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report}
 
 if __name__ == "__main__":
     sys.exit(main())

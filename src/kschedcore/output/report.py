@@ -79,3 +79,34 @@ def print_report(rep):
         for reason, n in rep["unschedulableReasons"].items():
             r.add_row(reason, str(n))
         console.print(r)
+
+
+def print_replay_summary(summary):
+    """The replay's summary as a table (`kschedcore replay`, -o table)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    t = Table(box=None, show_header=False)
+    t.add_row("arrival", summary["arrival"])
+    t.add_row("events (applied, with departures)", f"{summary['events']} ({summary['eventsApplied']})")
+    t.add_row("virtual seconds", f"{summary['virtualSeconds']:g}")
+    for key, n in summary["pods"].items():
+        t.add_row(f"pods {key}", str(n))
+    t.add_row("scheduling cycles", str(summary["cycles"]))
+    t.add_row("preemptions", str(summary["preemptions"]))
+    lat = summary["schedulingLatencySeconds"]
+    if lat:
+        t.add_row("latency p50 / p90 / p99 / max (s)",
+                  " / ".join(f"{lat[k]:g}" for k in ("p50", "p90", "p99", "max")))
+    for name, frac in summary["utilizationAtEnd"].items():
+        t.add_row(f"utilization {name} at end", f"{100 * frac:.1f}%")
+    for key in ("wallSeconds", "eventsPerSecond", "podsPerSecond"):
+        if key in summary:
+            t.add_row(key, str(summary[key]))
+    console.print(t)
+    if summary["unschedulableAtEndByReason"]:
+        r = Table("unschedulable at the end: reason", "pods", box=None)
+        for reason, n in summary["unschedulableAtEndByReason"].items():
+            r.add_row(reason, str(n))
+        console.print(r)

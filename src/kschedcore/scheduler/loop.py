@@ -49,11 +49,13 @@ class Simulation:
     (binding.py), run before those the profiles enable. Other keywords go to SchedulingQueue
     (pod_initial_backoff, pod_max_backoff, ...). bind_dispatch(key, pinfo): starts a binding
     elsewhere (live mode's thread pool), which reports back through finish_binding.
+    listener: told of what happens to pods (SimulationListener's methods), e.g. a replay's records.
     """
 
     def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, permit_plugins=(),
-                 plugins=(), bind_dispatch=None, **queue_options):
+                 plugins=(), bind_dispatch=None, listener=None, **queue_options):
         self.sched = scheduler
+        self.listener = listener or SimulationListener()
         self.clock = clock or VirtualClock()
         self.seq = itertools.count()
         self.usage = NominatedUsage(scheduler.cache)
@@ -188,6 +190,7 @@ class Simulation:
             self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
             return
         result = self.sched.attempt(pod, self.nominator if self.nominator.count else None, self.usage.counted)
+        self.listener.attempted(pod.key)
         if result.node is None:
             self._failed(pod, outcome, result, pinfo)
             return
@@ -209,6 +212,7 @@ class Simulation:
             self._act_on_post_filter(pod, result)
         else:
             outcome.message, plugins = result.error, set()
+        self.listener.failed(pod.key, outcome.message)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
 
     def _act_on_post_filter(self, pod, result) -> None:
@@ -222,6 +226,7 @@ class Simulation:
             return
         # budgets keep the status they were given: kube-scheduler deletes victims without
         # touching them, and no disruption controller runs here to recount them
+        self.listener.preempted(pod.key, nomination.nominated_node_name, list(nomination.victims))
         for key in nomination.victims:
             self.delete_pod(key)             # a key it no longer knows is a no-op
         self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
@@ -233,6 +238,7 @@ class Simulation:
         pod = self.pods[key]
         self.bound[key] = node
         self.outcomes[key].node = node
+        self.listener.bound(key, node)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.queue.done(pinfo.uid)        # the attempt is over once the binding is
@@ -245,6 +251,7 @@ class Simulation:
         pod = self.pods[key]
         self.sched.remove_pod(key)
         self.outcomes[key].message = message
+        self.listener.failed(key, message)
         if self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
@@ -284,7 +291,7 @@ class Simulation:
         """Schedules until nothing can progress within `max_seconds` of virtual time; returns
         the outcomes of the pods that came through the queue, in arrival order."""
         deadline = self.clock.now() + max_seconds
-        with _gc_frozen():
+        with gc_frozen():
             while True:
                 while self.schedule_one():
                     pass
@@ -296,8 +303,25 @@ class Simulation:
         return list(self.outcomes.values())
 
 
+class SimulationListener:
+    """What a Simulation tells of its pods (the default does nothing). Each method is called
+    as the loop acts, on the loop's thread."""
+
+    def attempted(self, key: str) -> None:
+        """A scheduling cycle ran for the pod."""
+
+    def failed(self, key: str, message: str) -> None:
+        """The pod's attempt failed: the message written into its PodScheduled condition."""
+
+    def bound(self, key: str, node: str) -> None:
+        """The pod's binding succeeded."""
+
+    def preempted(self, key: str, node: str, victims: list) -> None:
+        """The pod is nominated to `node`; `victims` (pod keys) are deleted for it next."""
+
+
 @contextmanager
-def _gc_frozen():
+def gc_frozen():
     """The objects alive before a run out of the cyclic collector's sight while it lasts (the
     run's own garbage is still collected): a full collection then walks what the run made,
     not the whole cache -- one such collection cost a 10,000-pod run ~30%. Left alone when

@@ -40,7 +40,7 @@ class Workload:
             self.objects.setdefault(kind, []).extend(objs)
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -56,7 +56,7 @@ def _read_text(path: Path) -> str:
         raise WorkloadError(str(path), "", f"not UTF-8 text: {e}") from None
 
 
-def _documents(path: Path, text: str) -> list:
+def documents(path: Path, text: str) -> list:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -125,5 +125,5 @@ def load_workload(*paths) -> Workload:
     w = Workload()
     for p in paths:
         path = Path(p)
-        w.extend(workload_from_documents(_documents(path, _read_text(path)), str(path)))
+        w.extend(workload_from_documents(documents(path, read_text(path)), str(path)))
     return w

@@ -6,6 +6,7 @@ can change a score. This is Go's algorithm (FreeBSD's e_log.c, as in go/src/math
 step for step; tests/data/go_math_log.txt holds values computed by Go itself.
 """
 import math
+import re
 
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
@@ -45,3 +46,24 @@ def go_duration(seconds: float) -> str:
     hours, minutes = divmod(int(minutes), 60)
     out = f"{hours}h" if hours else ""
     return out + f"{minutes}m{rest:g}s"
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str):
+    """time.ParseDuration: "90s", "1h30m", "1.5h", "250ms" to seconds; "0" is 0; None if the
+    text is not a duration."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(body):
+        if m.start() != pos:
+            return None
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(body) or not body:
+        return None
+    return -total if text.startswith("-") else total

@@ -1,0 +1,304 @@
+"""Replay: kube-scheduler's loop (scheduler/loop.py: queue, cycles, preemption, binding) driven
+by timed watch events on the virtual clock -- pods arriving and departing, nodes added, changed
+and removed -- with a record of every pod.
+
+Arrival modes:
+  settle      every event in order, each once the loop has settled after the one before (active
+              and backoff queues empty, no binding in flight), no time passing between them: how
+              kube-scheduler's integration tests, and the parity data, drive the real scheduler.
+  all         every event at time 0, in order, then the loop runs (departures after durations).
+  timestamps  each event at its time (the stream's "time", else the object's creation or
+              deletion timestamp); the loop runs in between, timers firing as they come due.
+
+A pod departs at its DELETED event, at its deletionTimestamp (timestamps mode), or once it has
+run for its `kschedcore.io/duration` annotation (or, in `all` mode, deletion minus creation).
+"""
+import heapq
+import itertools
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError, WorkloadError
+from ..objects.node import parse_node
+from ..scheduler.loop import Simulation, gc_frozen
+from ..util.gomath import parse_go_duration
+from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
+from .records import Recorder
+from .summary import Sampler
+
+ARRIVALS = ("settle", "all", "timestamps")
+NS = 1_000_000_000
+
+
+@dataclass(slots=True)
+class Departure:
+    """A pod leaving on its own (its duration ran out, or its deletionTimestamp came)."""
+    key: str
+    binding: int | None = None      # only if this is still its n-th binding (None: whatever it is)
+
+
+@dataclass(slots=True)
+class Step:
+    """What the replay just applied: its position in the timeline (None for a departure the
+    replay made), replay seconds, and the event or Departure."""
+    index: int | None
+    time: float
+    event: object
+
+
+class Replay:
+    """Replays `events` (WatchEvents: the cluster's first, then the timeline) on `scheduler`.
+
+    cluster: events applied before anything else, untimed (nodes, bound pods, other objects).
+    events: the timeline, in file order. arrival: a mode of ARRIVALS. until: stop at this many
+    replay seconds (not in settle mode). Other keywords go to Simulation (bind_latency, ...).
+    Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
+    """
+
+    def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
+                 samples: int = 1000, **sim_options):
+        if arrival not in ARRIVALS:
+            raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
+        if until is not None and arrival == "settle":
+            raise WorkloadError("replay", "until", "needs --arrival timestamps or all (no time passes in settle mode)")
+        self.sched, self.arrival, self.until = scheduler, arrival, until
+        for ev in cluster:
+            self._apply_setup(ev)
+        self.sim = Simulation(scheduler, **sim_options)
+        self.clock = self.sim.clock
+        self.recorder = Recorder(self.clock, on_bound=self._bound)
+        self.sim.listener = self.recorder
+        self.timeline = list(events)
+        self.parsed = {}                    # timeline index -> its parsed Pod or Node
+        self.lifetimes = {}                 # pod key -> seconds it runs once bound
+        self.deletions = {}                 # timeline index -> an arriving pod's deletionTimestamp (ns)
+        self.t0 = 0
+        self._prepare()
+        steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
+        self.sampler = Sampler(self, max(1, steps // max(1, samples)))
+        self._heap, self._seq = [], itertools.count()
+        self.applied = 0
+
+    # ---- before the run: times, parsed pods ----------------------------------------------------
+    def _prepare(self):
+        times = [self._time_of(ev) for ev in self.timeline] if self.arrival == "timestamps" else []
+        absolute = [t for t, ev in zip(times, self.timeline) if not ev.relative]
+        self.t0 = (min(absolute) // NS * NS) if absolute else 0
+        for i, ev in enumerate(self.timeline):
+            if ev.kind == "Pod" and ev.type != "DELETED":
+                self.parsed[i] = self._parse_arrival(ev)
+                deleted = deletion_time(ev)
+                if deleted is not None:
+                    self.deletions[i] = deleted
+            elif ev.kind == "Node" and ev.type != "DELETED":
+                self.parsed[i] = parse_node(ev.obj, ev.where)
+            elif ev.kind not in ("Pod", "Node") and ev.kind not in OBJECT_KINDS:
+                raise UnsupportedError(ev.where, "object.kind", f"a replay does not apply {ev.kind} objects "
+                                       f"(known: Pod, Node, {', '.join(OBJECT_KINDS)})")
+        self.times = [(t - (0 if ev.relative else self.t0)) / NS for t, ev in zip(times, self.timeline)]
+
+    def _time_of(self, ev: WatchEvent) -> int:
+        t = ev.time if ev.time is not None else object_time(ev)
+        if t is None:
+            raise WorkloadError(ev.where, "time", f"a {ev.type} event needs a time with --arrival timestamps "
+                                "(the event's \"time\", or the object's creation / deletion timestamp)")
+        return t
+
+    def _parse_arrival(self, ev: WatchEvent):
+        """The pod as the scheduler sees it: a deletionTimestamp in an arriving object is when it
+        departs, not a pod being deleted. Its lifetime is noted for departures."""
+        obj, meta = ev.obj, ev.obj.get("metadata") or {}
+        if meta.get("deletionTimestamp") and ev.type != "DELETED":
+            meta = {k: v for k, v in meta.items() if k not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
+            obj = {**obj, "metadata": meta}
+        pod = self.sched.parse_pod(obj, ev.where)
+        self.sched.prepare(pod)
+        duration = (meta.get("annotations") or {}).get(DURATION_ANNOTATION)
+        if duration is not None:
+            seconds = parse_go_duration(duration) if isinstance(duration, str) else None
+            if seconds is None or seconds < 0:
+                raise WorkloadError(ev.where, f"metadata.annotations[{DURATION_ANNOTATION}]",
+                                    f'invalid duration {duration!r} (a Go duration, e.g. "90s", "1h30m")')
+            self.lifetimes[pod.key] = seconds
+        elif self.arrival == "all" and pod.created is not None and meta is not ev.obj["metadata"]:
+            self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS
+        return pod
+
+    def _apply_setup(self, ev: WatchEvent):
+        """The starting cluster, onto the Scheduler before the loop exists."""
+        if ev.kind == "Node":
+            self.sched.add_node(parse_node(ev.obj, ev.where))
+        elif ev.kind == "Pod":
+            self.sched.add_pod(self.sched.parse_pod(ev.obj, ev.where))
+        elif ev.kind == "Namespace":
+            self.sched.add_namespace(ev.obj)
+        else:
+            self.sched.add_object(ev.obj, ev.where)
+
+    # ---- running -------------------------------------------------------------------------------
+    def run(self, callback=None):
+        """Runs to the end; callback(Step) after each event. Returns the Recorder."""
+        for step in self.steps():
+            if callback is not None:
+                callback(step)
+        return self.recorder
+
+    def steps(self):
+        """The replay as an iterator: a Step after each event is applied and the loop has run."""
+        with gc_frozen():
+            if self.arrival == "settle":
+                yield from self._run_settled()
+            else:
+                yield from self._run_timed()
+            self.sampler.sample(final=True)
+
+    def _run_settled(self):
+        self._settle()
+        for i, ev in enumerate(self.timeline):
+            self._apply(i, ev)
+            self._settle()
+            yield self._step(i, ev)
+
+    def _settle(self):
+        sim = self.sim
+        while True:
+            while sim.schedule_one():
+                pass
+            wake = sim.bindings.next_wakeup()
+            if wake is None:
+                return
+            self.clock.advance_to(max(wake, self.clock.now()))
+            sim.bindings.complete_due()
+
+    def _run_timed(self):
+        for i, ev in enumerate(self.timeline):
+            self._push(0.0 if self.arrival == "all" else self.times[i], (i, ev))
+        until = self.until
+        while self._heap:
+            t = self._heap[0][0]
+            if until is not None and t > until:
+                break
+            self._advance(t)
+            _, _, item = heapq.heappop(self._heap)
+            if isinstance(item, Departure):
+                self._depart(item)
+                self._drain()
+                yield self._step(None, item)
+            else:
+                self._apply(*item)
+                if self.arrival != "all" or not self._heap or self._heap[0][0] > 0.0:
+                    self._drain()
+                yield self._step(*item)
+        self._advance(until)
+
+    def _push(self, t, item):
+        heapq.heappush(self._heap, (t, next(self._seq), item))
+
+    def _drain(self):
+        while self.sim.schedule_one():
+            pass
+
+    def _advance(self, t):
+        """Runs the loop up to replay second `t` (None: until it settles), timers firing on the way."""
+        sim, clock = self.sim, self.clock
+        while True:
+            self._drain()
+            wakes = [w for w in (sim.queue.next_wakeup(), sim.bindings.next_wakeup()) if w is not None]
+            if not wakes:
+                break
+            wake = min(wakes)
+            if t is not None and wake >= t:
+                break
+            if t is None and not sim.bindings.pending() and not sim.queue.pods_in_backoff_q():
+                break                       # only the unschedulable pods' 5-minute flush is left
+            clock.advance_to(max(wake, clock.now()))
+            sim.bindings.complete_due()
+        if t is not None and t > clock.now():
+            clock.advance_to(t)
+
+    def _step(self, index, event) -> Step:
+        self.applied += 1
+        self.sampler.sample()
+        return Step(index, self.clock.now(), event)
+
+    # ---- applying one event --------------------------------------------------------------------
+    def _apply(self, i: int, ev: WatchEvent):
+        self.recorder.event = i
+        if ev.kind == "Pod":
+            self._apply_pod(i, ev)
+        elif ev.kind == "Node":
+            self._apply_node(i, ev)
+        else:
+            self._apply_object(ev)
+
+    def _apply_pod(self, i, ev):
+        sim, key = self.sim, ev.key
+        if ev.type == "DELETED":
+            self._delete(key)
+            return
+        pod = self.parsed[i]
+        known = sim.pods.get(key)
+        if known is None:
+            if pod.terminal:
+                return
+            if not pod.node_name:
+                self.recorder.arrived(key, i)
+            sim.add_pod(pod)
+            deleted = self.deletions.get(i)
+            if self.arrival == "timestamps" and deleted is not None:
+                self._push(max((deleted - self.t0) / NS, self.clock.now()), Departure(key))
+        elif pod.terminal:
+            self._delete(key)           # Succeeded / Failed: it leaves the node
+        elif key in sim.bound or key in sim.binding:
+            if pod.labels != known.labels:
+                raise UnsupportedError(ev.where, "object.metadata.labels",
+                                       "relabelling a bound pod is not replayed yet")
+        elif not pod.node_name:         # a pending pod changed (its binding by a recorded scheduler is ignored)
+            sim.update_pod(pod)
+
+    def _apply_node(self, i, ev):
+        sim = self.sim
+        name = ev.obj["metadata"]["name"]
+        known = name in sim.sched.cache.table.row_of
+        if ev.type == "DELETED":
+            if known:
+                sim.remove_node(name)
+        elif known:
+            sim.update_node(self.parsed[i])
+        else:
+            sim.add_node(self.parsed[i])
+
+    def _apply_object(self, ev):
+        if ev.kind == "Namespace":
+            self.sched.add_namespace(ev.obj)
+        elif ev.type == "DELETED":
+            if ev.kind != "PodDisruptionBudget":
+                raise UnsupportedError(ev.where, "type", f"deleting a {ev.kind} is not replayed yet")
+            self.sched.cache.pdbs.pop(ev.key, None)
+        else:
+            self.sched.add_object(ev.obj, ev.where)
+
+    def _delete(self, key):
+        sim = self.sim
+        if key not in sim.pods:
+            return
+        was_bound = key in sim.bound
+        sim.delete_pod(key)
+        self.recorder.departed(key, was_bound)
+
+    # ---- departures ----------------------------------------------------------------------------
+    def _bound(self, key, binding):
+        seconds = self.lifetimes.get(key)
+        if seconds is not None and self.arrival != "settle":
+            self._push(self.clock.now() + seconds, Departure(key, binding))
+
+    def _depart(self, dep: Departure):
+        rec = self.recorder.records.get(dep.key)
+        if dep.binding is not None and (rec is None or rec.bindings != dep.binding or dep.key not in self.sim.bound):
+            return                          # preempted or deleted before its time ran out
+        self._delete(dep.key)
+
+
+#: other kinds a replay applies (ADDED / MODIFIED: added or replaced; DELETED: PDBs only)
+OBJECT_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicaSet", "StatefulSet",
+                "ReplicationController", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+                "CSIDriver", "CSIStorageCapacity")

@@ -1,0 +1,99 @@
+"""What a replay records of each pod (docs/formats.md, `replay -o jsonl`): arrival, bindings,
+nomination and victims, every unschedulable message, attempts, departure."""
+from dataclasses import dataclass, field
+
+from ..scheduler.loop import SimulationListener
+
+
+@dataclass(slots=True)
+class PodRecord:
+    pod: str                          # namespace/name
+    event: int | None                 # position of its ADDED event in the replay's timeline
+    arrival: float | None             # replay seconds (None: in the cluster from the start)
+    node: str | None = None           # the node it was last bound to (kept after it left)
+    nominated_node: str | None = None  # the last node preemption nominated it to
+    victims: list = field(default_factory=list)      # pods deleted by preemption for it
+    preempted_by: str | None = None   # the preemptor, for a victim
+    messages: list = field(default_factory=list)     # distinct consecutive unschedulable messages
+    attempts: int = 0                 # scheduling cycles (FailedScheduling + Scheduled)
+    bound_at: float | None = None     # first binding (replay seconds)
+    departed_at: float | None = None  # deleted, finished or preempted (replay seconds)
+    bindings: int = 0                 # how many times it was bound
+    bound_event: int | None = None    # timeline position of the event during which it was first bound
+
+    def as_dict(self) -> dict:
+        return {"pod": self.pod, "event": self.event, "arrival": self.arrival, "node": self.node,
+                "nominatedNode": self.nominated_node, "victims": sorted(self.victims),
+                "preemptedBy": self.preempted_by, "messages": self.messages, "attempts": self.attempts,
+                "boundAt": self.bound_at, "departedAt": self.departed_at, "boundEvent": self.bound_event}
+
+
+class Recorder(SimulationListener):
+    """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
+    departures), and how many arrived pods are pending."""
+
+    def __init__(self, clock, on_bound=None):
+        self.clock = clock
+        self.records = {}             # pod key -> PodRecord, in order of first appearance
+        self.pending = 0              # arrived, not bound, not departed
+        self.preemptions = []         # (time, preemptor, node, victims)
+        self.event = None             # timeline position of the event being applied
+        self._on_bound = on_bound
+
+    def record(self, key, event=None, arrival=None) -> PodRecord:
+        rec = self.records.get(key)
+        if rec is None:
+            rec = self.records[key] = PodRecord(key, event, arrival)
+        return rec
+
+    # ---- the replay's own events ---------------------------------------------------------------
+    def arrived(self, key, event) -> None:
+        rec = self.record(key, event, self.clock.now())
+        rec.departed_at = None
+        self.pending += 1
+
+    def departed(self, key, was_bound: bool) -> None:
+        rec = self.records.get(key)
+        if rec is None or rec.departed_at is not None:
+            return
+        rec.departed_at = self.clock.now()
+        if not was_bound:
+            self.pending -= 1
+
+    # ---- SimulationListener --------------------------------------------------------------------
+    def attempted(self, key) -> None:
+        rec = self.records.get(key)
+        if rec is not None:
+            rec.attempts += 1
+
+    def failed(self, key, message) -> None:
+        rec = self.records.get(key)
+        if rec is not None and message and (not rec.messages or rec.messages[-1] != message):
+            rec.messages.append(message)
+
+    def bound(self, key, node) -> None:
+        rec = self.records.get(key)
+        if rec is None:
+            return
+        rec.node = node
+        rec.bindings += 1
+        if rec.bound_at is None:
+            rec.bound_at = self.clock.now()
+            rec.bound_event = self.event
+        self.pending -= 1
+        if self._on_bound is not None:
+            self._on_bound(key, rec.bindings)
+
+    def preempted(self, key, node, victims) -> None:
+        now = self.clock.now()
+        rec = self.records.get(key)
+        if rec is not None:
+            rec.nominated_node = node
+            rec.victims += victims
+        for v in victims:
+            vrec = self.records.get(v)
+            if vrec is None:            # a pod of the starting cluster
+                vrec = self.records[v] = PodRecord(v, None, None)
+            vrec.preempted_by = key
+            self.departed(v, True)
+        self.preemptions.append((now, key, node, list(victims)))

@@ -1,0 +1,196 @@
+"""The replay report: one self-contained HTML file of matplotlib figures (PNG, embedded) from a
+replay's `-o json` document -- utilisation, pending and running pods, scheduling latency,
+unschedulable reasons, allocation per node, preemptions. An `-o jsonl` file (pod records only)
+gives the figures that records alone can draw. Needs the `report` extra (matplotlib)."""
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..errors import WorkloadError  # noqa: E402
+
+PERCENT_NAMES = {"cpu": "CPU", "memory": "memory", "pods": "pod slots", "nvidia.com/gpu": "GPU",
+                 "ephemeral-storage": "ephemeral storage"}
+
+
+def read_run(path) -> dict:
+    """A replay's output: the -o json document, or -o jsonl records ({"pods": [...]})."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise WorkloadError(str(path), "", e.strerror or str(e)) from None
+    try:
+        if text.lstrip().startswith("{") and "\n{" not in text.strip():
+            doc = json.loads(text)
+            if "summary" in doc:
+                return doc
+            return {"pods": [doc]}
+        return {"pods": [json.loads(line) for line in text.splitlines() if line.strip()]}
+    except json.JSONDecodeError as e:
+        raise WorkloadError(str(path), "", f"not a replay output (-o json or -o jsonl): {e.msg}") from None
+
+
+def _x_axis(series):
+    """Replay seconds, or the event count when no time passed (settle mode)."""
+    times = series["time"]
+    if times and max(times) > min(times):
+        return times, "replay time (s)"
+    return series["step"], "events applied"
+
+
+def _utilization(ax, series):
+    x, label = _x_axis(series)
+    for name, values in series["utilization"].items():
+        ax.plot(x, [None if v is None else 100 * v for v in values], label=PERCENT_NAMES.get(name, name))
+    ax.set(title="Requested / allocatable, whole cluster", xlabel=label, ylabel="utilisation (%)", ylim=(0, 105))
+    ax.legend(loc="best", fontsize="small")
+
+
+def _pods(ax, series):
+    x, label = _x_axis(series)
+    ax.plot(x, series["running"], label="running (bound)")
+    ax.plot(x, series["pending"], label="pending (arrived, not bound)")
+    ax.set(title="Pods over time", xlabel=label, ylabel="pods")
+    ax.legend(loc="best", fontsize="small")
+
+
+def _latency(ax, pods):
+    bound = [p for p in pods if p.get("boundAt") is not None and p.get("arrival") is not None]
+    lat = sorted(p["boundAt"] - p["arrival"] for p in bound)
+    unit = "latency (virtual s)"
+    if lat and not any(lat) and all(p.get("boundEvent") is not None and p.get("event") is not None for p in bound):
+        lat = sorted(p["boundEvent"] - p["event"] for p in bound)     # no time passed: count events
+        unit = "events from arrival to binding (0: bound on arrival)"
+    if not lat:
+        ax.text(0.5, 0.5, "no pod was bound", ha="center", va="center", transform=ax.transAxes)
+    else:
+        y = [100 * (i + 1) / len(lat) for i in range(len(lat))]
+        ax.step(lat, y, where="post")
+        positive = [x for x in lat if x > 0]
+        if positive and max(positive) > 100 * min(positive):   # spans decades: log beyond the smallest
+            ax.set_xscale("symlog", linthresh=min(positive))
+    ax.set(title=f"Scheduling latency, arrival to first binding ({len(lat)} pods)",
+           xlabel=unit, ylabel="pods bound within (%)", ylim=(0, 101))
+
+
+def _reasons(ax, summary, pods):
+    reasons = (summary or {}).get("unschedulableAtEndByReason")
+    if reasons is None:   # records only: the last message of pods never bound or still pending
+        reasons = {}
+        for p in pods:
+            if p.get("messages") and p.get("departedAt") is None and (p.get("node") is None or p.get("boundAt") is None):
+                m = p["messages"][-1].split(". ")[0]
+                reasons[m] = reasons.get(m, 0) + 1
+    items = sorted(reasons.items(), key=lambda kv: kv[1])[-15:]
+    if not items:
+        ax.text(0.5, 0.5, "every pod was scheduled", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    else:
+        ax.barh([_short(r) for r, _ in items], [n for _, n in items])
+        ax.set(xlabel="pods", title="Unschedulable at the end, by reason")
+        ax.tick_params(axis="y", labelsize="small")
+
+
+def _short(text, n=60):
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _allocation(ax, allocation):
+    shown = [(k, v) for k, v in allocation.items() if k != "nodes"]
+    for name, values in shown:
+        vals = [100 * v for v in values if v is not None]
+        ax.hist(vals, bins=20, range=(0, 100), histtype="step", linewidth=1.5,
+                label=f"{PERCENT_NAMES.get(name, name)} ({len(vals)} nodes)")
+    ax.set(title="Allocation per node at the end", xlabel="requested / allocatable (%)", ylabel="nodes")
+    ax.legend(loc="best", fontsize="small")
+
+
+def _preemptions(ax, preemptions, series):
+    times = [p["time"] for p in preemptions]
+    flat = not times or max(times) == min(times)
+    if flat and preemptions:
+        ax.bar(range(1, len(preemptions) + 1), [len(p["victims"]) for p in preemptions])
+        ax.set(title=f"Preemptions ({len(preemptions)}), victims of each", xlabel="preemption (in order)",
+               ylabel="victims")
+        return
+    if not preemptions:
+        ax.text(0.5, 0.5, "no preemption", ha="center", va="center", transform=ax.transAxes)
+    else:
+        ax.step(times, range(1, len(times) + 1), where="post", label="preemptions")
+        victims, total = [], 0
+        for p in preemptions:
+            total += len(p["victims"])
+            victims.append(total)
+        ax.step(times, victims, where="post", label="victims")
+        ax.legend(loc="best", fontsize="small")
+    ax.set(title="Preemptions over time (cumulative)", xlabel="replay time (s)", ylabel="count")
+
+
+def figures(doc) -> list:
+    """(title, matplotlib Figure) of every figure the document allows."""
+    pods, summary, series = doc.get("pods", []), doc.get("summary"), doc.get("series")
+    out = []
+
+    def fig(title, draw, *args):
+        f, ax = plt.subplots(figsize=(8, 4.2), dpi=100)
+        draw(ax, *args)
+        f.tight_layout()
+        out.append((title, f))
+
+    if series:
+        fig("utilization", _utilization, series)
+        fig("pods", _pods, series)
+    fig("latency", _latency, pods)
+    fig("reasons", _reasons, summary, pods)
+    if doc.get("allocation"):
+        fig("allocation", _allocation, doc["allocation"])
+    if "preemptions" in doc:
+        fig("preemptions", _preemptions, doc["preemptions"], series)
+    return out
+
+
+def write_report(doc, path, png_dir=None) -> list:
+    """Writes the HTML report (and, with png_dir, each figure as PNG); returns the figure names."""
+    parts, names = [], []
+    if png_dir:
+        Path(png_dir).mkdir(parents=True, exist_ok=True)
+    for name, f in figures(doc):
+        buf = io.BytesIO()
+        f.savefig(buf, format="png")
+        if png_dir:
+            f.savefig(Path(png_dir) / f"{name}.png", format="png")
+        plt.close(f)
+        parts.append(f'<figure><img alt="{name}" src="data:image/png;base64,'
+                     f'{base64.b64encode(buf.getvalue()).decode()}"></figure>')
+        names.append(name)
+    Path(path).write_text(_page(doc, parts))
+    return names
+
+
+def _page(doc, parts) -> str:
+    summary = doc.get("summary")
+    rows = ""
+    if summary:
+        flat = {"arrival": summary["arrival"], "events": summary["events"],
+                "virtual seconds": summary["virtualSeconds"], "scheduling cycles": summary["cycles"],
+                "preemptions": summary["preemptions"], **{f"pods {k}": v for k, v in summary["pods"].items()},
+                **{f"latency {k} (s)": round(v, 3) for k, v in summary["schedulingLatencySeconds"].items()},
+                **{f"utilisation {k} at end": f"{100 * v:.1f}%" for k, v in summary["utilizationAtEnd"].items()}}
+        for key in ("wallSeconds", "eventsPerSecond", "podsPerSecond"):
+            if key in summary:
+                flat[key] = summary[key]
+        rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in flat.items())
+    else:
+        rows = f"<tr><th>pods</th><td>{len(doc.get('pods', []))}</td></tr>" \
+               "<tr><th>note</th><td>from pod records only (-o jsonl): utilisation, pods over time and " \
+               "allocation per node need the -o json output</td></tr>"
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>kschedcore replay report</title>"
+            "<style>body{font-family:sans-serif;max-width:900px;margin:2em auto}th{text-align:left;"
+            "padding-right:2em}figure{margin:1.5em 0}img{max-width:100%}</style></head><body>"
+            f"<h1>kschedcore replay report</h1><table>{rows}</table>{''.join(parts)}</body></html>")

@@ -1,0 +1,100 @@
+"""A replay's numbers: the time series sampled as it runs (utilisation, pending and running
+pods), and the summary at the end -- totals, scheduling latency, preemptions, why pods are left
+unschedulable, allocation per node (docs/formats.md, `replay -o json`)."""
+import numpy as np
+
+#: resources reported besides those every node has (cpu, memory, pods)
+SHOWN = ("cpu", "memory", "nvidia.com/gpu")
+
+
+class Sampler:
+    """Samples the cluster every `stride` steps (and at the end)."""
+
+    def __init__(self, replay, stride: int):
+        self.replay, self.stride = replay, stride
+        self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {}}
+        self._count = 0
+
+    def sample(self, final: bool = False):
+        self._count += 1
+        if not final and (self._count - 1) % self.stride:
+            return
+        r = self.replay
+        s = self.series
+        s["time"].append(round(r.clock.now(), 6))
+        s["step"].append(r.applied)
+        s["pending"].append(r.recorder.pending)
+        s["running"].append(len(r.sim.bound))
+        for name, value in r.sched.utilization().items():
+            s["utilization"].setdefault(name, [None] * (len(s["time"]) - 1)).append(value)
+        for values in s["utilization"].values():
+            values += [None] * (len(s["time"]) - len(values))
+
+
+def percentiles(values) -> dict:
+    if not values:
+        return {}
+    a = np.asarray(values, float)
+    return {"p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)),
+            "p99": float(np.percentile(a, 99)), "max": float(a.max()), "mean": float(a.mean())}
+
+
+def summarize(replay, wall_seconds: float | None = None) -> dict:
+    """The replay's summary (JSON-ready)."""
+    recs = list(replay.recorder.records.values())
+    arrived = [r for r in recs if r.event is not None]
+    bound = [r for r in arrived if r.bound_at is not None]
+    sim = replay.sim
+    pending = [r for r in arrived if r.departed_at is None and r.pod not in sim.bound and r.pod in sim.pods]
+    reasons = {}
+    for r in pending:
+        outcome = sim.outcomes.get(r.pod)
+        fit = outcome.result.fit_error if outcome is not None and outcome.result is not None else None
+        for reason in (fit.reasons if fit is not None and fit.reasons else {r.messages[-1] if r.messages else "not yet attempted": 1}):
+            reasons[reason] = reasons.get(reason, 0) + 1
+    out = {
+        "arrival": replay.arrival,
+        "events": len(replay.timeline),
+        "eventsApplied": replay.applied,    # the timeline's, and departures after durations / deletionTimestamps
+        "virtualSeconds": round(replay.clock.now(), 6),
+        "pods": {"arrived": len(arrived), "bound": len(bound), "runningAtEnd": len(sim.bound),
+                 "pendingAtEnd": len(pending), "departed": sum(1 for r in recs if r.departed_at is not None),
+                 "preempted": sum(1 for r in recs if r.preempted_by is not None)},
+        "cycles": sim.cycles,
+        "preemptions": len(replay.recorder.preemptions),
+        "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),
+        "unschedulableAtEndByReason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        "utilizationAtEnd": replay.sched.utilization(),
+    }
+    if wall_seconds is not None:
+        out["wallSeconds"] = round(wall_seconds, 4)
+        out["eventsPerSecond"] = round(replay.applied / wall_seconds, 1) if wall_seconds > 0 else None
+        out["podsPerSecond"] = round(len(arrived) / wall_seconds, 1) if wall_seconds > 0 else None
+    return out
+
+
+def node_allocation(sched) -> dict:
+    """Per node, requested / allocatable of the shown resources at the end."""
+    t = sched.cache.table
+    rows = sorted(t.row_of.items(), key=lambda kv: kv[1])
+    idx = np.asarray([r for _, r in rows], np.int64)
+    out = {"nodes": [n for n, _ in rows]}
+    for name in SHOWN:
+        col = t.resources.get(name)
+        if col < 0 or not len(idx):
+            continue
+        alloc = t.alloc[idx, col].astype(float)
+        if not alloc.any():
+            continue
+        used = t.requested[idx, col].astype(float)
+        out[name] = [round(u / a, 4) if a else None for u, a in zip(used.tolist(), alloc.tolist())]
+    return out
+
+
+def run_document(replay, wall_seconds=None) -> dict:
+    """Everything `replay -o json` writes and `report` reads."""
+    return {"summary": summarize(replay, wall_seconds), "series": replay.sampler.series,
+            "preemptions": [{"time": t, "preemptor": p, "node": n, "victims": v}
+                            for t, p, n, v in replay.recorder.preemptions],
+            "allocation": node_allocation(replay.sched),
+            "pods": [r.as_dict() for r in replay.recorder.records.values()]}
