@@ -77,6 +77,7 @@ class Replay:
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
         self._heap, self._seq = [], itertools.count()
         self.applied = 0
+        self._changed_at = 0.0              # replay time the cluster last changed
 
     # ---- before the run: times, parsed pods ----------------------------------------------------
     def _prepare(self):
@@ -208,12 +209,25 @@ class Replay:
             wake = min(wakes)
             if t is not None and wake >= t:
                 break
-            if t is None and not sim.bindings.pending() and not sim.queue.pods_in_backoff_q():
-                break                       # only the unschedulable pods' 5-minute flush is left
+            if t is None and self._settled():
+                break
             clock.advance_to(max(wake, clock.now()))
             sim.bindings.complete_due()
         if t is not None and t > clock.now():
             clock.advance_to(t)
+
+    def _settled(self) -> bool:
+        """Nothing left that could change the outcome: no binding in flight, and every pod still
+        backing off has failed since the cluster last changed (another retry would see the
+        same cluster; only the unschedulable pods' 5-minute flush and error retries are left)."""
+        sim = self.sim
+        if sim.bindings.pending():
+            return False
+        for pod in sim.queue.pods_in_backoff_q():
+            pinfo = sim.queue.get(pod.key)
+            if pinfo is not None and pinfo.timestamp <= self._changed_at:
+                return False
+        return True
 
     def _step(self, index, event) -> Step:
         self.applied += 1
@@ -223,6 +237,7 @@ class Replay:
     # ---- applying one event --------------------------------------------------------------------
     def _apply(self, i: int, ev: WatchEvent):
         self.recorder.event = i
+        self._changed_at = self.clock.now()
         if ev.kind == "Pod":
             self._apply_pod(i, ev)
         elif ev.kind == "Node":
@@ -282,11 +297,13 @@ class Replay:
         if key not in sim.pods:
             return
         was_bound = key in sim.bound
+        self._changed_at = self.clock.now()
         sim.delete_pod(key)
         self.recorder.departed(key, was_bound)
 
     # ---- departures ----------------------------------------------------------------------------
     def _bound(self, key, binding):
+        self._changed_at = self.clock.now()
         seconds = self.lifetimes.get(key)
         if seconds is not None and self.arrival != "settle":
             self._push(self.clock.now() + seconds, Departure(key, binding))

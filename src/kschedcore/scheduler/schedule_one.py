@@ -38,8 +38,8 @@ class ScheduleOne:
         cp = fw.compile(pod)
         cycle = Cycle(fw, cache, pod, cp, state, what_if)
         n_all = len(t.row_of)
-        if n_all == 0:
-            return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0), cycle=cycle)
+        if n_all == 0:      # ErrNoNodesAvailable: no pass ran, so no statuses and no PostFilter
+            return ScheduleResult(pod.key, None, 0, 0, FitError(pod.key, 0))
         if fw.bound_layout != t.layout:      # the table was reallocated: the kernel binds again
             fw.rebind()
         if t.stale_images:

@@ -1,0 +1,392 @@
+"""Replay over time (kschedcore.replay): the real scheduler's outcomes on the parity streams,
+hand-worked timed cases, the watch-stream reader, the Alibaba trace loader, the report, and a
+state machine over timed events."""
+import gzip
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from kschedcore import Scheduler
+from kschedcore.cli import main
+from kschedcore.errors import ValidationError
+from kschedcore.replay import Replay, load_replay, read_watch_stream
+from kschedcore.replay.events import WatchEvent
+from kschedcore.sources.files import load_workload
+
+DATA = Path(__file__).parent / "data"
+PARITY = DATA / "parity"
+ALIBABA = DATA / "alibaba"
+
+
+def node(name, cpu="2", labels=None, **extra):
+    alloc = {"cpu": cpu, "memory": "8Gi", "pods": "20", **extra}
+    return {"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+
+
+def pod(name, cpu="1", created=None, deleted=None, duration=None, priority=None, node_name=None, labels=None):
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": labels or {}}
+    if created is not None:
+        meta["creationTimestamp"] = _ts(created)
+    if deleted is not None:
+        meta["deletionTimestamp"] = _ts(deleted)
+    if duration is not None:
+        meta["annotations"] = {"kschedcore.io/duration": duration}
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if priority is not None:
+        spec["priority"] = priority
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _ts(seconds):
+    return f"2025-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z"
+
+
+def ev(typ, obj, time=None):
+    e = WatchEvent(typ, obj["kind"], obj, f"test: {obj['metadata']['name']}")
+    if time is not None:
+        e.time, e.relative = int(time * 1e9), True
+    return e
+
+
+def run(cluster, events, arrival="timestamps", **kw):
+    replay = Replay(Scheduler(tie_break="first"), [ev("ADDED", o) for o in cluster], events, arrival=arrival, **kw)
+    replay.run()
+    return replay, {k: r.as_dict() for k, r in replay.recorder.records.items()}
+
+
+# ---- the real scheduler's outcomes ---------------------------------------------------------------
+def _trace(name):
+    return [json.loads(line) for line in gzip.open(PARITY / name)]
+
+
+def test_churn_stream_ends_as_the_real_scheduler_ended_it():
+    replay = load_replay([PARITY / "replay_churn_a.cluster.json.gz", PARITY / "replay_churn_a.events.jsonl.gz"],
+                         arrival="settle")
+    replay.run()
+    recs = replay.recorder.records
+    trace = _trace("replay_churn_a.trace.jsonl.gz")
+    assert len(trace) == 220
+    for t in trace:
+        got = recs[t["pod"]].as_dict()
+        assert (got["node"] or "", got["messages"], got["attempts"]) == \
+               (t["node"], t.get("messages", []), t["attempts"]), t["pod"]
+        assert (got["nominatedNode"] or "", got["victims"], got["preemptedBy"] or "") == \
+               (t["nominated"], t["victims"], t["preemptedBy"]), t["pod"]
+        assert got["event"] == t["event"]
+
+
+def _preemption_mismatches():
+    replay = load_replay([PARITY / "preemption_a.json.gz"], arrival="settle")
+    replay.run()
+    recs = replay.recorder.records
+    bad = []
+    for t in _trace("preemption_a.trace.jsonl.gz"):
+        got = recs[t["pod"]].as_dict()
+        if (got["node"] or "", got["nominatedNode"] or "", got["victims"], got["messages"]) != \
+                (t["node"], t["nominated"], t["victims"], t.get("messages", [])):
+            bad.append(t["pod"])
+    return bad
+
+
+def test_preemption_stream_victims_and_final_nodes_up_to_the_known_divergence():
+    """Every preemptor's victims, nominated and final node match the real scheduler's (start
+    times, budgets with their given status, priority classes) up to default/p-111-never: see
+    the next test."""
+    bad = _preemption_mismatches()
+    trace = [t["pod"] for t in _trace("preemption_a.trace.jsonl.gz")]
+    first_node_mismatch = trace.index("default/p-111-never")
+    replay = load_replay([PARITY / "preemption_a.json.gz"], arrival="settle")
+    replay.run()
+    recs = replay.recorder.records
+    for t in _trace("preemption_a.trace.jsonl.gz")[:first_node_mismatch]:
+        got = recs[t["pod"]].as_dict()
+        assert (got["node"] or "", got["nominatedNode"] or "", got["victims"]) == \
+               (t["node"], t["nominated"], t["victims"]), t["pod"]
+    assert bad    # the divergence the next test pins down
+
+
+@pytest.mark.xfail(strict=True, reason="kube-scheduler retries pods requeued by a victim's deletion after "
+                   "the preemptor binds; kschedcore's queue order differs (see the closing note of issue 10)")
+def test_preemption_stream_every_pod_and_message_as_the_real_scheduler():
+    assert _preemption_mismatches() == []
+
+
+# ---- hand-worked timed cases ---------------------------------------------------------------------
+def test_pods_arrive_in_time_order_not_file_order():
+    events = [ev("ADDED", pod("late", created=20)), ev("ADDED", pod("early", created=5))]
+    replay, recs = run([node("a", cpu="1")], events)
+    assert recs["default/early"]["node"] == "a" and recs["default/early"]["arrival"] == 0.0
+    assert recs["default/late"]["node"] is None and recs["default/late"]["arrival"] == 15.0
+    assert "Insufficient cpu" in recs["default/late"]["messages"][0]
+
+
+def test_a_departure_requeues_the_pending_pod_it_makes_room_for():
+    events = [ev("ADDED", pod("first", duration="10s"), time=0), ev("ADDED", pod("second"), time=1)]
+    replay, recs = run([node("a", cpu="1")], events)
+    first, second = recs["default/first"], recs["default/second"]
+    assert first["departedAt"] == 10.0 and first["node"] == "a"
+    assert second["node"] == "a" and second["boundAt"] >= 10.0 and second["attempts"] == 2
+    assert replay.sim.bound == {"default/second": "a"}
+
+
+def test_deletion_timestamps_depart_and_cancel():
+    events = [ev("ADDED", pod("runs", created=0, deleted=30)), ev("ADDED", pod("waits", created=1, deleted=20))]
+    replay, recs = run([node("a", cpu="1")], events)
+    assert recs["default/runs"]["departedAt"] == 30.0
+    waits = recs["default/waits"]
+    assert waits["node"] is None and waits["departedAt"] == 20.0 and waits["arrival"] == 1.0 and waits["messages"]
+
+
+def test_cordon_holds_a_pod_and_uncordon_requeues_it():
+    cordoned = node("a")
+    cordoned["spec"] = {"unschedulable": True,
+                        "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}
+    events = [ev("MODIFIED", cordoned, time=0), ev("ADDED", pod("p"), time=1), ev("MODIFIED", node("a"), time=5)]
+    replay, recs = run([node("a")], events)
+    p = recs["default/p"]
+    assert p["node"] == "a" and p["arrival"] == 1.0 and p["boundAt"] == 5.0
+    assert "node(s) were unschedulable" in p["messages"][0] or "untolerated taint" in p["messages"][0]
+
+
+def test_node_removal_keeps_bound_pods_and_new_pods_go_elsewhere():
+    events = [ev("ADDED", pod("on-a", node_name="a"), time=0), ev("DELETED", node("a"), time=1),
+              ev("ADDED", pod("new"), time=2), ev("ADDED", node("b"), time=3)]
+    replay, recs = run([node("a")], events)
+    assert replay.sim.bound["default/on-a"] == "a"     # still bound: kube-scheduler deletes no pod
+    new = recs["default/new"]
+    assert new["messages"] == ["no nodes available to schedule pods"]
+    # an error (not a rejection) waits in the error backoff queue, which is never popped early:
+    # backing off until the 1 s window after its failure at 2 has passed, flushed at 4
+    assert new["node"] == "b" and new["boundAt"] == 4.0
+
+
+def test_preemption_respects_budgets_and_records_victims():
+    budget = {"kind": "PodDisruptionBudget", "metadata": {"name": "db", "namespace": "default"},
+              "spec": {"selector": {"matchLabels": {"app": "db"}}}, "status": {"disruptionsAllowed": 0}}
+    cluster = [budget, node("a", cpu="1"), node("b", cpu="1"),
+               pod("db-0", node_name="a", priority=1, labels={"app": "db"}),
+               pod("web-0", node_name="b", priority=1, labels={"app": "web"})]
+    events = [ev("ADDED", pod("urgent", priority=100), time=0)]
+    replay, recs = run(cluster, events)
+    urgent = recs["default/urgent"]
+    assert urgent["victims"] == ["default/web-0"] and urgent["nominatedNode"] == "b" and urgent["node"] == "b"
+    assert recs["default/web-0"]["preemptedBy"] == "default/urgent"
+    assert recs["default/web-0"]["departedAt"] == 0.0
+    assert replay.sched.pdbs["default/db"].disruptions_allowed == 0
+
+
+def test_settle_mode_needs_no_times_and_refuses_until():
+    events = [ev("ADDED", pod("p")), ev("ADDED", pod("q")), ev("DELETED", pod("p")), ev("ADDED", pod("r"))]
+    replay, recs = run([node("a", cpu="1")], events, arrival="settle")
+    assert recs["default/p"]["node"] == "a" and recs["default/p"]["departedAt"] == 0.0
+    assert recs["default/q"]["node"] == "a" and recs["default/q"]["messages"]     # waited for p to go
+    assert recs["default/r"]["node"] is None and replay.sim.bound == {"default/q": "a"}
+    assert recs["default/q"]["attempts"] == 2 and recs["default/q"]["boundEvent"] == 2
+    with pytest.raises(ValidationError, match="until"):
+        Replay(Scheduler(), [], [], arrival="settle", until=5)
+
+
+def test_all_mode_queues_everything_at_zero_then_lifetimes_run():
+    events = [ev("ADDED", pod("a1", duration="5s")), ev("ADDED", pod("a2", duration="5s")), ev("ADDED", pod("a3"))]
+    replay, recs = run([node("a", cpu="2")], events, arrival="all")
+    assert [recs[f"default/a{i}"]["arrival"] for i in (1, 2, 3)] == [0.0, 0.0, 0.0]
+    assert recs["default/a3"]["node"] == "a" and recs["default/a3"]["boundAt"] >= 5.0
+
+
+def test_timestamps_need_a_time_per_event():
+    with pytest.raises(ValidationError, match="needs a time"):
+        Replay(Scheduler(), [], [ev("ADDED", pod("p"))], arrival="timestamps")
+
+
+# ---- reading ------------------------------------------------------------------------------------
+def test_watch_stream_jsonl_pretty_and_bare_objects():
+    p = pod("p")
+    text = json.dumps({"type": "ADDED", "object": p}) + "\n" + json.dumps({"type": "DELETED", "object": p},
+                                                                          indent=2) + "\n"
+    events = read_watch_stream("s.jsonl", text)
+    assert [e.type for e in events] == ["ADDED", "DELETED"] and events[1].where == "s.jsonl: line 2"
+    bare = read_watch_stream("w.json", json.dumps(node("a")) + json.dumps(node("a", cpu="4")))
+    assert [e.type for e in bare] == ["ADDED", "MODIFIED"]
+    timed = read_watch_stream("t.jsonl", json.dumps({"type": "ADDED", "object": p, "time": "2025-01-01T00:00:05Z"}))
+    assert timed[0].time == 1735689605 * 10 ** 9 and not timed[0].relative
+
+
+@pytest.mark.parametrize("line, field", [
+    ('{"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}}, "extra": 1}', "extra"),
+    ('{"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"name": "p"}}}', "type"),
+    ('{"type": "ERROR", "object": {"kind": "Status"}}', "type"),
+    ('{"type": "ADDED", "object": {"metadata": {"name": "p"}}}', "object.kind"),
+    ('{"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}}, "time": "yesterday"}', "time"),
+    ('{"type": "ADDED", "object": ', ""),
+])
+def test_watch_stream_errors_name_the_line_and_field(line, field):
+    with pytest.raises(ValidationError) as e:
+        read_watch_stream("bad.jsonl", '{"type": "ADDED", "object": {"kind": "Node", "metadata": {"name": "n"}}}\n' + line)
+    assert e.value.obj == "bad.jsonl: line 2" and e.value.field == field
+
+
+def test_workload_document_keys_are_all_read_or_refused(tmp_path):
+    doc = {"nodes": [node("a")], "pending": [], "podDisruptionBudgets": [], "priorityClasses": [
+        {"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}]}
+    f = tmp_path / "w.json"
+    f.write_text(json.dumps(doc))
+    w = load_workload(f)
+    assert w.objects["PriorityClass"][0]["value"] == 1000
+    f.write_text(json.dumps({**doc, "podDisruptionBudget": []}))
+    with pytest.raises(ValidationError, match="podDisruptionBudget: unknown workload-document key"):
+        load_workload(f)
+
+
+def test_priority_classes_give_priority_and_preemption_policy():
+    high = {"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}
+    default = {"kind": "PriorityClass", "metadata": {"name": "base"}, "value": 7, "globalDefault": True}
+    sched = Scheduler()
+    sched.add_object(high)
+    sched.add_object(default)
+    p = pod("p")
+    p["spec"]["priorityClassName"] = "high"
+    got = sched.parse_pod(p)
+    assert got.priority == 1000 and got.raw["spec"]["preemptionPolicy"] == "Never"
+    assert sched.parse_pod(pod("q")).priority == 7
+    p["spec"]["priorityClassName"] = "nope"
+    with pytest.raises(ValidationError, match='spec.priorityClassName: no PriorityClass named "nope"'):
+        sched.parse_pod(p)
+
+
+def test_alibaba_trace_excerpt_replays_with_gpus_models_and_departures():
+    replay = load_replay([ALIBABA / "openb_node_list_excerpt.csv", ALIBABA / "openb_pod_list_excerpt.csv"])
+    assert replay.arrival == "timestamps"
+    node1 = replay.sched.cache.node("openb-node-0001")
+    assert node1.labels["alibaba.com/gpu-model"] == "V100M16" and node1.allocatable["nvidia.com/gpu"] == 2
+    assert "alibaba.com/gpu-model" not in replay.sched.cache.node("openb-node-0000").labels
+    replay.run()
+    recs = {k: r.as_dict() for k, r in replay.recorder.records.items()}
+    assert recs["default/openb-pod-0001"]["node"] == "openb-node-0001"      # V100M16|V100M32
+    four = recs["default/openb-pod-0004"]          # 2 x V100M16: waits for pod 0001 to leave at 400
+    assert four["node"] == "openb-node-0001" and four["boundAt"] >= 390 and four["messages"]
+    assert recs["default/openb-pod-0005"]["node"] == "openb-node-0003" and recs["default/openb-pod-0005"]["departedAt"] == 60
+    six = recs["default/openb-pod-0006"]           # 200 CPUs: never fits, cancelled at its deletion
+    assert six["node"] is None and "Insufficient cpu" in six["messages"][0] and six["departedAt"] == 80
+    assert all(r["departedAt"] is not None for r in recs.values())
+
+
+def test_alibaba_csv_errors_name_the_line(tmp_path):
+    f = tmp_path / "openb_pod_list_bad.csv"
+    f.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+                 "scheduled_time\np,12x,1,0,0,,LS,Running,0,5,0\n")
+    with pytest.raises(ValidationError, match=r"line 2: cpu_milli: expected a number"):
+        load_replay([f])
+
+
+# ---- command line and report --------------------------------------------------------------------
+def test_cli_replay_jsonl_json_and_report(tmp_path, capsys):
+    args = [str(PARITY / "replay_churn_a.cluster.json.gz"), str(PARITY / "replay_churn_a.events.jsonl.gz")]
+    assert main(["replay", *args, "-o", "jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 220 + 0 and {"pod", "arrival", "node", "nominatedNode", "victims", "preemptedBy",
+                                      "messages", "attempts", "boundAt", "departedAt"} <= set(lines[0])
+    html, png = tmp_path / "r.html", tmp_path / "png"
+    assert main(["replay", *args, "-o", "json", "--report", str(html), "--png", str(png)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["pods"]["arrived"] == 220 and doc["summary"]["arrival"] == "settle"
+    _check_figures(html, png, {"utilization", "pods", "latency", "reasons", "allocation", "preemptions"})
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(doc))
+    assert main(["report", str(run), "-o", str(tmp_path / "again.html")]) == 0
+    records = tmp_path / "run.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in doc["pods"]))
+    assert main(["report", str(records), "-o", str(tmp_path / "records.html"), "--png", str(tmp_path / "p2")]) == 0
+    _check_figures(tmp_path / "records.html", tmp_path / "p2", {"latency", "reasons"})
+
+
+def _check_figures(html, png_dir, names):
+    import matplotlib.image as mpimg
+    text = html.read_text()
+    assert text.count("data:image/png;base64,") == len(list(png_dir.glob("*.png")))
+    assert {p.stem for p in png_dir.glob("*.png")} == names
+    for p in png_dir.glob("*.png"):
+        img = mpimg.imread(p)
+        assert img.shape[0] > 300 and img.shape[1] > 600
+        assert img[..., :3].std() > 0.05, p.name        # not blank: axes, lines, text
+
+
+def test_cli_replay_bad_input_is_one_line(tmp_path, capsys):
+    f = tmp_path / "e.jsonl"
+    f.write_text('{"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": '
+                 '[{"name": "c", "resources": {"requests": {"cpu": "1.2.3"}}}]}}}\n')
+    assert main(["replay", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and 'requests.cpu: invalid quantity "1.2.3"' in err
+
+
+# ---- the loop's invariants under timed churn ------------------------------------------------------
+class TimedReplayMachine(RuleBasedStateMachine):
+    """Random timed arrivals (with durations), deletions, node additions, removals and cordons,
+    replayed: no pod lost or bound twice, no node over allocatable, the cache equals the truth."""
+
+    @initialize(seed=st.integers(0, 2 ** 16))
+    def start(self, seed):
+        self.rng = random.Random(seed)
+        self.events, self.t, self.n_pods, self.nodes = [], 0.0, 0, ["n0", "n1"]
+        self.cluster = [node("n0", cpu="2"), node("n1", cpu="3")]
+
+    def _at(self):
+        self.t += self.rng.choice([0.0, 0.5, 1.0, 3.0])
+        return self.t
+
+    @rule()
+    def arrive(self):
+        self.n_pods += 1
+        p = pod(f"p{self.n_pods}", cpu=self.rng.choice(["500m", "1", "2"]),
+                duration=self.rng.choice([None, "2s", "10s"]), priority=self.rng.choice([0, 0, 5]))
+        self.events.append(ev("ADDED", p, self._at()))
+
+    @rule()
+    def delete_pod(self):
+        if self.n_pods:
+            self.events.append(ev("DELETED", pod(f"p{self.rng.randint(1, self.n_pods)}"), self._at()))
+
+    @rule()
+    def node_change(self):
+        name = self.rng.choice(self.nodes + [f"n{len(self.nodes)}"])
+        if name not in self.nodes:
+            self.nodes.append(name)
+            self.events.append(ev("ADDED", node(name, cpu="2"), self._at()))
+        elif self.rng.random() < 0.3:
+            self.events.append(ev("DELETED", node(name), self._at()))
+        else:
+            n = node(name, cpu="2")
+            n["spec"] = {"unschedulable": self.rng.random() < 0.5}
+            self.events.append(ev("MODIFIED", n, self._at()))
+
+    @invariant()
+    def replays_cleanly(self):
+        replay = Replay(Scheduler(seed=1), [ev("ADDED", o) for o in self.cluster], list(self.events),
+                        arrival=self.rng.choice(["timestamps", "all"]))
+        replay.run()
+        sim, t = replay.sim, replay.sched.table
+        cpu = t.resource_col("cpu")
+        want = {}
+        for key, n in list(sim.bound.items()) + list(sim.binding.items()):
+            want[n] = want.get(n, 0) + sim.pods[key].requests.get("cpu", 0)
+        for name, row in t.row_of.items():
+            assert t.requested[row, cpu] == want.get(name, 0), name
+            assert t.requested[row, cpu] <= t.alloc[row, cpu], name
+        assert not set(sim.bound) & set(sim.binding)
+        for key, rec in replay.recorder.records.items():
+            alive = key in sim.pods
+            assert alive != (rec.departed_at is not None), key          # departed, or still known
+            if alive and key not in sim.bound:
+                assert replay.sim.queue.where(key) is not None, key    # pending pods are in the queue
+            assert rec.bindings <= 1, key                               # never bound twice
+
+
+TestTimedReplay = TimedReplayMachine.TestCase
+TestTimedReplay.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
