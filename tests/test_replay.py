@@ -296,7 +296,8 @@ def test_cli_replay_jsonl_json_and_report(tmp_path, capsys):
     assert main(["replay", *args, "-o", "json", "--report", str(html), "--png", str(png)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"]["pods"]["arrived"] == 220 and doc["summary"]["arrival"] == "settle"
-    _check_figures(html, png, {"utilization", "pods", "latency", "reasons", "allocation", "preemptions"})
+    _check_figures(html, png, {"utilization", "pods", "latency", "reasons", "allocation", "allocation-peak",
+                               "preemptions"})
     run = tmp_path / "run.json"
     run.write_text(json.dumps(doc))
     assert main(["report", str(run), "-o", str(tmp_path / "again.html")]) == 0

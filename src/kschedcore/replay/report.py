@@ -37,25 +37,41 @@ def read_run(path) -> dict:
 
 
 def _x_axis(series):
-    """Replay seconds, or the event count when no time passed (settle mode)."""
+    """Replay time in a readable unit, or the event count when no time passed (settle mode)."""
     times = series["time"]
     if times and max(times) > min(times):
-        return times, "replay time (s)"
+        return _scaled(times)
     return series["step"], "events applied"
+
+
+def _when(seconds) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.4g} {unit}"
+    return f"{seconds:.4g} s"
+
+
+def _scaled(times):
+    span = max(times) - min(times) if times else 0
+    for unit, seconds in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if span >= 2 * seconds:
+            return [t / seconds for t in times], f"replay time ({unit})"
+    return list(times), "replay time (s)"
 
 
 def _utilization(ax, series):
     x, label = _x_axis(series)
     for name, values in series["utilization"].items():
-        ax.plot(x, [None if v is None else 100 * v for v in values], label=PERCENT_NAMES.get(name, name))
+        ax.plot(x, [None if v is None else 100 * v for v in values], label=PERCENT_NAMES.get(name, name),
+                drawstyle="steps-post")
     ax.set(title="Requested / allocatable, whole cluster", xlabel=label, ylabel="utilisation (%)", ylim=(0, 105))
     ax.legend(loc="best", fontsize="small")
 
 
 def _pods(ax, series):
     x, label = _x_axis(series)
-    ax.plot(x, series["running"], label="running (bound)")
-    ax.plot(x, series["pending"], label="pending (arrived, not bound)")
+    ax.plot(x, series["running"], label="running (bound)", drawstyle="steps-post")
+    ax.plot(x, series["pending"], label="pending (arrived, not bound)", drawstyle="steps-post")
     ax.set(title="Pods over time", xlabel=label, ylabel="pods")
     ax.legend(loc="best", fontsize="small")
 
@@ -89,8 +105,9 @@ def _reasons(ax, summary, pods):
                 reasons[m] = reasons.get(m, 0) + 1
     items = sorted(reasons.items(), key=lambda kv: kv[1])[-15:]
     if not items:
-        ax.text(0.5, 0.5, "every pod was scheduled", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
+        ax.text(0.5, 0.5, "none: every pod that arrived was scheduled", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set(title="Unschedulable at the end, by reason", xticks=[], yticks=[])
     else:
         ax.barh([_short(r) for r, _ in items], [n for _, n in items])
         ax.set(xlabel="pods", title="Unschedulable at the end, by reason")
@@ -101,13 +118,16 @@ def _short(text, n=60):
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _allocation(ax, allocation):
-    shown = [(k, v) for k, v in allocation.items() if k != "nodes"]
+def _allocation(ax, allocation, when):
+    shown = [(k, v) for k, v in allocation.items() if k not in ("nodes", "time")]
     for name, values in shown:
         vals = [100 * v for v in values if v is not None]
         ax.hist(vals, bins=20, range=(0, 100), histtype="step", linewidth=1.5,
                 label=f"{PERCENT_NAMES.get(name, name)} ({len(vals)} nodes)")
-    ax.set(title="Allocation per node at the end", xlabel="requested / allocatable (%)", ylabel="nodes")
+    if len(allocation.get("nodes", ())) > 50:
+        ax.set_yscale("log")         # a few busy nodes stay visible next to many idle ones
+    ax.set(title=f"Allocation per node {when}", xlabel="requested / allocatable (%)",
+           ylabel="nodes" + (" (log scale)" if len(allocation.get("nodes", ())) > 50 else ""))
     ax.legend(loc="best", fontsize="small")
 
 
@@ -119,9 +139,11 @@ def _preemptions(ax, preemptions, series):
         ax.set(title=f"Preemptions ({len(preemptions)}), victims of each", xlabel="preemption (in order)",
                ylabel="victims")
         return
+    label = "replay time (s)"
     if not preemptions:
         ax.text(0.5, 0.5, "no preemption", ha="center", va="center", transform=ax.transAxes)
     else:
+        times, label = _scaled(times)
         ax.step(times, range(1, len(times) + 1), where="post", label="preemptions")
         victims, total = [], 0
         for p in preemptions:
@@ -129,7 +151,7 @@ def _preemptions(ax, preemptions, series):
             victims.append(total)
         ax.step(times, victims, where="post", label="victims")
         ax.legend(loc="best", fontsize="small")
-    ax.set(title="Preemptions over time (cumulative)", xlabel="replay time (s)", ylabel="count")
+    ax.set(title="Preemptions over time (cumulative)", xlabel=label, ylabel="count")
 
 
 def figures(doc) -> list:
@@ -149,7 +171,10 @@ def figures(doc) -> list:
     fig("latency", _latency, pods)
     fig("reasons", _reasons, summary, pods)
     if doc.get("allocation"):
-        fig("allocation", _allocation, doc["allocation"])
+        fig("allocation", _allocation, doc["allocation"], "at the end")
+    peak = (series or {}).get("peakAllocation")
+    if peak:
+        fig("allocation-peak", _allocation, peak, f"at the busiest sample (t = {_when(peak['time'])})")
     if "preemptions" in doc:
         fig("preemptions", _preemptions, doc["preemptions"], series)
     return out

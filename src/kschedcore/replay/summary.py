@@ -12,8 +12,10 @@ class Sampler:
 
     def __init__(self, replay, stride: int):
         self.replay, self.stride = replay, stride
-        self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {}}
+        self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
+                       "peakAllocation": None}
         self._count = 0
+        self._peak = 0.0
 
     def sample(self, final: bool = False):
         self._count += 1
@@ -25,8 +27,13 @@ class Sampler:
         s["step"].append(r.applied)
         s["pending"].append(r.recorder.pending)
         s["running"].append(len(r.sim.bound))
-        for name, value in r.sched.utilization().items():
+        util = r.sched.utilization()
+        for name, value in util.items():
             s["utilization"].setdefault(name, [None] * (len(s["time"]) - 1)).append(value)
+        busy = sum(util.get(name, 0.0) for name in SHOWN)
+        if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node allocation kept
+            self._peak = busy
+            s["peakAllocation"] = {"time": s["time"][-1], **node_allocation(r.sched)}
         for values in s["utilization"].values():
             values += [None] * (len(s["time"]) - len(values))
 
