@@ -48,7 +48,7 @@ class Profile:
     out_of_tree: dict = field(default_factory=dict)
     #: the QueueSort plugin and the PreEnqueue plugins, in order
     queue_sort: str = "PrioritySort"
-    pre_enqueue: list = field(default_factory=lambda: ["SchedulingGates"])
+    pre_enqueue: list = field(default_factory=lambda: ["SchedulingGates", "DefaultPreemption"])
 
 
 @dataclass

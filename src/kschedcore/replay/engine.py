@@ -157,7 +157,18 @@ class Replay:
         for i, ev in enumerate(self.timeline):
             self._apply(i, ev)
             self._settle()
+            if ev.pending:
+                self._withdraw_if_unplaced(ev.key)
             yield self._step(i, ev)
+
+    def _withdraw_if_unplaced(self, key):
+        """A workload's pending pod that settled neither bound nor nominated is withdrawn before
+        the next one arrives, as the parity harness (and kube-scheduler's integration tests)
+        give up a pod once they have seen it fail: it is never retried on later events."""
+        sim = self.sim
+        if key in sim.pods and key not in sim.bound and key not in sim.binding and key not in sim.nominated:
+            self._delete(key)
+            self.recorder.records[key].withdrawn = True
 
     def _settle(self):
         sim = self.sim

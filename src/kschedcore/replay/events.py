@@ -25,6 +25,7 @@ class WatchEvent:
     where: str                # "file: line N", for messages
     time: int | None = None   # ns since the epoch (RFC 3339) or on the replay clock; None: untimed
     relative: bool = False    # time was given in seconds on the replay's clock, not as a date
+    pending: bool = False     # a workload's pending pod (settle mode withdraws it if it settles unplaced)
 
     @property
     def key(self) -> str:
@@ -123,5 +124,6 @@ def workload_events(workload, source: str = "workload") -> tuple:
         cluster += [WatchEvent("ADDED", kind, o, f"{source}: {kind}[{i}]") for i, o in enumerate(objs)]
     cluster += [WatchEvent("ADDED", "Node", o, f"{source}: nodes[{i}]") for i, o in enumerate(workload.nodes)]
     cluster += [WatchEvent("ADDED", "Pod", o, f"{source}: pods[{i}]") for i, o in enumerate(workload.pods)]
-    arrivals = [WatchEvent("ADDED", "Pod", o, f"{source}: pending[{i}]") for i, o in enumerate(workload.pending)]
+    arrivals = [WatchEvent("ADDED", "Pod", o, f"{source}: pending[{i}]", pending=True)
+                for i, o in enumerate(workload.pending)]
     return cluster, arrivals

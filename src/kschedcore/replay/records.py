@@ -20,12 +20,14 @@ class PodRecord:
     departed_at: float | None = None  # deleted, finished or preempted (replay seconds)
     bindings: int = 0                 # how many times it was bound
     bound_event: int | None = None    # timeline position of the event during which it was first bound
+    withdrawn: bool = False           # settle mode gave up a pending pod that settled unplaced
 
     def as_dict(self) -> dict:
         return {"pod": self.pod, "event": self.event, "arrival": self.arrival, "node": self.node,
                 "nominatedNode": self.nominated_node, "victims": sorted(self.victims),
                 "preemptedBy": self.preempted_by, "messages": self.messages, "attempts": self.attempts,
-                "boundAt": self.bound_at, "departedAt": self.departed_at, "boundEvent": self.bound_event}
+                "boundAt": self.bound_at, "departedAt": self.departed_at, "boundEvent": self.bound_event,
+                "withdrawn": self.withdrawn}
 
 
 class Recorder(SimulationListener):
@@ -89,7 +91,7 @@ class Recorder(SimulationListener):
         rec = self.records.get(key)
         if rec is not None:
             rec.nominated_node = node
-            rec.victims += victims
+            rec.victims += [v for v in victims if v not in rec.victims]
         for v in victims:
             vrec = self.records.get(v)
             if vrec is None:            # a pod of the starting cluster

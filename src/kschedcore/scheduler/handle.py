@@ -9,6 +9,8 @@ class Handle:
         self.schedule = None            # the ScheduleOne of the scheduler, set once it exists
         #: a loop evicts victims and nominates (DefaultPreemption then chooses them)
         self.preemption_acts = False
+        #: pods whose victims the loop is deleting (DefaultPreemption's PreEnqueue holds them)
+        self.preempting = set()
 
     def evaluate(self, pod, row: int, state=None):
         """The pod's cycle on one node row, as the cache holds it now (a ScheduleResult)."""

@@ -73,6 +73,8 @@ class Simulation:
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self.cycles = 0
+        self._preempted = []            # (preemptor key, victim keys) nominated this cycle
+        self._last_victims = []         # (cycle it was chosen in, victim key): deleted a cycle later
         scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod
@@ -174,8 +176,13 @@ class Simulation:
             self.bindings.complete_due()
         pinfo = self.queue.pop()
         if pinfo is None:
+            if self._last_victims:          # nothing else to do before the last deletions land
+                self._delete_last_victims(self.cycles + 1)
+                return True
             return False
         self.process(pinfo)
+        if self._last_victims:
+            self._delete_last_victims(self.cycles)
         return True
 
     def process(self, pinfo) -> None:
@@ -214,6 +221,8 @@ class Simulation:
             outcome.message, plugins = result.error, set()
         self.listener.failed(pod.key, outcome.message)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+        if self._preempted:
+            self._evict()
 
     def _act_on_post_filter(self, pod, result) -> None:
         """A PostFilter's nomination (DefaultPreemption's, or a custom one's): the victims are
@@ -227,10 +236,37 @@ class Simulation:
         # budgets keep the status they were given: kube-scheduler deletes victims without
         # touching them, and no disruption controller runs here to recount them
         self.listener.preempted(pod.key, nomination.nominated_node_name, list(nomination.victims))
-        for key in nomination.victims:
-            self.delete_pod(key)             # a key it no longer knows is a no-op
         self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
         self.preemptions.append((pod.key, nomination.nominated_node_name, list(nomination.victims)))
+        victims = [k for k in nomination.victims if k in self.pods]
+        if victims:
+            self.sched.handle.preempting.add(pod.key)
+            self._preempted.append((pod.key, victims))
+
+    def _evict(self) -> None:
+        """prepareCandidateAsync, once the preemptor is back in the queue: all victims but the
+        last are deleted "in parallel" while DefaultPreemption's PreEnqueue holds the preemptor
+        (the last of them lands as the hold is lifted); the last victim, after a further
+        status patch and delete, only once the loop has run a cycle (or had none to run) --
+        so a preemptor requeued by the earlier deletions may try again before it (a
+        two-victim preemption can cost one more failed attempt, as kube-scheduler's does)."""
+        jobs, self._preempted = self._preempted, []
+        for key, victims in jobs:
+            for v in victims[:-2]:
+                self.delete_pod(v)
+            self.sched.handle.preempting.discard(key)
+            if len(victims) >= 2:
+                self.delete_pod(victims[-2])
+                self._last_victims.append((self.cycles, victims[-1]))
+            else:
+                self.delete_pod(victims[-1])
+
+    def _delete_last_victims(self, cycle) -> None:
+        """The last victims of preemptions chosen before `cycle`."""
+        due = [v for c, v in self._last_victims if c < cycle]
+        self._last_victims = [(c, v) for c, v in self._last_victims if c >= cycle]
+        for key in due:
+            self.delete_pod(key)             # a key it no longer knows (deleted already) is a no-op
 
     # ---- where the binding cycle sends a pod ------------------------------------------------
     def bound_to(self, key, node, pinfo) -> None:

@@ -6,9 +6,11 @@ the node's lower-priority pods taken off (evaluator.py); where resources alone d
 node at once on arrays (on_resources.py). When no node can be made to fit, the message says why,
 as kube-scheduler writes it. In the loop (the Scheduler's handle says the pod's preemption is
 acted on) it also chooses the victims and the node, and returns them as the PostFilterResult
-the loop acts on; otherwise it reports the candidates.
+the loop acts on; otherwise it reports the candidates. While the loop deletes a preemptor's
+victims (asynchronously, as SchedulerAsyncPreemption does), its PreEnqueue holds the preemptor.
 """
 from ...errors import ValidationError
+from ...framework.cluster_events import ActionType as A, EventResource as R, QueueSkip, with_hint
 from ...framework.fit_error import FitError
 from ...framework.interface import PostFilterResult, Unschedulable
 from ...framework.status import Code
@@ -16,6 +18,7 @@ from .evaluator import NO_VICTIMS, Evaluator
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
+WAITING = "waiting for the preemption for this pod to be finished"
 
 
 class DefaultPreemption:
@@ -27,6 +30,18 @@ class DefaultPreemption:
         validate_args(self.args)
         self.handle = handle
         self.evaluator = Evaluator(handle) if handle is not None else None
+
+    def pre_enqueue(self, pod):
+        """PreEnqueue (SchedulerAsyncPreemption): a pod whose victims are still being deleted
+        waits in the unschedulable pool."""
+        if self.handle is not None and pod.key in self.handle.preempting:
+            return WAITING
+        return None
+
+    def events_to_register(self):
+        """Pod deletions may ungate a pod this PreEnqueue held; the hint says Skip, leaving the
+        decision to the plugins that rejected it (isPodSchedulableAfterPodDeletion)."""
+        return [with_hint(R.Pod, A.Delete, lambda pod, old, new: QueueSkip)]
 
     def post_filter(self, state, pod, cycle):
         """Evaluator.Preempt: a PostFilterResult (success) or Unschedulable("preemption: ...")."""
