@@ -76,6 +76,8 @@ class Pod:
     #: metadata.creationTimestamp / deletionTimestamp in ns since the epoch, None if unset
     created: int | None = None
     deleted: int | None = None
+    #: the Scheduler checked it is supported input (objects/features.py), once
+    checked: bool = field(default=False, repr=False, compare=False)
     #: "namespace/name", the pod's key in the cache and the queue (read on every cycle)
     key: str = field(init=False, repr=False, compare=False)
 

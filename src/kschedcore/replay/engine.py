@@ -184,43 +184,47 @@ class Replay:
     def _run_timed(self):
         for i, ev in enumerate(self.timeline):
             self._push(0.0 if self.arrival == "all" else self.times[i], (i, ev))
-        until = self.until
-        while self._heap:
+        until, together = self.until, self.arrival == "all"
+        while True:
+            if not self._heap:
+                self._advance(None)              # until it settles, or a departure comes due
+                if not self._heap:
+                    break
+                continue
             t = self._heap[0][0]
             if until is not None and t > until:
                 break
-            self._advance(t)
+            if not (together and t == 0.0):     # `all`: the events at 0 go in before any cycle
+                self._advance(t)                 # the loop runs (first at t, after the last event)
             _, _, item = heapq.heappop(self._heap)
             if isinstance(item, Departure):
                 self._depart(item)
-                self._drain()
                 yield self._step(None, item)
             else:
                 self._apply(*item)
-                if self.arrival != "all" or not self._heap or self._heap[0][0] > 0.0:
-                    self._drain()
                 yield self._step(*item)
-        self._advance(until)
+        if until is not None:
+            self._advance(until)
 
     def _push(self, t, item):
         heapq.heappush(self._heap, (t, next(self._seq), item))
 
-    def _drain(self):
-        while self.sim.schedule_one():
-            pass
-
     def _advance(self, t):
-        """Runs the loop up to replay second `t` (None: until it settles), timers firing on the way."""
-        sim, clock = self.sim, self.clock
+        """Runs the loop up to replay second `t` (None: until it settles, or until the next
+        departure the loop itself scheduled comes due), timers firing on the way."""
+        sim, clock, heap = self.sim, self.clock, self._heap
+        schedule_one = sim.schedule_one
         while True:
-            self._drain()
+            while schedule_one():
+                pass
             wakes = [w for w in (sim.queue.next_wakeup(), sim.bindings.next_wakeup()) if w is not None]
             if not wakes:
                 break
             wake = min(wakes)
-            if t is not None and wake >= t:
+            limit = t if not heap else (heap[0][0] if t is None else min(t, heap[0][0]))
+            if limit is not None and wake >= limit:
                 break
-            if t is None and self._settled():
+            if limit is None and self._settled():
                 break
             clock.advance_to(max(wake, clock.now()))
             sim.bindings.complete_due()
@@ -257,11 +261,12 @@ class Replay:
             self._apply_object(ev)
 
     def _apply_pod(self, i, ev):
-        sim, key = self.sim, ev.key
+        sim = self.sim
         if ev.type == "DELETED":
-            self._delete(key)
+            self._delete(ev.key)
             return
         pod = self.parsed[i]
+        key = pod.key
         known = sim.pods.get(key)
         if known is None:
             if pod.terminal:

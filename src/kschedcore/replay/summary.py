@@ -15,7 +15,7 @@ class Sampler:
         self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
                        "peakAllocation": None}
         self._count = 0
-        self._peak = 0.0
+        self._peak, self._peak_at = 0.0, None
 
     def sample(self, final: bool = False):
         self._count += 1
@@ -31,9 +31,16 @@ class Sampler:
         for name, value in util.items():
             s["utilization"].setdefault(name, [None] * (len(s["time"]) - 1)).append(value)
         busy = sum(util.get(name, 0.0) for name in SHOWN)
-        if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node allocation kept
+        if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node use kept
             self._peak = busy
-            s["peakAllocation"] = {"time": s["time"][-1], **node_allocation(r.sched)}
+            self._peak_at = (s["time"][-1], _used(r.sched))
+
+    def finish(self):
+        """The series, with the per-node allocation at the busiest sample."""
+        if self._peak_at is not None:
+            t, used = self._peak_at
+            self.series["peakAllocation"] = {"time": t, **node_allocation(self.replay.sched, used)}
+        return self.series
         for values in s["utilization"].values():
             values += [None] * (len(s["time"]) - len(values))
 
@@ -80,27 +87,36 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
     return out
 
 
-def node_allocation(sched) -> dict:
-    """Per node, requested / allocatable of the shown resources at the end."""
+def _used(sched):
+    """The shown resources' requested and allocatable columns now, and the rows of the nodes
+    (copies, laid out at the end: a sample must be cheap)."""
     t = sched.cache.table
-    rows = sorted(t.row_of.items(), key=lambda kv: kv[1])
-    idx = np.asarray([r for _, r in rows], np.int64)
-    out = {"nodes": [n for n, _ in rows]}
+    cols = {}
     for name in SHOWN:
         col = t.resources.get(name)
-        if col < 0 or not len(idx):
-            continue
-        alloc = t.alloc[idx, col].astype(float)
+        if 0 <= col < t.alloc.shape[1]:
+            cols[name] = (t.requested[:, col].copy(), t.alloc[:, col].copy())
+    return dict(t.row_of), cols
+
+
+def node_allocation(sched, used=None) -> dict:
+    """Per node, requested / allocatable of the shown resources (now, or as `used` saw them)."""
+    row_of, cols = used or _used(sched)
+    names = sorted(row_of, key=row_of.get)
+    idx = np.fromiter(map(row_of.get, names), np.int64, len(names))
+    out = {"nodes": names}
+    for name, (req_all, alloc_all) in cols.items():
+        req, alloc = req_all[idx].astype(float), alloc_all[idx].astype(float)
         if not alloc.any():
             continue
-        used = t.requested[idx, col].astype(float)
-        out[name] = [round(u / a, 4) if a else None for u, a in zip(used.tolist(), alloc.tolist())]
+        frac = np.round(np.divide(req, alloc, out=np.zeros_like(req), where=alloc > 0), 4)
+        out[name] = [v if a else None for v, a in zip(frac.tolist(), alloc.tolist())]
     return out
 
 
 def run_document(replay, wall_seconds=None) -> dict:
     """Everything `replay -o json` writes and `report` reads."""
-    return {"summary": summarize(replay, wall_seconds), "series": replay.sampler.series,
+    return {"summary": summarize(replay, wall_seconds), "series": replay.sampler.finish(),
             "preemptions": [{"time": t, "preemptor": p, "node": n, "victims": v}
                             for t, p, n, v in replay.recorder.preemptions],
             "allocation": node_allocation(replay.sched),

@@ -171,7 +171,10 @@ class Scheduler:
             if self.cache.priority_classes:
                 pod = admit(pod, self.cache.priority_classes)
             pod = parse_pod(pod, index_hint)
+        elif pod.checked:
+            return pod
         check_supported(pod)
+        pod.checked = True
         return pod
 
     def add_pod(self, pod) -> Pod | None:

@@ -61,6 +61,7 @@ class Cache:
         self._by_priority = None        # PodsByPriority, from the first preemption on
         self._start = {}                # pod key -> start time (ns), MoreImportantPod's tie-break
         self._unstarted = itertools.count(NO_START_TIME)
+        self._totals_key, self._totals = None, None    # utilization(): the nodes' rows and allocatable sums
 
     # ---- nodes -------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -307,12 +308,17 @@ class Cache:
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""
         t = self.table
-        rows = np.fromiter(t.row_of.values(), np.int64, len(t.row_of))
+        key = (t.node_version, t.alloc.shape)
+        if self._totals_key != key:          # the nodes' side changes only with the nodes
+            rows = np.fromiter(t.row_of.values(), np.int64, len(t.row_of))
+            self._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
+            self._totals_key = key
+        rows, alloc, allowed = self._totals
+        used = t.requested[rows].sum(axis=0)
         out = {}
         for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
             col = t.resources.get(name)
-            alloc = int(t.alloc[rows, col].sum()) if len(rows) else 0
-            if alloc:
-                out[name] = round(int(t.requested[rows, col].sum()) / alloc, 4)
-        out["pods"] = round(int(t.pod_count[rows].sum()) / max(1, int(t.allowed_pods[rows].sum())), 4)
+            if col < len(alloc) and alloc[col]:
+                out[name] = round(int(used[col]) / int(alloc[col]), 4)
+        out["pods"] = round(int(t.pod_count[rows].sum()) / allowed, 4)
         return out

@@ -23,7 +23,7 @@ MAX_RESOURCES = 63           # bit 63 of a NodeResourcesFit status is "Too many 
 def add_usage(requested, nonzero, pod_count, row, cols, vals, non_zero, sign):
     """A pod's requests added (sign 1) to or taken (-1) from a row of (requested, non-zero
     requested, pod count) arrays: the table's own, or sums shaped like them."""
-    np.add.at(requested[row], cols, sign * vals)
+    requested[row, cols] += sign * vals      # a pod's resource columns are distinct
     nonzero[row, 0] += sign * non_zero[0]
     nonzero[row, 1] += sign * non_zero[1]
     pod_count[row] += sign

@@ -150,6 +150,9 @@ class SchedulingQueue:
         """MoveAllToActiveOrBackoffQueue: a cluster event; pool pods whose rejector plugins'
         hints answer Queue move to backoffQ or activeQ. precheck(pod) -> bool narrows the pods."""
         with self._lock:
+            if not self._parts.pool.pods and not self._in_flight:
+                self._moves.move_request_cycle = self._moves.cycle   # nobody waits on events
+                return
             self._begin()
             if not self._hints.interested(event):
                 return
