@@ -327,6 +327,7 @@ class TimedReplayMachine(RuleBasedStateMachine):
     def start(self, seed):
         self.rng = random.Random(seed)
         self.events, self.t, self.n_pods, self.nodes = [], 0.0, 0, ["n0", "n1"]
+        self.cpu = {"n0": "2", "n1": "3"}      # a node keeps its size (a shrunk node may be over)
         self.cluster = [node("n0", cpu="2"), node("n1", cpu="3")]
 
     def _at(self):
@@ -350,11 +351,12 @@ class TimedReplayMachine(RuleBasedStateMachine):
         name = self.rng.choice(self.nodes + [f"n{len(self.nodes)}"])
         if name not in self.nodes:
             self.nodes.append(name)
+            self.cpu[name] = "2"
             self.events.append(ev("ADDED", node(name, cpu="2"), self._at()))
         elif self.rng.random() < 0.3:
             self.events.append(ev("DELETED", node(name), self._at()))
         else:
-            n = node(name, cpu="2")
+            n = node(name, cpu=self.cpu[name])
             n["spec"] = {"unschedulable": self.rng.random() < 0.5}
             self.events.append(ev("MODIFIED", n, self._at()))
 

@@ -36,3 +36,16 @@ cdef tuple bind_table(Table* t, table):
     t.domains, t.dom_stride = &domains[0, 0], domains.shape[1]
     t.n_rows = alloc.shape[0]
     return arrays
+
+
+def add_usage(int64_t[:, ::1] requested, int64_t[:, ::1] nonzero, int64_t[::1] pod_count, Py_ssize_t row,
+              const int64_t[::1] cols, const int64_t[::1] vals, tuple non_zero, int64_t sign):
+    """A pod's requests added (sign 1) to or taken (-1) from a row of the node table's
+    (requested, non-zero requested, pod count) columns: the Cache's add_usage in C, for the
+    table's own C-contiguous int64 arrays (a departure or a forget costs no NumPy call)."""
+    cdef Py_ssize_t i
+    for i in range(cols.shape[0]):
+        requested[row, cols[i]] += sign * vals[i]
+    nonzero[row, 0] += sign * <int64_t>non_zero[0]
+    nonzero[row, 1] += sign * <int64_t>non_zero[1]
+    pod_count[row] += sign

@@ -55,7 +55,7 @@ class Replay:
     """
 
     def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
-                 samples: int = 1000, **sim_options):
+                 samples: int = 500, **sim_options):
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -77,6 +77,7 @@ class Replay:
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
         self._heap, self._seq = [], itertools.count()
         self.applied = 0
+        self._with_steps = True
         self._changed_at = 0.0              # replay time the cluster last changed
 
     # ---- before the run: times, parsed pods ----------------------------------------------------
@@ -138,13 +139,18 @@ class Replay:
     # ---- running -------------------------------------------------------------------------------
     def run(self, callback=None):
         """Runs to the end; callback(Step) after each event. Returns the Recorder."""
-        for step in self.steps():
-            if callback is not None:
+        if callback is None:
+            for _ in self.steps(with_steps=False):
+                pass
+        else:
+            for step in self.steps():
                 callback(step)
         return self.recorder
 
-    def steps(self):
-        """The replay as an iterator: a Step after each event is applied and the loop has run."""
+    def steps(self, with_steps: bool = True):
+        """The replay as an iterator: a Step after each event is applied and the loop has run
+        (with_steps False: None instead, for a caller that only drives it)."""
+        self._with_steps = with_steps
         with gc_frozen():
             if self.arrival == "settle":
                 yield from self._run_settled()
@@ -217,10 +223,10 @@ class Replay:
         while True:
             while schedule_one():
                 pass
-            wakes = [w for w in (sim.queue.next_wakeup(), sim.bindings.next_wakeup()) if w is not None]
-            if not wakes:
+            q_wake, b_wake = sim.queue.next_wakeup(), sim.bindings.next_wakeup()
+            if q_wake is None and b_wake is None:
                 break
-            wake = min(wakes)
+            wake = q_wake if b_wake is None else (b_wake if q_wake is None else min(q_wake, b_wake))
             limit = t if not heap else (heap[0][0] if t is None else min(t, heap[0][0]))
             if limit is not None and wake >= limit:
                 break
@@ -246,8 +252,9 @@ class Replay:
 
     def _step(self, index, event) -> Step:
         self.applied += 1
-        self.sampler.sample()
-        return Step(index, self.clock.now(), event)
+        if self.applied % self.sampler.stride == 1 or self.sampler.stride == 1:
+            self.sampler.sample()
+        return Step(index, self.clock.now(), event) if self._with_steps else None
 
     # ---- applying one event --------------------------------------------------------------------
     def _apply(self, i: int, ev: WatchEvent):

@@ -175,6 +175,8 @@ class Simulation:
         """One pop and cycle; False when activeQ (and the early-pop backoffQ) is empty."""
         if self.bindings.pending():
             self.bindings.complete_due()
+        if self.queue.empty() and not self._last_victims:
+            return False
         pinfo = self.queue.pop()
         if pinfo is None:
             if self._last_victims:          # nothing else to do before the last deletions land

@@ -20,7 +20,8 @@ from ...objects.node import Node
 from ...objects.pod import Pod
 from ...objects.priority_class import parse_priority_class
 from ...objects.storage import STORAGE_KINDS
-from .node_table import NodeTable, add_usage, pack_port
+from ..._kernel.table import add_usage as table_add_usage
+from .node_table import NodeTable, pack_port
 from .pod_counters import PodCounters
 from .pods_by_priority import PodsByPriority
 from .volumes import VolumeState
@@ -186,7 +187,7 @@ class Cache:
                 t.stale_images.add(row)
         else:
             cols, vals, ports = self.usage(pod) if usage is None else usage
-            add_usage(t.requested, t.nonzero, t.pod_count, row, cols, vals, pod.non_zero, 1)
+            table_add_usage(t.requested, t.nonzero, t.pod_count, row, cols, vals, pod.non_zero, 1)
             t.touch(row)
         if ports:
             t.add_ports(row, ports, 1)
@@ -210,7 +211,7 @@ class Cache:
         row = t.row_of[pl.node]
         if self._by_priority is not None:
             self._priority_changed(pl, row)
-        add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
+        table_add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
         if self.counters.counts(pl.pod):

@@ -264,9 +264,15 @@ class SchedulingQueue:
         are in flight (their events are replayed when they return)."""
         return bool(self._pool) or bool(self._in_flight)
 
+    def empty(self) -> bool:
+        """No pod queued in any part (a pop would return None; no flush has a pod to move)."""
+        return not self._parts.pods
+
     def next_wakeup(self) -> float | None:
         """When a periodic flush will next move a pod (a simulation advances its clock here
         when pop() returns None); None if no pod waits on time."""
+        if not self._parts.pods:
+            return None
         with self._lock:
             self._begin()
             ticks = [t for t in (self._next_backoff_flush(), self._next_leftover_flush()) if t is not None]
