@@ -25,6 +25,7 @@ make it build gigantic integers) and otherwise returns exact Python ints.
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from functools import total_ordering
 from typing import Final
@@ -268,8 +269,10 @@ def _ceil_nanos(digits: str, scale: int, pow2: int) -> int | None:
     return q + (1 if r or digits[-j:].strip("0") else 0)
 
 
+@functools.lru_cache(maxsize=8192)
 def _parse(text: str) -> Quantity | None:
-    """Go's ParseQuantity; None where Go returns an error."""
+    """Go's ParseQuantity; None where Go returns an error. Cached: a cluster's pods repeat a
+    few request strings, and a Quantity is immutable."""
     if not text:
         return None
     if text == "0":
