@@ -8,6 +8,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, initiali
 from kschedcore import Scheduler
 from kschedcore.scheduler.loop import Simulation
 
+from invariants import check_cache
+
 
 def node(name, cpu="2"):
     return {"metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "20"}}}
@@ -70,7 +72,7 @@ def test_bind_failures_retry_with_backoff_and_lose_no_pod():
     assert all(o.node is not None for o in outs) and all(failures[o.pod] == 3 for o in outs)
     # backoff after two errors: 1 s then 2 s (each waiting out its whole second)
     assert sim.clock.now() >= 3
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_node_deleted_while_binding():
@@ -81,19 +83,9 @@ def test_node_deleted_while_binding():
     sim.add_node(node("c", cpu="4"))
     [out] = sim.run_until_idle(max_seconds=60)
     assert out.node == "c"
-    _check_cache(sim)
+    check_cache(sim)
 
 
-def _check_cache(sim):
-    """The cache equals the truth: each node's requested cpu is its bound and binding pods'."""
-    t = sim.sched.table
-    cpu = t.resource_col("cpu")
-    want = {}
-    for key, n in list(sim.bound.items()) + list(sim.binding.items()):
-        want[n] = want.get(n, 0) + sim.pods[key].requests.get("cpu", 0)
-    for name, row in t.row_of.items():
-        assert t.requested[row, cpu] == want.get(name, 0), name
-        assert t.requested[row, cpu] <= t.alloc[row, cpu], name
 
 
 class LoopMachine(RuleBasedStateMachine):
@@ -215,7 +207,7 @@ class LoopMachine(RuleBasedStateMachine):
         sim = self.sim
         # pods bound to a deleted node were deleted with it; bindings to it will fail
         assert all(n in live_nodes for n in sim.bound.values())
-        _check_cache(sim)
+        check_cache(sim)
 
 
 TestLoopMachine = LoopMachine.TestCase
@@ -259,7 +251,7 @@ def test_preemption_evicts_the_cheapest_victims_and_nominates():
     assert outs["default/urgent"].node == "b" and outs["default/urgent"].attempts == 2
     assert "default/b-1" not in sim.pods and sim.bound["default/b-2"] == "b"
     assert sim.nominated == {}
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_nominated_pod_keeps_its_node_from_lower_priority_pods():
@@ -313,7 +305,7 @@ def test_gang_binds_all_once_min_member_are_reserved():
     assert sorted(sim.waiting) == ["default/g0", "default/g1"] and not sim.bound   # held, not bound
     outs = sim.run_until_idle()
     assert all(o.node for o in outs) and sorted(sim.bound) == ["default/g0", "default/g1", "default/g2"]
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_gang_that_cannot_assemble_times_out_and_releases_everything():
@@ -327,7 +319,7 @@ def test_gang_that_cannot_assemble_times_out_and_releases_everything():
     assert outs["default/g0"].message == "rejected due to timeout after waiting 10s at plugin Coscheduling"
     # the release is a cluster event: the pod outside the gang was tried again
     assert outs["default/other"].attempts >= 2
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_permit_reject_unreserves():
@@ -343,7 +335,7 @@ def test_permit_reject_unreserves():
     assert sim.schedule_one()
     assert sim.outcomes["default/x"].message == "0/1 nodes are available: 1 nowhere."
     assert not sim.binding and sim.queue.where("default/x") in ("unschedulablePods", "backoffQ", "activeQ")
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_admission_at_bind_rejects_a_node_changed_meanwhile():
@@ -356,7 +348,7 @@ def test_admission_at_bind_rejects_a_node_changed_meanwhile():
     sim.update_node(tainted)
     [out] = sim.run_until_idle(max_seconds=60)
     assert out.node == "b" and out.attempts == 2
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_binding_cycle_plugins_run_in_order_and_unreserve_in_reverse():
@@ -495,7 +487,7 @@ def test_coscheduling_prefilter_waits_for_enough_siblings():
     sim.add_pod(gang_pod("g2", "g"))
     outs = sim.run_until_idle()
     assert all(o.node == "a" for o in outs) and len(sim.bound) == 3    # Permit, via the same object
-    _check_cache(sim)
+    check_cache(sim)
 
 
 def test_coscheduling_postfilter_releases_a_gang_that_cannot_assemble():
@@ -509,7 +501,7 @@ def test_coscheduling_postfilter_releases_a_gang_that_cannot_assemble():
     assert sim.outcomes["default/g0"].message == "optimistic rejection in PostFilter"
     assert sim.outcomes["default/g2"].message.endswith(
         ", PodGroup default/g gets rejected due to Pod g2 is unschedulable even after PostFilter")
-    _check_cache(sim)
+    check_cache(sim)
     # a pod outside any group gets the plugin's word too, as with scheduler-plugins
     err = sim.sched.schedule(pod("solo", cpu="4")).fit_error
     assert err.full_message.endswith("Preemption is not helpful for scheduling., can not find pod group")

@@ -17,6 +17,8 @@ from kschedcore.replay import Replay, load_replay, read_watch_stream
 from kschedcore.replay.events import WatchEvent
 from kschedcore.sources.files import load_workload
 
+from invariants import check_cache
+
 DATA = Path(__file__).parent / "data"
 PARITY = DATA / "parity"
 ALIBABA = DATA / "alibaba"
@@ -365,14 +367,8 @@ class TimedReplayMachine(RuleBasedStateMachine):
         replay = Replay(Scheduler(seed=1), [ev("ADDED", o) for o in self.cluster], list(self.events),
                         arrival=self.rng.choice(["timestamps", "all"]))
         replay.run()
-        sim, t = replay.sim, replay.sched.table
-        cpu = t.resource_col("cpu")
-        want = {}
-        for key, n in list(sim.bound.items()) + list(sim.binding.items()):
-            want[n] = want.get(n, 0) + sim.pods[key].requests.get("cpu", 0)
-        for name, row in t.row_of.items():
-            assert t.requested[row, cpu] == want.get(name, 0), name
-            assert t.requested[row, cpu] <= t.alloc[row, cpu], name
+        sim = replay.sim
+        check_cache(sim)
         assert not set(sim.bound) & set(sim.binding)
         for key, rec in replay.recorder.records.items():
             alive = key in sim.pods
