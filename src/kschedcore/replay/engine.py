@@ -50,12 +50,16 @@ class Replay:
 
     cluster: events applied before anything else, untimed (nodes, bound pods, other objects).
     events: the timeline, in file order. arrival: a mode of ARRIVALS. until: stop at this many
-    replay seconds (not in settle mode). Other keywords go to Simulation (bind_latency, ...).
+    replay seconds (not in settle mode). api_server: "fake" (client-go's fake clientset, as the
+    parity data's harness: the scheduler never hears its own status writes, so a condition
+    message equal to the one its copy of the pod holds -- from the failure before last -- is not
+    written again) or "real" (every changed message is written). Other keywords go to
+    Simulation (bind_latency, ...).
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
 
     def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
-                 samples: int = 500, **sim_options):
+                 samples: int = 500, api_server: str = "fake", **sim_options):
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -65,7 +69,9 @@ class Replay:
             self._apply_setup(ev)
         self.sim = Simulation(scheduler, **sim_options)
         self.clock = self.sim.clock
-        self.recorder = Recorder(self.clock, on_bound=self._bound)
+        if api_server not in ("fake", "real"):
+            raise WorkloadError("replay", "api_server", f'must be "fake" or "real", got {api_server!r}')
+        self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake")
         self.sim.listener = self.recorder
         self.timeline = list(events)
         self.parsed = {}                    # timeline index -> its parsed Pod or Node

@@ -21,6 +21,8 @@ class PodRecord:
     bindings: int = 0                 # how many times it was bound
     bound_event: int | None = None    # timeline position of the event during which it was first bound
     withdrawn: bool = False           # settle mode gave up a pending pod that settled unplaced
+    written: str | None = field(default=None, repr=False)    # the condition's message in the API
+    seen: str | None = field(default=None, repr=False)       # ... in the scheduler's copy of the pod
 
     def as_dict(self) -> dict:
         return {"pod": self.pod, "event": self.event, "arrival": self.arrival, "node": self.node,
@@ -34,8 +36,12 @@ class Recorder(SimulationListener):
     """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
     departures), and how many arrived pods are pending."""
 
-    def __init__(self, clock, on_bound=None):
+    def __init__(self, clock, on_bound=None, stale_copy: bool = True):
         self.clock = clock
+        #: the scheduler's copy of a pod is refreshed only when an attempt fails (client-go's
+        #: fake API server: no resourceVersion, so the scheduler never hears its own status
+        #: writes): a condition is written unless it equals the copy from the failure before
+        self.stale_copy = stale_copy
         self.records = {}             # pod key -> PodRecord, in order of first appearance
         self.pending = 0              # arrived, not bound, not departed
         self.preemptions = []         # (time, preemptor, node, victims)
@@ -70,14 +76,21 @@ class Recorder(SimulationListener):
 
     def failed(self, key, message) -> None:
         rec = self.records.get(key)
-        if rec is not None and message and (not rec.messages or rec.messages[-1] != message):
-            rec.messages.append(message)
+        if rec is None or not message:
+            return
+        copy = rec.written
+        if message != (rec.seen if self.stale_copy else rec.written):
+            rec.written = message
+            if not rec.messages or rec.messages[-1] != message:
+                rec.messages.append(message)
+        rec.seen = copy
 
     def bound(self, key, node) -> None:
         rec = self.records.get(key)
         if rec is None:
             return
         rec.node = node
+        rec.seen = rec.written
         rec.bindings += 1
         if rec.bound_at is None:
             rec.bound_at = self.clock.now()

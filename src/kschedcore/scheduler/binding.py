@@ -73,7 +73,10 @@ class BindingCycle:
     def _on_clock(self, key, pinfo) -> None:
         latency = self.sim.bind_latency
         if latency <= 0:
-            self.finish(key, pinfo)
+            if self.sim.binds_late(key):
+                self.sim.late_binding(key, pinfo)
+            else:
+                self.finish(key, pinfo)
         else:
             heapq.heappush(self._bindings, (self.sim.clock.now() + latency, next(self.sim.seq), key, pinfo))
 

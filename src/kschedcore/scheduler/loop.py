@@ -75,6 +75,9 @@ class Simulation:
         self.cycles = 0
         self._preempted = []            # (preemptor key, victim keys) nominated this cycle
         self._last_victims = []         # (cycle it was chosen in, victim key): deleted a cycle later
+        self._late_bindings = []        # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
+        self._activations = []          # (cycle, key): preemptors to activate a cycle later
+        self._written_nnn = {}          # pod key -> status.nominatedNodeName as last written
         scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod
@@ -149,9 +152,22 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         else:
             self.queue.delete(pod)
+            self._left_nominated(pod)
+        self._written_nnn.pop(key, None)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.outcomes.pop(key, None)
+
+    def _left_nominated(self, pod) -> None:
+        """A pod whose status.nominatedNodeName is set leaves the pending pods (bound, or
+        deleted): as deletePodFromSchedulingQueue, AssignedPodDelete for the pods of lower or
+        equal priority (the nominated pod counted for them on its node; in-flight pods hear it
+        whatever their priority)."""
+        node = self._written_nnn.pop(pod.key, None)
+        if node:
+            prio = pod.priority
+            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, NominatedPod(pod, node), None,
+                                                           precheck=lambda p: p.priority <= prio)
 
     def add_node(self, node) -> None:
         node = node if isinstance(node, Node) else parse_node(node)
@@ -175,16 +191,21 @@ class Simulation:
         """One pop and cycle; False when activeQ (and the early-pop backoffQ) is empty."""
         if self.bindings.pending():
             self.bindings.complete_due()
-        if self.queue.empty() and not self._last_victims:
+        if self.queue.empty() and not self._last_victims and not self._late_bindings and not self._activations:
             return False
         pinfo = self.queue.pop()
         if pinfo is None:
-            if self._last_victims:          # nothing else to do before the last deletions land
+            if self._last_victims or self._activations:    # nothing else to do before they land
                 self._delete_last_victims(self.cycles + 1)
+                return True
+            if self._late_bindings:         # then a nominated pod's binding lands
+                late, self._late_bindings = self._late_bindings, []
+                for key, p in late:
+                    self.bindings.finish(key, p)
                 return True
             return False
         self.process(pinfo)
-        if self._last_victims:
+        if self._last_victims or self._activations:
             self._delete_last_victims(self.cycles)
         return True
 
@@ -235,16 +256,26 @@ class Simulation:
         if nomination is None:
             if not result.preemption_candidates:
                 self.queue.delete_nominated_pod_if_exists(pod)
+                self._written_nnn.pop(pod.key, None)    # the status patch clears it
             return
         # budgets keep the status they were given: kube-scheduler deletes victims without
         # touching them, and no disruption controller runs here to recount them
         self.listener.preempted(pod.key, nomination.nominated_node_name, list(nomination.victims))
+        self._written_nnn[pod.key] = nomination.nominated_node_name
         self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
         self.preemptions.append((pod.key, nomination.nominated_node_name, list(nomination.victims)))
         victims = [k for k in nomination.victims if k in self.pods]
         if victims:
             self.sched.handle.preempting.add(pod.key)
             self._preempted.append((pod.key, victims))
+
+    def late_binding(self, key, pinfo) -> None:
+        self._late_bindings.append((key, pinfo))
+
+    def binds_late(self, key) -> bool:
+        """A nominated pod's Bind (no latency set) lands once the queue has drained: kube-scheduler
+        binds asynchronously, and the pods popped meanwhile see it only after their cycle."""
+        return key in self._written_nnn
 
     def _evict(self) -> None:
         """prepareCandidateAsync, once the preemptor is back in the queue: all victims but the
@@ -255,17 +286,28 @@ class Simulation:
         two-victim preemption can cost one more failed attempt, as kube-scheduler's does)."""
         jobs, self._preempted = self._preempted, []
         for key, victims in jobs:
+            going = self.evicting
+            victims = [v for v in victims if v not in going]
+            if not victims:       # an earlier preemption is deleting them: found gone, the pod is
+                self._activations.append((self.cycles, key))      # activated (held until then)
+                continue
             for v in victims[:-2]:
                 self.delete_pod(v)
             self.sched.handle.preempting.discard(key)
             if len(victims) >= 2:
                 self.delete_pod(victims[-2])
-                self._last_victims.append((self.cycles, victims[-1]))
-            else:
-                self.delete_pod(victims[-1])
+            self._last_victims.append((self.cycles, victims[-1]))
 
     def _delete_last_victims(self, cycle) -> None:
-        """The last victims of preemptions chosen before `cycle`."""
+        """The last victims of preemptions chosen before `cycle`, then the activation of
+        preemptors whose victims were all gone already."""
+        if self._activations:
+            due = [k for c, k in self._activations if c < cycle]
+            self._activations = [(c, k) for c, k in self._activations if c >= cycle]
+            for key in due:
+                self.sched.handle.preempting.discard(key)
+                if key in self.pods:
+                    self.queue.activate([self.pods[key]])
         due = [v for c, v in self._last_victims if c < cycle]
         self._last_victims = [(c, v) for c, v in self._last_victims if c >= cycle]
         for key in due:
@@ -283,6 +325,8 @@ class Simulation:
         self.queue.done(pinfo.uid)        # the attempt is over once the binding is
         if self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
+        if self._written_nnn:
+            self._left_nominated(pod)
 
     def given_up(self, key, node, pinfo, plugins, message) -> None:
         """An assumed pod is forgotten (rejected at Reserve/Permit, or its binding failed) and
@@ -379,6 +423,18 @@ def gc_frozen():
         yield
     finally:
         gc.unfreeze()
+
+
+class NominatedPod:
+    """A pending pod as its last state shows it once it leaves the pending pods:
+    status.nominatedNodeName set (a view, as AssignedPod)."""
+    __slots__ = ("pod", "nominated_node_name")
+
+    def __init__(self, pod, nominated_node_name):
+        self.pod, self.nominated_node_name = pod, nominated_node_name
+
+    def __getattr__(self, name):
+        return getattr(self.pod, name)
 
 
 class AssignedPod:
