@@ -72,6 +72,10 @@ def _parser():
                     help="stop at this many seconds of replay time")
     rp.add_argument("--bind-latency", type=float, default=0.0, metavar="SECONDS",
                     help="virtual seconds a binding takes (default 0)")
+    rp.add_argument("--api-server", choices=("fake", "real"), default="fake",
+                    help="which messages reach the pods' PodScheduled condition: fake (client-go's fake "
+                         "clientset, as the parity data: the scheduler's copy of a pod lags one attempt "
+                         "behind) or real (every change); default fake")
     rp.add_argument("-o", "--output", choices=("table", "json", "jsonl"), default="table",
                     help="jsonl: one record per pod; json: summary, time series, allocation, pods")
     rp.add_argument("--report", metavar="HTML", help="also write the HTML report (needs kschedcore[report])")
@@ -186,7 +190,8 @@ def cmd_replay(args) -> int:
     from .replay import load_replay, run_document
     sched = Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, tie_break=args.tie_break,
                       seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None)
-    replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency)
+    replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
+                         api_server=args.api_server)
     with _progress(len(replay.timeline), args.output, "replaying") as tick:
         t0 = time.perf_counter()
         replay.run(tick)
