@@ -194,27 +194,37 @@ class Replay:
             sim.bindings.complete_due()
 
     def _run_timed(self):
-        for i, ev in enumerate(self.timeline):
-            self._push(0.0 if self.arrival == "all" else self.times[i], (i, ev))
-        until, together = self.until, self.arrival == "all"
+        """The timeline in time order (file order at equal times), merged with the departures
+        the replay makes (a heap); at equal times the timeline's event goes first."""
+        together = self.arrival == "all"
+        times = [0.0] * len(self.timeline) if together else self.times
+        order = sorted(range(len(self.timeline)), key=times.__getitem__)
+        timeline, heap, until = self.timeline, self._heap, self.until
+        n, pos = len(order), 0
         while True:
-            if not self._heap:
+            ahead = times[order[pos]] if pos < n else None
+            if ahead is None and not heap:
                 self._advance(None)              # until it settles, or a departure comes due
-                if not self._heap:
+                if not heap:
                     break
                 continue
-            t = self._heap[0][0]
+            from_heap = ahead is None or (len(heap) > 0 and heap[0][0] < ahead)
+            t = heap[0][0] if from_heap else ahead
             if until is not None and t > until:
                 break
             if not (together and t == 0.0):     # `all`: the events at 0 go in before any cycle
                 self._advance(t)                 # the loop runs (first at t, after the last event)
-            _, _, item = heapq.heappop(self._heap)
-            if isinstance(item, Departure):
+                if heap and heap[0][0] < t:
+                    continue                     # a departure it made came due first
+            if from_heap:
+                item = heapq.heappop(heap)[2]
                 self._depart(item)
                 yield self._step(None, item)
             else:
-                self._apply(*item)
-                yield self._step(*item)
+                i = order[pos]
+                pos += 1
+                self._apply(i, timeline[i])
+                yield self._step(i, timeline[i])
         if until is not None:
             self._advance(until)
 
