@@ -69,6 +69,9 @@ class Simulation:
         given = [*permit_plugins, *plugins]
         sets = {name: BindingPlugins([*given, *fw.binding_plugins]) for name, fw in scheduler.profiles.items()}
         self.bindings = BindingCycle(self, sets, BindingPlugins(given), bind_dispatch)
+        #: no binding-cycle plugin and no dispatch elsewhere: with no latency and no binder set,
+        #: a binding can only succeed, at once
+        self._binds_at_once = not self.bindings.any_plugins and bind_dispatch is None
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
@@ -227,10 +230,13 @@ class Simulation:
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched.assume_scheduled(pod, result)
-        self.binding[pod.key] = result.node
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
+        if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and pod.key not in self._written_nnn:
+            self.bound_to(pod.key, result.node, pinfo)       # no plugin, no latency, no Bind call:
+            return                                           # bound as it is assumed
+        self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
 
     def _failed(self, pod, outcome, result, pinfo) -> None:
