@@ -21,7 +21,7 @@ from .summary import run_document, summarize  # noqa: F401
 
 
 def is_stream(path) -> bool:
-    """A watch-event stream: .jsonl / .jsonl.gz, or JSON whose first value is a watch event."""
+    """A watch-event stream, by its name: .jsonl or .ndjson, optionally .gz."""
     name = str(path)
     return name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
 

@@ -131,7 +131,7 @@ def _allocation(ax, allocation, when):
     ax.legend(loc="best", fontsize="small")
 
 
-def _preemptions(ax, preemptions, series):
+def _preemptions(ax, preemptions):
     times = [p["time"] for p in preemptions]
     flat = not times or max(times) == min(times)
     if flat and preemptions:
@@ -176,7 +176,7 @@ def figures(doc) -> list:
     if peak:
         fig("allocation-peak", _allocation, peak, f"at the busiest sample (t = {_when(peak['time'])})")
     if "preemptions" in doc:
-        fig("preemptions", _preemptions, doc["preemptions"], series)
+        fig("preemptions", _preemptions, doc["preemptions"])
     return out
 
 

@@ -199,7 +199,7 @@ class Simulation:
         pinfo = self.queue.pop()
         if pinfo is None:
             if self._last_victims or self._activations:    # nothing else to do before they land
-                self._delete_last_victims(self.cycles + 1)
+                self._land_preemptions(self.cycles + 1)
                 return True
             if self._late_bindings:         # then a nominated pod's binding lands
                 late, self._late_bindings = self._late_bindings, []
@@ -209,7 +209,7 @@ class Simulation:
             return False
         self.process(pinfo)
         if self._last_victims or self._activations:
-            self._delete_last_victims(self.cycles)
+            self._land_preemptions(self.cycles)
         return True
 
     def process(self, pinfo) -> None:
@@ -233,7 +233,7 @@ class Simulation:
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
-        if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and pod.key not in self._written_nnn:
+        if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and not self.binds_late(pod.key):
             self.bound_to(pod.key, result.node, pinfo)       # no plugin, no latency, no Bind call:
             return                                           # bound as it is assumed
         self.binding[pod.key] = result.node
@@ -304,18 +304,15 @@ class Simulation:
                 self.delete_pod(victims[-2])
             self._last_victims.append((self.cycles, victims[-1]))
 
-    def _delete_last_victims(self, cycle) -> None:
-        """The last victims of preemptions chosen before `cycle`, then the activation of
-        preemptors whose victims were all gone already."""
-        if self._activations:
-            due = [k for c, k in self._activations if c < cycle]
-            self._activations = [(c, k) for c, k in self._activations if c >= cycle]
-            for key in due:
-                self.sched.handle.preempting.discard(key)
-                if key in self.pods:
-                    self.queue.activate([self.pods[key]])
-        due = [v for c, v in self._last_victims if c < cycle]
-        self._last_victims = [(c, v) for c, v in self._last_victims if c >= cycle]
+    def _land_preemptions(self, cycle) -> None:
+        """What the preemptions chosen before `cycle` still had to do: activate preemptors whose
+        victims were all gone already, delete the last victims."""
+        due, self._activations = _split_due(self._activations, cycle)
+        for key in due:
+            self.sched.handle.preempting.discard(key)
+            if key in self.pods:
+                self.queue.activate([self.pods[key]])
+        due, self._last_victims = _split_due(self._last_victims, cycle)
         for key in due:
             self.delete_pod(key)             # a key it no longer knows (deleted already) is a no-op
 
@@ -438,29 +435,35 @@ def gc_frozen():
         gc.set_threshold(*threshold)
 
 
-class NominatedPod:
-    """A pending pod as its last state shows it once it leaves the pending pods:
-    status.nominatedNodeName set (a view, as AssignedPod)."""
-    __slots__ = ("pod", "nominated_node_name")
-
-    def __init__(self, pod, nominated_node_name):
-        self.pod, self.nominated_node_name = pod, nominated_node_name
+class _PodView:
+    """A pod as a cluster event shows it: one attribute set by the subclass, every other the
+    pod's own -- a view, not a copy (copying a Pod cost 5 us per binding)."""
+    __slots__ = ("pod",)
 
     def __getattr__(self, name):
         return getattr(self.pod, name)
 
 
-class AssignedPod:
-    """A pod as its cluster events show it once assumed or bound: spec.nodeName set (the hints
-    tell assigned pods from pending ones by it), every other attribute the pod's own -- a view,
-    not a copy (copying a Pod cost 5 us per binding)."""
-    __slots__ = ("pod", "node_name")
+class AssignedPod(_PodView):
+    """Once assumed or bound: spec.nodeName set (the hints tell assigned pods from pending
+    ones by it)."""
+    __slots__ = ("node_name",)
 
     def __init__(self, pod, node_name):
         self.pod, self.node_name = pod, node_name
 
-    def __getattr__(self, name):
-        return getattr(self.pod, name)
+
+class NominatedPod(_PodView):
+    """A pending pod's last state once it leaves the pending pods: status.nominatedNodeName set."""
+    __slots__ = ("nominated_node_name",)
+
+    def __init__(self, pod, nominated_node_name):
+        self.pod, self.nominated_node_name = pod, nominated_node_name
+
+
+def _split_due(items, cycle):
+    """(the keys of the (cycle, key) items chosen before `cycle`, the other items)."""
+    return [k for c, k in items if c < cycle], [(c, k) for c, k in items if c >= cycle]
 
 
 def _on_node(pod, node):
