@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from .errors import KSchedCoreError
+from .errors import KSchedCoreError, ValidationError
 from .framework.config import load_config
 from .output import report
 from .scheduler import TIE_BREAKS, Scheduler
@@ -81,6 +81,23 @@ def _parser():
     rp.add_argument("--report", metavar="HTML", help="also write the HTML report (needs kschedcore[report])")
     rp.add_argument("--png", metavar="DIR", help="with --report: also write the figures as PNG files")
 
+    cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report)")
+    cap.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
+                                                "Lists, workload documents)")
+    cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml",
+                     help="the pod template (first document of the file); repeat for several, taken in turn")
+    cap.add_argument("--max-limit", type=int, default=0, metavar="N",
+                     help="stop after N instances (default 0: until one does not fit)")
+    cap.add_argument("--exclude-nodes", default="", metavar="a,b",
+                     help="nodes left out of the cluster (comma-separated)")
+    cap.add_argument("--default-config", metavar="FILE",
+                     help="a KubeSchedulerConfiguration; its first profile serves the copies")
+    cap.add_argument("--verbose", action="store_true", help="pod requirements, termination reason, "
+                                                             "distribution among nodes")
+    cap.add_argument("-o", "--output", choices=("json", "yaml"), default="",
+                     help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields)")
+    cap.add_argument("--seed", type=int, default=0, help="seed of the random tie-break")
+
     rep = sub.add_parser("report", help="an HTML report (figures embedded) of a replay's -o json / jsonl output")
     rep.add_argument("run", help="a file written by `kschedcore replay -o json` (or -o jsonl)")
     rep.add_argument("-o", "--output", required=True, metavar="HTML")
@@ -104,6 +121,18 @@ def _scheduler(args, workload):
     return Scheduler.from_workload(workload, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
                                    tie_break=args.tie_break, seed=args.seed, threads=args.threads,
                                    config=config)
+
+
+# ---- capacity ---------------------------------------------------------------------------------
+def cmd_capacity(args) -> int:
+    from . import capacity
+    if args.max_limit < 0:
+        raise ValidationError("--max-limit", "", f"must be 0 (no limit) or positive, got {args.max_limit}")
+    excluded = [n.strip() for n in args.exclude_nodes.split(",") if n.strip()]
+    doc = capacity.cluster_capacity(args.cluster, args.podspec, args.max_limit, excluded, args.default_config,
+                                    args.seed)
+    sys.stdout.write(capacity.render(doc, args.verbose, args.output))
+    return 0
 
 
 # ---- explain ---------------------------------------------------------------------------------
@@ -226,7 +255,8 @@ def _write_report(doc, path, png_dir):
     write_report(doc, path, png_dir)
 
 
-COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report}
+COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
+            "capacity": cmd_capacity}
 
 if __name__ == "__main__":
     sys.exit(main())

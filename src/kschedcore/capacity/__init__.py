@@ -1,0 +1,18 @@
+"""Capacity questions: how many more copies of a pod fit (cluster-capacity's answer, exactly),
+whether a mix of workloads fits, and how many nodes of a shape must be added for it to fit."""
+from .cluster import capacity_config, load_cluster
+from .estimate import LIMIT_REACHED, UNSCHEDULABLE, Bound, Estimate, run
+from .podspec import PROVISIONER_ANNOTATION, Template, read_template
+from .review import render, review
+
+__all__ = ["Bound", "Estimate", "LIMIT_REACHED", "PROVISIONER_ANNOTATION", "Template", "UNSCHEDULABLE",
+           "capacity_config", "cluster_capacity", "load_cluster", "read_template", "render", "review", "run"]
+
+
+def cluster_capacity(cluster_paths, podspecs, max_limit: int = 0, exclude_nodes=(), default_config=None,
+                     seed: int = 0) -> dict:
+    """cluster-capacity's ClusterCapacityReview for the cluster in `cluster_paths` (files) and the
+    pod templates in `podspecs` (files): the report `-o json` prints, as a dict."""
+    templates = [read_template(p) for p in podspecs]
+    sched = load_cluster(cluster_paths, exclude_nodes, default_config, seed=seed)
+    return review(run(sched, templates, max_limit), max_limit)

@@ -1,0 +1,41 @@
+"""The cluster as cluster-capacity's simulated API holds it (SyncWithClient): every object of
+the input, the excluded nodes left out, Succeeded/Failed pods dropped, nodes listed by name and
+pods by namespace and name (the API's list order, which decides the node tree's order), and the
+first profile of the configuration serving "default-scheduler"."""
+from dataclasses import replace
+
+from ..errors import ValidationError
+from ..framework.config import SchedulerConfig, load_config
+from ..scheduler import Scheduler
+from ..sources.files import load_workload
+from .podspec import DEFAULT_SCHEDULER
+
+
+def _name(obj) -> str:
+    return ((obj.get("metadata") or {}).get("name") or "") if isinstance(obj, dict) else ""
+
+
+def _pod_key(obj) -> tuple:
+    meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
+    return (meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def capacity_config(path=None) -> SchedulerConfig:
+    """--default-config (or kube-scheduler's defaults) with profile 0 named default-scheduler."""
+    config = load_config(path) if path else SchedulerConfig.default()
+    first = replace(config.profiles[0], scheduler_name=DEFAULT_SCHEDULER)
+    rest = [p for p in config.profiles[1:] if p.scheduler_name != DEFAULT_SCHEDULER]
+    return replace(config, profiles=[first, *rest])
+
+
+def load_cluster(paths, exclude_nodes=(), config_path=None, seed: int = 0, **options) -> Scheduler:
+    workload = load_workload(*paths)
+    known = {_name(n) for n in workload.nodes}
+    unknown = [n for n in exclude_nodes if n not in known]
+    if unknown:
+        raise ValidationError("--exclude-nodes", "", f'no node named "{unknown[0]}" in the cluster')
+    excluded = set(exclude_nodes)
+    workload.nodes = sorted((n for n in workload.nodes if _name(n) not in excluded), key=_name)
+    workload.pods.sort(key=_pod_key)
+    workload.pending.sort(key=_pod_key)
+    return Scheduler.from_workload(workload, config=capacity_config(config_path), seed=seed, **options)
