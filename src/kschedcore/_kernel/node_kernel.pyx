@@ -325,6 +325,122 @@ cdef class NodeKernel:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
 
+    def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
+                   int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen):
+        """Identical copies of a pod whose Filters and Scores read its candidate node's row only
+        (no pod affinity, spreading, ports, volumes or custom plugins): each is scheduled as
+        run() would, then placed (place()) before the next -- but a row's filter status and
+        raw scores are computed once and kept until a copy lands on that row, so a copy costs
+        a scan of cached verdicts, not a pass of the Filters.
+
+        Up to len(chosen) copies; chosen[k] is copy k's row. Returns (copies placed, the next
+        start index): fewer than asked when a copy found no feasible node (its cycle is left to
+        run() for the FitError). The scan must be the whole table's.
+        """
+        cdef PodView p
+        cdef Config c
+        cdef Cycle y
+        cdef Table* t = &self.t
+        cdef Buffers* b = &self.b
+        cdef Py_ssize_t n = scan.shape[0], cap = self.cap, rows = self.t.n_rows
+        cdef Py_ssize_t k, i, j, pos, row, nf, processed, best, m = chosen.shape[0], placed = 0
+        cdef int code, plugin = 0, s
+        cdef int64_t detail, total, v
+        cdef int64_t* w
+        if n == 0 or n != n_all_nodes:
+            return 0, start
+        load_pod(cp, &p)
+        self._load_state(&p)
+        self._load_config(&c)
+        begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
+        w = c.weights
+        valid_arr = np.zeros(rows, np.uint8)
+        raw_arr = np.zeros((N_SCORES, rows), np.int64)
+        total_arr = np.zeros(rows, np.int64)
+        cdef uint8_t[::1] valid = valid_arr
+        cdef int64_t[:, ::1] rraw = raw_arr
+        cdef int64_t[::1] rtotal = total_arr
+        cdef bint use_tt = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+        cdef bint use_na = y.use[S_NODE_AFFINITY], use_fit = y.use[S_NODE_RESOURCES_FIT]
+        cdef bint use_bal = y.use[S_BALANCED_ALLOCATION]
+        cdef bint use_img = y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]
+        cdef const int64_t[::1] ucols = cp.usage_cols
+        cdef const int64_t[::1] uvals = cp.usage_vals
+        cdef Py_ssize_t n_usage = ucols.shape[0]
+        cdef int64_t nz_cpu = cp.usage_nz_cpu, nz_mem = cp.usage_nz_mem
+        with nogil:
+            for k in range(m):
+                nf = 0
+                pos = start % n
+                for i in range(n):
+                    if nf >= num_to_find:
+                        break
+                    row = scan[pos]
+                    pos += 1
+                    if pos == n:
+                        pos = 0
+                    if not valid[row]:
+                        valid[row] = 1
+                        code = filter_node(t, &p, &y, row, &detail, &plugin)
+                        b.st_code[row] = code
+                        if code != C_SUCCESS:
+                            b.st_plugin[row] = plugin
+                            b.st_detail[row] = detail
+                            continue
+                        total = 0
+                        if use_tt:
+                            rraw[S_TAINT_TOLERATION, row] = taint_score(t, &p, row)
+                        if use_na:
+                            rraw[S_NODE_AFFINITY, row] = node_affinity_score(t, &p, row)
+                        if use_fit:
+                            v = fit_score(t, &p, &c, row)
+                            rraw[S_NODE_RESOURCES_FIT, row] = v
+                            total += w[S_NODE_RESOURCES_FIT] * v
+                        if use_bal:
+                            v = balanced_score(t, &p, &c, row)
+                            rraw[S_BALANCED_ALLOCATION, row] = v
+                            total += w[S_BALANCED_ALLOCATION] * v
+                        if use_img:
+                            v = image_score(t, &p, row, y.n_all_nodes)
+                            rraw[S_IMAGE_LOCALITY, row] = v
+                            total += w[S_IMAGE_LOCALITY] * v
+                        rtotal[row] = total
+                    elif b.st_code[row] != C_SUCCESS:
+                        continue
+                    j = nf
+                    nf += 1
+                    b.feasible[j] = row
+                    b.feas_pos[j] = i
+                    b.totals[j] = rtotal[row]
+                    if use_tt:
+                        b.raw[S_TAINT_TOLERATION * cap + j] = rraw[S_TAINT_TOLERATION, row]
+                    if use_na:
+                        b.raw[S_NODE_AFFINITY * cap + j] = rraw[S_NODE_AFFINITY, row]
+                    if use_fit:
+                        b.raw[S_NODE_RESOURCES_FIT * cap + j] = rraw[S_NODE_RESOURCES_FIT, row]
+                    if use_bal:
+                        b.raw[S_BALANCED_ALLOCATION * cap + j] = rraw[S_BALANCED_ALLOCATION, row]
+                    if use_img:
+                        b.raw[S_IMAGE_LOCALITY * cap + j] = rraw[S_IMAGE_LOCALITY, row]
+                if nf == 0:
+                    break
+                processed = b.feas_pos[nf - 1] + 1 if nf >= num_to_find else n
+                best = b.feasible[0] if nf == 1 else self._select(&c, &y, nf, tie_first)
+                chosen[k] = <int32_t>best
+                placed += 1
+                start = (start + processed) % n_all_nodes
+                # place(): the row's usage, then its snapshot's image NumNodes (UpdateSnapshot)
+                for i in range(n_usage):
+                    t.requested[best * t.n_res + ucols[i]] += uvals[i]
+                t.nonzero[best * 2] += nz_cpu
+                t.nonzero[best * 2 + 1] += nz_mem
+                t.pod_count[best] += 1
+                t.generation[best] += 1
+                for i in range(t.n_images[best]):
+                    t.image_nn[best * t.image_w + i] = <int32_t>t.image_count[t.images[best * t.image_w + i]]
+                valid[best] = 0
+        return placed, start
+
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil:
         """FitError counts: per filter plugin, per untolerated taint, per missing resource."""

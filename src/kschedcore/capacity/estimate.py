@@ -9,19 +9,18 @@ pods of the default scheduler included (its binder hook counts them too, and eac
 bindings creates one more copy). Nodes and pods reach it in the API's list order (by name; by
 namespace, then name), so the node order a cycle scans is that of the sorted names.
 """
-import copy
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from ..objects.pod import parse_pod
+from ..objects.pod import parse_pod, renamed
 from .podspec import DEFAULT_SCHEDULER, Template
 
 UNSCHEDULABLE = "Unschedulable"
 LIMIT_REACHED = "LimitReached"
 
 
-@dataclass
-class Bound:
+class Bound(NamedTuple):
     """One pod bound in the run: `template` is its template's index, None for a cluster pod."""
     pod: str
     node: str
@@ -58,11 +57,8 @@ class CopyMaker:
 
     def next(self):
         i, self.counter = self.counter, self.counter + 1
-        pod = copy.copy(self.parsed)
-        pod.name = f"{self.template.name}-{i}"
-        pod.uid = f"{pod.namespace}/{pod.name}"
-        pod.key = pod.uid
-        return pod
+        name = f"{self.template.name}-{i}"
+        return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
 
 def _unschedulable_message(result) -> str:
@@ -81,7 +77,10 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
     pending = [p for p in sched.pending if p.scheduler_name == DEFAULT_SCHEDULER and not p.gated]
     if pending:
         return _run_with_pending(sched, makers, max_limit, est, pending)
-    for i in range(max_limit if max_limit > 0 else 1 << 62):
+    limit = max_limit if max_limit > 0 else 1 << 62
+    node_local = len(makers) == 1
+    while len(est.bound) < limit:
+        i = len(est.bound)
         pod = makers[i % len(makers)].next()
         result = cycles.schedule_pod(pod)
         if result.node is None:
@@ -90,8 +89,34 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
             return est
         sched.assume_scheduled(pod, result)
         est.bound.append(Bound(pod.key, result.node, i % len(makers)))
+        if node_local:
+            node_local = _copies(sched, makers[0], pod, min(limit - len(est.bound), COPY_BATCH), est)
     est.stop_type, est.stop_message = LIMIT_REACHED, f"Maximum number of pods simulated: {max_limit}"
     return est
+
+
+#: copies scheduled per NodeKernel.run_copies call
+COPY_BATCH = 1 << 16
+
+
+def _copies(sched, maker, pod, count: int, est) -> bool:
+    """Identical copies of `pod` by the kernel's cached verdicts (ScheduleOne.schedule_copies),
+    recorded in the cache; False when its cycles are not node-local."""
+    if count <= 0:
+        return True
+    rows = sched.cycles.schedule_copies(pod, count)
+    if rows is None:
+        return False
+    nodes = sched.cache.table.nodes
+    copies, names = [], []
+    for row in rows.tolist():
+        copy = maker.next()
+        copy.compiled = pod.compiled
+        copies.append(copy)
+        names.append(nodes[row].name)
+    sched.cache.place_written(copies, names)
+    est.bound.extend(Bound(c.key, n, 0) for c, n in zip(copies, names))
+    return True
 
 
 def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:

@@ -143,6 +143,19 @@ class Framework:
         pod.compiled = (self.token, cp)
         return cp
 
+    def node_local(self, pod, cp) -> bool:
+        """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
+        the candidate node's row only: no PreFilter work (pod affinity, spreading, volumes,
+        claims, PreFilterResult names), no custom plugin, no host ports. Identical copies of
+        such a pod may then be scheduled by NodeKernel.run_copies."""
+        if self.custom.any or self._armed or cp.prefilter_node_names is not None or cp.preferred_parse_error:
+            return False
+        if pod.host_ports or pod.volumes or pod.node_name:
+            return False
+        if any(getattr(pod, f) for f, _ in self.pod_dynamic):
+            return False
+        return not any(p.applies(pod, self.cache) for p in self.cluster_dynamic)
+
     # ---- PreFilter ------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, cycle) -> None:
         """RunPreFilterPlugins: the in-tree plugins' cycle-dependent PreFilters in profile order

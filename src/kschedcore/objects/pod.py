@@ -95,6 +95,21 @@ class Pod:
         return any(p.weight and not p.term.empty and not p.term.parses for p in self.preferred_terms or ())
 
 
+def _renamed_function():
+    """renamed(pod, name, uid): a copy of a Pod under another name, every other field shared.
+    Generated as dataclasses generates __init__: a plain attribute copy is about 4x faster than
+    copy.copy of a slotted object, and capacity runs make one per copy of a template."""
+    body = "".join(f"    c.{f} = p.{f}\n" for f in Pod.__slots__ if f not in ("name", "uid", "key"))
+    src = ("def renamed(p, name, uid):\n    c = _new(Pod)\n" + body +
+           "    c.name = name\n    c.uid = uid\n    c.key = p.namespace + '/' + name\n    return c\n")
+    scope = {"Pod": Pod, "_new": object.__new__}
+    exec(src, scope)
+    return scope["renamed"]
+
+
+renamed = _renamed_function()
+
+
 def normalize_image(name: str) -> str:
     """ImageLocality's normalizedImageName: append ':latest' when no tag is given."""
     if name.rfind(":") <= name.rfind("/"):

@@ -91,6 +91,31 @@ class ScheduleOne:
         reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
         return ScheduleResult(pod.key, None, 0, processed, FitError(pod.key, n_all, reasons=reasons), None, state, cycle)
 
+    def schedule_copies(self, pod, count: int):
+        """The node rows of up to `count` identical copies of `pod`, a pod whose cycle just ran,
+        each scheduled as schedule_pod would and written into the table before the next (the
+        caller records them: Cache.place(written=True)). Fewer than `count` when a copy fits
+        nowhere: its cycle is schedule_pod's, for the FitError. None when the pod's cycles do
+        more than the node-local kernel pass (Framework.node_local): each copy needs its cycle."""
+        fw = self.frameworks.get(pod.scheduler_name)
+        cached = pod.compiled
+        if fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
+            return None
+        t = self.cache.table
+        if fw.bound_layout != t.layout:
+            fw.rebind()
+        if t.stale_images:
+            t.refresh_snapshot()
+        scan = t.scan_order
+        if len(scan) != len(t.row_of):
+            return None
+        chosen = np.empty(count, np.int32)
+        placed, self.next_start_node_index = fw.kernel.run_copies(
+            cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
+            self.tie_first, chosen)
+        fw.passes += placed
+        return chosen[:placed]
+
     def _rejected(self, cycle, rej, n_all) -> ScheduleResult:
         """A PreFilter ended the cycle: every node gets its status."""
         if not hasattr(rej, "in_tree"):

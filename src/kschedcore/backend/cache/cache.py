@@ -171,16 +171,19 @@ class Cache:
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, [pack_port(t.ip_ids.intern(p.ip), p.protocol, p.port) for p in pod.host_ports]
 
-    def place(self, pod: Pod, node_name: str, kernel=None, usage=None):
+    def place(self, pod: Pod, node_name: str, kernel=None, usage=None, written=False):
         """Counts a pod on its node (no checks: add_pod and assume make them). kernel: the
         NodeKernel that compiled the pod, bound to this table (it writes the row in C);
-        usage: its placement's (columns, amounts, ports) from before, when it comes back."""
+        usage: its placement's (columns, amounts, ports) from before, when it comes back;
+        written: the kernel has written the row already (NodeKernel.run_copies)."""
         t = self.table
         row = t.row_of.get(node_name)
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
-        if kernel is not None:
+        if written:
+            cols, vals, ports = pod.compiled[1].usage
+        elif kernel is not None:
             cp = pod.compiled[1]
             cols, vals, ports = cp.usage
             if kernel.place(cp, row):       # the fast path of a cycle's assume
@@ -202,6 +205,28 @@ class Cache:
         if self._by_priority is not None:
             self._priority_changed(pl, row)
         self._on_node.setdefault(node_name, {})[pod.key] = None
+
+    def place_written(self, pods: list, node_names: list) -> None:
+        """place(pod, node, written=True) for each pair: identical copies of one compiled pod
+        whose rows the kernel wrote (NodeKernel.run_copies), recorded in one pass."""
+        if not pods:
+            return
+        first = pods[0]
+        if self.counters.counts(first) or first.volumes:
+            for pod, node in zip(pods, node_names):
+                self.place(pod, node, written=True)
+            return
+        cols, vals, ports = first.compiled[1].usage
+        placed, on_node, start, unstarted = self._placed, self._on_node, self._start, self._unstarted
+        row_of, by_priority = self.table.row_of, self._by_priority
+        for pod, node in zip(pods, node_names):
+            placed[pod.key] = pl = Placement(pod, node, cols, vals, ports)
+            if pod.key not in start:
+                start[pod.key] = pod.start_time if pod.start_time is not None else next(unstarted)
+            if by_priority is not None:
+                self._priority_changed(pl, row_of[node])
+            on_node.setdefault(node, {})[pod.key] = None
+        self._priorities[first.priority] += len(pods)
 
     def _unplace(self, key: str) -> Placement:
         pl = self._placed.pop(key)
