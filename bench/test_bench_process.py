@@ -59,3 +59,21 @@ def test_simulate_peak_memory(benchmark):
     assert report["scheduled"] == 10000
     benchmark.extra_info["peakRssMiB"] = round(peak_kib / 1024, 1)
     benchmark.extra_info["simulatePodsPerSecond"] = report["podsPerSecond"]
+
+
+def test_capacity_alibaba_whole_process(benchmark, tmp_path):
+    """`kschedcore capacity` end to end (start, load, simulate, print) on the Alibaba GPU cluster
+    (1,523 nodes as a kind: List), CPU pod: 124,768 instances. cluster-capacity's Run() alone
+    took 268.8 s for it on this machine (tests/data/capacity/README.md)."""
+    from kschedcore.sources.alibaba import load_alibaba
+    nodes = load_alibaba(DATA / "openb_node_list_all_node.csv.gz").nodes
+    (tmp_path / "nodes.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    (tmp_path / "pod.json").write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}))
+
+    def run():
+        out = subprocess.run([sys.executable, "-m", "kschedcore", "capacity", str(tmp_path / "nodes.json"),
+                              "--podspec", str(tmp_path / "pod.json")], check=True, capture_output=True, text=True)
+        assert out.stdout == "124768\n"
+
+    benchmark.pedantic(run, rounds=3, iterations=1)

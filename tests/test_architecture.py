@@ -28,6 +28,7 @@ ALLOWED = {
     "sources": {"objects"},
     "reference": {"objects", "framework", "sources"},
     "replay": {"scheduler", "sources", "objects", "output"},
+    "capacity": {"scheduler", "framework", "sources", "objects"},
 }
 
 

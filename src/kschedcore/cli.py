@@ -84,8 +84,9 @@ def _parser():
     cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report)")
     cap.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
                                                 "Lists, workload documents)")
-    cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml",
-                     help="the pod template (first document of the file); repeat for several, taken in turn")
+    cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml[=N]",
+                     help="the pod template (first document of the file); repeat for several, taken in turn; "
+                          "=N: a target count (do N copies fit?)")
     cap.add_argument("--max-limit", type=int, default=0, metavar="N",
                      help="stop after N instances (default 0: until one does not fit)")
     cap.add_argument("--exclude-nodes", default="", metavar="a,b",
@@ -97,6 +98,12 @@ def _parser():
     cap.add_argument("-o", "--output", choices=("json", "yaml"), default="",
                      help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields)")
     cap.add_argument("--seed", type=int, default=0, help="seed of the random tie-break")
+    cap.add_argument("--gang", type=int, default=None, metavar="MIN",
+                     help="copies form PodGroups of MIN members, all placed or none (Coscheduling)")
+    cap.add_argument("--add-nodes", metavar="NODE.yaml",
+                     help="with target counts: how many nodes of this shape must be added for them to fit")
+    cap.add_argument("--max-nodes", type=int, default=1000, metavar="N",
+                     help="with --add-nodes: the most nodes the search adds (default 1000)")
 
     rep = sub.add_parser("report", help="an HTML report (figures embedded) of a replay's -o json / jsonl output")
     rep.add_argument("run", help="a file written by `kschedcore replay -o json` (or -o jsonl)")
@@ -128,11 +135,61 @@ def cmd_capacity(args) -> int:
     from . import capacity
     if args.max_limit < 0:
         raise ValidationError("--max-limit", "", f"must be 0 (no limit) or positive, got {args.max_limit}")
+    if args.gang is not None and args.gang < 1:
+        raise ValidationError("--gang", "", f"must be at least 1, got {args.gang}")
     excluded = [n.strip() for n in args.exclude_nodes.split(",") if n.strip()]
-    doc = capacity.cluster_capacity(args.cluster, args.podspec, args.max_limit, excluded, args.default_config,
-                                    args.seed)
-    sys.stdout.write(capacity.render(doc, args.verbose, args.output))
+    templates = [capacity.read_template(p) for p in args.podspec]
+    targets = [t.target is not None for t in templates]
+    if any(targets) and not all(targets):
+        raise ValidationError("--podspec", "", "give every template a target count (FILE=N) or none")
+    if args.add_nodes and not all(targets):
+        raise ValidationError("--add-nodes", "", "needs target counts (--podspec FILE=N)")
+    for t in templates:
+        t.min_member = args.gang
+    if not all(targets) and args.gang is None:      # cluster-capacity's question, its report
+        sched = capacity.load_cluster(args.cluster, excluded, args.default_config, seed=args.seed)
+        doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
+        sys.stdout.write(capacity.render(doc, args.verbose, args.output))
+        return 0
+    doc = _capacity_answer(capacity, args, templates, excluded)
+    if args.output == "json":
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    elif args.output == "yaml":
+        import yaml
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    else:
+        sys.stdout.write(capacity.answers.fit_text(doc))
     return 0
+
+
+def _capacity_answer(capacity, args, templates, excluded) -> dict:
+    from .capacity import answers
+    from .sources.files import documents, read_text
+    workload = capacity.cluster_workload(args.cluster, excluded)
+    config = capacity.capacity_config(args.default_config)
+
+    def build():
+        return capacity.build_cluster(workload, config, args.seed)
+
+    sched = build()
+    before = sched.utilization()
+    if not templates[0].target is not None:          # --gang alone: how many whole gangs fit
+        if len(templates) != 1:
+            raise ValidationError("--gang", "", "without target counts, give one template")
+        fits = [capacity.gangs_that_fit(sched, templates[0], args.max_limit)]
+        return answers.fit_document(fits, before, sched)
+    if not args.add_nodes:
+        return answers.fit_document(capacity.fit_templates(sched, templates), before, sched)
+    from pathlib import Path
+    docs = documents(Path(args.add_nodes), read_text(Path(args.add_nodes)))
+    if not docs or not isinstance(docs[0], dict):
+        raise ValidationError(args.add_nodes, "", "no Node in the file")
+    need = capacity.nodes_needed(build, templates, docs[0], args.max_nodes)
+    after = build()
+    for n in capacity.node_copies(docs[0], need.nodes or 0, after.node_names):
+        after.add_node(n)
+    fits = capacity.fit_templates(after, templates)
+    return answers.fit_document(fits, before, after, need, docs[0])
 
 
 # ---- explain ---------------------------------------------------------------------------------

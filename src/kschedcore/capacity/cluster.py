@@ -28,7 +28,8 @@ def capacity_config(path=None) -> SchedulerConfig:
     return replace(config, profiles=[first, *rest])
 
 
-def load_cluster(paths, exclude_nodes=(), config_path=None, seed: int = 0, **options) -> Scheduler:
+def cluster_workload(paths, exclude_nodes=()):
+    """The input files as cluster-capacity's API lists them (module docstring)."""
     workload = load_workload(*paths)
     known = {_name(n) for n in workload.nodes}
     unknown = [n for n in exclude_nodes if n not in known]
@@ -38,4 +39,12 @@ def load_cluster(paths, exclude_nodes=(), config_path=None, seed: int = 0, **opt
     workload.nodes = sorted((n for n in workload.nodes if _name(n) not in excluded), key=_name)
     workload.pods.sort(key=_pod_key)
     workload.pending.sort(key=_pod_key)
-    return Scheduler.from_workload(workload, config=capacity_config(config_path), seed=seed, **options)
+    return workload
+
+
+def build_cluster(workload, config: SchedulerConfig, seed: int = 0, **options) -> Scheduler:
+    return Scheduler.from_workload(workload, config=config, seed=seed, **options)
+
+
+def load_cluster(paths, exclude_nodes=(), config_path=None, seed: int = 0, **options) -> Scheduler:
+    return build_cluster(cluster_workload(paths, exclude_nodes), capacity_config(config_path), seed, **options)

@@ -29,6 +29,8 @@ class Template:
     source: str
     #: replicas wanted (from --podspec FILE=N or a workload object's spec.replicas); None: as many as fit
     target: int | None = None
+    #: a gang: PodGroups of this many copies, all placed or none (Coscheduling's minMember)
+    min_member: int | None = None
 
     @property
     def name(self) -> str:

@@ -14,6 +14,9 @@ import yaml
 
 from ..errors import WorkloadError
 
+#: libyaml's parser when PyYAML was built with it (the wheels are): about 10x the pure-Python one
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: workload-document keys holding objects that later plugins read, by their kind
 EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
               "replicationControllers": "ReplicationController", "namespaces": "Namespace",
@@ -64,6 +67,10 @@ def documents(path: Path, text: str) -> list:
             return doc if isinstance(doc, list) else [doc]
         except json.JSONDecodeError:
             pass  # JSON is YAML too; let the YAML parser report the position
+    try:
+        return [d for d in yaml.load_all(text, Loader=SAFE_LOADER) if d is not None]
+    except yaml.YAMLError:
+        pass      # parsed again by the pure-Python loader, whose messages say more
     try:
         return [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as e:

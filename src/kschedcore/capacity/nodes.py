@@ -1,0 +1,71 @@
+"""How many nodes of a shape must be added for the templates to fit: a search over the count,
+each count tried on a fresh cluster, exact at the answer (N nodes fit, N - 1 do not)."""
+import copy
+from dataclasses import dataclass, field
+
+from ..errors import ValidationError
+from ..objects.node import parse_node
+from .targets import fit_templates
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def node_copies(node: dict, count: int, taken=()) -> list:
+    """`count` copies of a raw Node named <name>-0, <name>-1, ... (hostname label too),
+    skipping names already in the cluster."""
+    base = (node.get("metadata") or {}).get("name") or "new-node"
+    out, i, taken = [], 0, set(taken)
+    while len(out) < count:
+        name = f"{base}-{i}"
+        i += 1
+        if name in taken:
+            continue
+        n = copy.deepcopy(node)
+        meta = n.setdefault("metadata", {})
+        meta["name"] = name
+        labels = meta.setdefault("labels", {})
+        if labels is not None:
+            labels[HOSTNAME] = name
+        out.append(n)
+    return out
+
+
+@dataclass
+class NodesNeeded:
+    """The answer: `nodes` to add (None: more than max_nodes), the fits at that count, and
+    every count tried with its outcome."""
+    nodes: int | None
+    fits: list = field(default_factory=list)
+    tried: dict = field(default_factory=dict)
+
+
+def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> NodesNeeded:
+    """build(): a fresh Scheduler holding the cluster. Doubling, then bisection, then a walk
+    down while one node fewer also fits, so that the answer N fits and N - 1 does not."""
+    if max_nodes < 0:
+        raise ValidationError("--max-nodes", "", f"must be non-negative, got {max_nodes}")
+    parse_node(node_copies(node, 1)[0], "node template")       # a bad template fails here, once
+    tried, results = {}, {}
+
+    def fits(k: int) -> bool:
+        if k not in tried:
+            sched = build()
+            for n in node_copies(node, k, sched.node_names):
+                sched.add_node(n)
+            results[k] = fit_templates(sched, templates)
+            tried[k] = all(f.fits for f in results[k])
+        return tried[k]
+
+    if fits(0):
+        return NodesNeeded(0, results[0], tried)
+    lo, hi = 0, 1
+    while not fits(hi):
+        if hi >= max_nodes:
+            return NodesNeeded(None, results[hi], tried)
+        lo, hi = hi, min(2 * hi, max_nodes)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    while hi > 0 and fits(hi - 1):       # not monotone here: walk down to an exact answer
+        hi -= 1
+    return NodesNeeded(hi, results[hi], tried)
