@@ -105,6 +105,17 @@ def _parser():
     cap.add_argument("--max-nodes", type=int, default=1000, metavar="N",
                      help="with --add-nodes: the most nodes the search adds (default 1000)")
 
+    wi = sub.add_parser("whatif", help="drain, remove or add nodes, scale workloads: what moves, what stays pending")
+    wi.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (dumps, Lists, workload documents)")
+    wi.add_argument("--drain", default="", metavar="NODE[,NODE]", help="cordon and evict; per node: can it be removed?")
+    wi.add_argument("--remove-nodes", default="", metavar="NODE[,NODE]", help="nodes deleted, their pods rescheduled")
+    wi.add_argument("--add-nodes", action="append", default=[], metavar="N:NODE.yaml", help="N copies of a node")
+    wi.add_argument("--scale", action="append", default=[], metavar="NS/NAME=R",
+                    help="a ReplicaSet, StatefulSet or Deployment (by its pods' owners) to R replicas")
+    common(wi)
+    wi.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
+    wi.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+
     rep = sub.add_parser("report", help="an HTML report (figures embedded) of a replay's -o json / jsonl output")
     rep.add_argument("run", help="a file written by `kschedcore replay -o json` (or -o jsonl)")
     rep.add_argument("-o", "--output", required=True, metavar="HTML")
@@ -190,6 +201,48 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
         after.add_node(n)
     fits = capacity.fit_templates(after, templates)
     return answers.fit_document(fits, before, after, need, docs[0])
+
+
+# ---- whatif -----------------------------------------------------------------------------------
+def cmd_whatif(args) -> int:
+    from pathlib import Path
+
+    from .capacity.whatif import Change, whatif, whatif_text
+    from .sources.files import documents, read_text
+    change = Change(drain=_names(args.drain), remove_nodes=_names(args.remove_nodes))
+    for spec in args.add_nodes:
+        count, sep, path = spec.partition(":")
+        if not sep or not count.isdigit():
+            raise ValidationError("--add-nodes", "", f'expected N:NODE.yaml, got "{spec}"')
+        docs = documents(Path(path), read_text(Path(path)))
+        if not docs or not isinstance(docs[0], dict):
+            raise ValidationError(path, "", "no Node in the file")
+        change.add_nodes.append((int(count), docs[0]))
+    for spec in args.scale:
+        workload, sep, replicas = spec.rpartition("=")
+        if not sep or not replicas.isdigit() or not workload:
+            raise ValidationError("--scale", "", f'expected NAMESPACE/NAME=REPLICAS, got "{spec}"')
+        change.scale.append((workload, int(replicas)))
+    if args.config:
+        change.config = load_config(args.config)
+    if not change.describe():
+        raise ValidationError("whatif", "", "no change given (--drain, --remove-nodes, --add-nodes, --scale, --config)")
+    sched = Scheduler.from_workload(load_workload(*args.cluster), seed=args.seed, threads=args.threads,
+                                    percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+                                    tie_break=args.tie_break)
+    doc = whatif(sched, change)
+    if args.output == "json":
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    elif args.output == "yaml":
+        import yaml
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    else:
+        sys.stdout.write(whatif_text(doc))
+    return 0
+
+
+def _names(text: str) -> list:
+    return [n.strip() for n in text.split(",") if n.strip()]
 
 
 # ---- explain ---------------------------------------------------------------------------------
@@ -313,7 +366,7 @@ def _write_report(doc, path, png_dir):
 
 
 COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
-            "capacity": cmd_capacity}
+            "capacity": cmd_capacity, "whatif": cmd_whatif}
 
 if __name__ == "__main__":
     sys.exit(main())

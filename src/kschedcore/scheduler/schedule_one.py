@@ -101,6 +101,8 @@ class ScheduleOne:
         cached = pod.compiled
         if fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
             return None
+        if self.cache.forked:      # the kernel writes rows itself: a fork could not save them first
+            return None
         t = self.cache.table
         if fw.bound_layout != t.layout:
             fw.rebind()

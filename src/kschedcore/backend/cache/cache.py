@@ -6,14 +6,13 @@ No snapshot copies: kube-scheduler clones changed NodeInfos into a snapshot ever
 its informers and binding goroutines change the cache concurrently. Here one owner serialises
 every change, so a cycle reads the node table in place; per-row generations tell what changed.
 """
-import itertools
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import DuplicateError, ValidationError
+from ...errors import DuplicateError, UnsupportedError, ValidationError
 from ...objects import resources as res
 from ...objects.disruption import parse_pdb
 from ...objects.node import Node
@@ -21,6 +20,7 @@ from ...objects.pod import Pod
 from ...objects.priority_class import parse_priority_class
 from ...objects.storage import STORAGE_KINDS
 from ..._kernel.table import add_usage as table_add_usage
+from .fork import CacheJournal
 from .node_table import NodeTable, pack_port
 from .pod_counters import PodCounters
 from .pods_by_priority import PodsByPriority
@@ -61,12 +61,15 @@ class Cache:
         self._priorities = Counter()    # priority -> placed pods
         self._by_priority = None        # PodsByPriority, from the first preemption on
         self._start = {}                # pod key -> start time (ns), MoreImportantPod's tie-break
-        self._unstarted = itertools.count(NO_START_TIME)
+        self._next_unstarted = NO_START_TIME    # the next pod without status.startTime gets this
+        self._journal = None            # the open fork's CacheJournal (fork.py)
         self._totals_key, self._totals = None, None    # utilization(): the nodes' rows and allocatable sums
 
     # ---- nodes -------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
         self.table.add_node(node)
+        if self._journal is not None:
+            self._journal.orphan(self, node.name)
         for pod in self._orphans.pop(node.name, ()):
             self.place(pod, node.name)
 
@@ -77,7 +80,10 @@ class Cache:
             raise ValidationError(f"node {node.name}", "metadata.name", "no such node")
         old = self.table.nodes[row]
         self.table.update_node(node)
-        self.counters.relabelled()
+        if old.labels != node.labels:       # what the pod counters count by (a cordon keeps them)
+            if self._journal is not None:
+                self._journal.relabelled = True
+            self.counters.relabelled()
         return old
 
     def remove_node(self, name: str) -> Node:
@@ -86,6 +92,8 @@ class Cache:
         if row is None:
             raise ValidationError(f"node {name}", "metadata.name", "no such node")
         old = self.table.nodes[row]
+        if self._journal is not None:
+            self._journal.orphan(self, name)
         for key in list(self._on_node.get(name, ())):
             self._orphans.setdefault(name, []).append(self._unplace(key).pod)
         self.table.remove_node(name)
@@ -117,6 +125,8 @@ class Cache:
 
     def remove_pod(self, key: str) -> Placement | None:
         """ForgetPod / RemovePod: the placement taken off its node (None if not placed)."""
+        if self._journal is not None:
+            self._journal.pod(self, key)
         self._start.pop(key, None)
         return self._unplace(key) if key in self._placed else None
 
@@ -126,9 +136,11 @@ class Cache:
         return self._start.get(key, NO_START_TIME)
 
     def remove_orphan(self, key: str) -> bool:
-        for pods in self._orphans.values():
+        for name, pods in self._orphans.items():
             for i, p in enumerate(pods):
                 if p.key == key:
+                    if self._journal is not None:
+                        self._journal.orphan(self, name)
                     del pods[i]
                     return True
         return False
@@ -178,6 +190,15 @@ class Cache:
         written: the kernel has written the row already (NodeKernel.run_copies)."""
         t = self.table
         row = t.row_of.get(node_name)
+        j = self._journal
+        if j is not None:
+            j.pod(self, pod.key)
+            if row is None:
+                j.orphan(self, node_name)
+            else:
+                j.node(self, node_name)
+                t.journal.save_row(t, row)
+                j.placements.append((pod, row, 1))
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
@@ -200,7 +221,7 @@ class Cache:
             self.volumes.place(pod, row, 1)
         self._placed[pod.key] = pl = Placement(pod, node_name, cols, vals, ports)
         if pod.key not in self._start:
-            self._start[pod.key] = pod.start_time if pod.start_time is not None else next(self._unstarted)
+            self._start[pod.key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
         self._priorities[pod.priority] += 1
         if self._by_priority is not None:
             self._priority_changed(pl, row)
@@ -212,23 +233,35 @@ class Cache:
         if not pods:
             return
         first = pods[0]
-        if self.counters.counts(first) or first.volumes:
+        if self.counters.counts(first) or first.volumes or self._journal is not None:
             for pod, node in zip(pods, node_names):
                 self.place(pod, node, written=True)
             return
         cols, vals, ports = first.compiled[1].usage
-        placed, on_node, start, unstarted = self._placed, self._on_node, self._start, self._unstarted
+        placed, on_node, start = self._placed, self._on_node, self._start
         row_of, by_priority = self.table.row_of, self._by_priority
         for pod, node in zip(pods, node_names):
             placed[pod.key] = pl = Placement(pod, node, cols, vals, ports)
             if pod.key not in start:
-                start[pod.key] = pod.start_time if pod.start_time is not None else next(unstarted)
+                start[pod.key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
             if by_priority is not None:
                 self._priority_changed(pl, row_of[node])
             on_node.setdefault(node, {})[pod.key] = None
         self._priorities[first.priority] += len(pods)
 
+    def _unstarted_time(self) -> int:
+        self._next_unstarted += 1
+        return self._next_unstarted - 1
+
     def _unplace(self, key: str) -> Placement:
+        j = self._journal
+        if j is not None:
+            pl = self._placed[key]
+            j.pod(self, key)
+            j.node(self, pl.node)
+            row = self.table.row_of[pl.node]
+            self.table.journal.save_row(self.table, row)
+            j.placements.append((pl.pod, row, -1))
         pl = self._placed.pop(key)
         t = self.table
         del self._on_node[pl.node][key]
@@ -279,6 +312,34 @@ class Cache:
         """Inside `without`: a pod put back taken off again."""
         self._unplace(key)
 
+    # ---- forks (fork.py) -------------------------------------------------------------------------
+    @property
+    def forked(self) -> bool:
+        return self._journal is not None
+
+    def begin_fork(self) -> CacheJournal:
+        """From now on every change is journaled, to be reverted or committed."""
+        self._journal = CacheJournal(self, self._journal)
+        self.table.journal = self._journal.table
+        return self._journal
+
+    def end_fork(self, journal: CacheJournal, commit: bool) -> None:
+        """Reverts the innermost fork's changes, or hands them to the enclosing fork."""
+        if journal is not self._journal:
+            raise ValidationError("fork", "", "only the innermost open fork can be reverted or committed")
+        if commit:
+            if journal.outer is not None:
+                journal.merge_into(journal.outer)
+        else:
+            self.table.journal = None        # the restore itself is not journaled
+            journal.revert(self)
+        self._journal = journal.outer
+        self.table.journal = None if journal.outer is None else journal.outer.table
+
+    def _no_fork(self, what: str) -> None:
+        if self._journal is not None:
+            raise UnsupportedError("fork", "", f"cannot {what} while a fork is open (nodes and pods only)")
+
     # ---- pods by priority (preemption) ---------------------------------------------------------
     def by_priority(self, rows, priority) -> PodsByPriority:
         """The rows' placed pods by priority, current for a preemptor of `priority`. Kept from
@@ -305,6 +366,7 @@ class Cache:
         (their selectors give default spread constraints), storage objects (the volume plugins;
         a second object of a name replaces the first), PodDisruptionBudgets (preemption),
         PriorityClasses (the pods added later get their priority)."""
+        self._no_fork("add an object")
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind in STORAGE_KINDS:
             self.volumes.add_object(obj, index_hint)
@@ -323,6 +385,7 @@ class Cache:
 
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
+        self._no_fork("add a namespace")
         meta = namespace.get("metadata") if isinstance(namespace, dict) else None
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             raise ValidationError("namespace", "metadata.name", "missing or empty")

@@ -94,6 +94,7 @@ class NodeTable:
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
+        self.journal = None                      # the open fork's TableJournal (backend/cache/fork.py)
         self._alloc_columns(capacity)
 
     @property
@@ -104,6 +105,15 @@ class NodeTable:
             self._scan_order = self.tree.order()
             self._scan_order_stale = False
         return self._scan_order
+
+    # ---- forks (backend/cache/fork.py) -------------------------------------------------------
+    def _save_row(self, row: int) -> None:
+        if self.journal is not None:
+            self.journal.save_row(self, row)
+
+    def _save_whole(self) -> None:
+        if self.journal is not None:
+            self.journal.save_whole(self)
 
     # ---- storage -------------------------------------------------------------------------
     def _alloc_columns(self, cap, n_res=4, n_keys=16, n_taints=4, n_ports=4, n_images=4, n_ids=64):
@@ -134,6 +144,7 @@ class NodeTable:
 
     def _grow(self, rows=None, cols=None):
         """Reallocates: rows to at least `rows`; cols maps a column name to a minimum width."""
+        self._save_whole()
         self.layout += 1
         cols = cols or {}
         for name in ("alloc", "inv_alloc", "requested", "nonzero", "pod_count", "allowed_pods", "order_key",
@@ -208,6 +219,7 @@ class NodeTable:
         return len(self.row_of)
 
     def add_node(self, node) -> int:
+        self._save_whole()
         if node.name in self.row_of:
             raise DuplicateError(f"node {node.name}", "metadata.name", "duplicate node name")
         if self.free_rows:
@@ -235,6 +247,12 @@ class NodeTable:
     def update_node(self, node) -> int:
         """Replaces a node's own facts (labels, taints, allocatable, images); its pods stay."""
         row = self.row_of[node.name]
+        if self.journal is not None:
+            if zone_key(node.labels) != self.zone_of[row]:
+                self._save_whole()           # the node tree changes
+            self._save_row(row)
+            if self.n_images[row] or node.images:
+                self.journal.save_image_count(self)
         self._clear_images(row)
         old_zone = self.zone_of[row]
         self._set_node_facts(row, node)
@@ -245,6 +263,7 @@ class NodeTable:
         return row
 
     def remove_node(self, name: str) -> int:
+        self._save_whole()
         row = self.row_of.pop(name)
         self.node_version += 1
         self._clear_images(row)
@@ -317,6 +336,8 @@ class NodeTable:
         Rows not changed keep a stale NumNodes, as kube-scheduler's snapshot does (§7.3).
         """
         for row in self.stale_images:
+            if self.n_images[row]:
+                self._save_row(row)
             for j in range(self.n_images[row]):
                 self.image_nn[row, j] = self.image_count[self.images[row, j]]
         self.stale_images.clear()
@@ -324,11 +345,13 @@ class NodeTable:
     # ---- pods on nodes ----------------------------------------------------------------------
     def touch(self, row: int):
         """A pod was added to or removed from the row."""
+        self._save_row(row)
         self.generation[row] += 1
         if self.n_images[row]:
             self.stale_images.add(row)
 
     def add_ports(self, row: int, packed, sign: int):
+        self._save_row(row)
         counts = self.port_counts[row]
         for p in packed:
             counts[p] += sign
