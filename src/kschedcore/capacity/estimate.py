@@ -55,6 +55,13 @@ class CopyMaker:
         raw = template.copy(0, scheduler_name)
         self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
 
+    def take(self, count: int, compiled) -> list:
+        """The next `count` copies, compiled as `compiled` (a copy's cycle made it)."""
+        base, self.counter = self.counter, self.counter + count
+        name, ns, parsed = self.template.name, self.template.namespace, self.parsed
+        parsed.compiled = compiled
+        return [renamed(parsed, f"{name}-{i}", f"{ns}/{name}-{i}") for i in range(base, base + count)]
+
     def next(self):
         i, self.counter = self.counter, self.counter + 1
         name = f"{self.template.name}-{i}"
@@ -109,14 +116,10 @@ def _copies(sched, maker, pod, count: int, est) -> bool:
     if rows is None:
         return False
     nodes = sched.cache.table.nodes
-    copies, names = [], []
-    for row in rows.tolist():
-        copy = maker.next()
-        copy.compiled = pod.compiled
-        copies.append(copy)
-        names.append(nodes[row].name)
+    names = [nodes[row].name for row in rows.tolist()]
+    copies = maker.take(len(names), pod.compiled)
     sched.cache.place_written(copies, names)
-    est.bound.extend(Bound(c.key, n, 0) for c, n in zip(copies, names))
+    est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
     return True
 
 

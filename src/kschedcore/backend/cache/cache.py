@@ -238,15 +238,23 @@ class Cache:
                 self.place(pod, node, written=True)
             return
         cols, vals, ports = first.compiled[1].usage
-        placed, on_node, start = self._placed, self._on_node, self._start
-        row_of, by_priority = self.table.row_of, self._by_priority
-        for pod, node in zip(pods, node_names):
-            placed[pod.key] = pl = Placement(pod, node, cols, vals, ports)
-            if pod.key not in start:
-                start[pod.key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
-            if by_priority is not None:
-                self._priority_changed(pl, row_of[node])
-            on_node.setdefault(node, {})[pod.key] = None
+        keys = [p.key for p in pods]
+        if any(k in self._start for k in keys):
+            raise ValidationError(f"pod {next(k for k in keys if k in self._start)}", "", "already assumed or bound")
+        self._placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
+        if first.start_time is None:       # copies of one pod: all without, or all with the same
+            base = self._next_unstarted
+            self._next_unstarted += len(pods)
+            self._start.update(zip(keys, range(base, base + len(pods))))
+        else:
+            self._start.update(zip(keys, [first.start_time] * len(pods)))
+        on_node = self._on_node
+        for key, node in zip(keys, node_names):
+            on_node.setdefault(node, {})[key] = None
+        if self._by_priority is not None:
+            row_of = self.table.row_of
+            for key, node in zip(keys, node_names):
+                self._priority_changed(self._placed[key], row_of[node])
         self._priorities[first.priority] += len(pods)
 
     def _unstarted_time(self) -> int:
