@@ -191,3 +191,15 @@ def test_fork_cost_follows_the_change_not_the_cluster():
     f.revert()
     assert not list(s.cache.placements())
     assert np.all(s.cache.table.requested == 0)
+
+
+def test_preemption_in_a_fork_evicts_and_revert_brings_the_victims_back():
+    s = Scheduler([node(i, cpu=2) for i in range(2)], seed=1)
+    for i in range(4):
+        s.schedule_one(pod(f"low-{i}", cpu="1"))
+    before = state(s)
+    with s.fork():
+        result, victims = s.preempt(pod("high", cpu="2", priority=1000))
+        assert result.node is not None and len(victims) == 2
+        assert all(v not in s.cache for v in victims) and "default/high" in s.cache
+    assert state(s) == before

@@ -225,6 +225,8 @@ class Scheduler:
     def assume_scheduled(self, pod: Pod, result: ScheduleResult) -> None:
         """Assumes a pod on the node its cycle chose: the profile's in-tree Reserve (VolumeBinding)
         commits what the cycle found, and its kernel writes the node's row."""
+        if pod.key in self.cache:
+            raise ValidationError(f"pod {pod.key}", "metadata.name", "already assumed or bound (a pod twice?)")
         cycle = result.cycle
         fw = cycle.framework
         if cycle.acted_filters:
@@ -320,6 +322,30 @@ class Scheduler:
         if result.node is not None:
             self.assume_scheduled(pod, result)
         return result
+
+    def preempt(self, pod) -> tuple:
+        """Schedules `pod` with preemption acted on at once, as kube-scheduler's loop would with
+        nothing else in the queue: a cycle; after a FitError, DefaultPreemption chooses a node
+        and victims; the victims are deleted and the pod tries its nominated node first, then
+        every node. Returns (ScheduleResult, victims' keys); the pod is assumed if placed."""
+        pod = self.parse_pod(pod)
+        acts, self.handle.preemption_acts = self.handle.preemption_acts, True
+        try:
+            result = self.cycles.attempt(pod)
+        finally:
+            self.handle.preemption_acts = acts
+        if result.node is None and result.nomination is not None and result.nomination.nominated_node_name:
+            victims = tuple(result.nomination.victims)
+            for key in victims:
+                self.remove_pod(key)
+            result = self.cycles.evaluate_node(pod, self.cache.table.row_of[result.nomination.nominated_node_name])
+            if result.node is None:
+                result = self.schedule(pod)
+        else:
+            victims = ()
+        if result.node is not None:
+            self.assume_scheduled(pod, result)
+        return result, victims
 
     def run_by_loop(self) -> None:
         """A loop drives this scheduler from now on: DefaultPreemption chooses victims and a

@@ -110,14 +110,14 @@ class Cache:
     # ---- pods --------------------------------------------------------------------------------
     def add_pod(self, pod: Pod) -> None:
         """A bound pod (spec.nodeName set); one bound to an unknown node waits for it."""
-        if pod.key in self._placed:
+        if pod.key in self._placed or self._orphaned(pod.key):
             raise DuplicateError(f"pod {pod.key}", "metadata.name", "duplicate pod")
         self.place(pod, pod.node_name)
 
     def assume(self, pod: Pod, node_name: str, kernel=None) -> None:
         """AssumePod: counts a pod a cycle chose on its node from now on. kernel: the
         NodeKernel that compiled the pod, bound to this table (it writes the row in C)."""
-        if pod.key in self._placed:
+        if pod.key in self._placed or self._orphaned(pod.key):
             raise ValidationError(f"pod {pod.key}", "", "already assumed or bound")
         if node_name not in self.table.row_of:
             raise ValidationError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
@@ -134,6 +134,9 @@ class Cache:
         """A placed pod's start (GetPodStartTime) as ns since the epoch: status.startTime, or,
         without one, "now" -- after every recorded start, in placement order."""
         return self._start.get(key, NO_START_TIME)
+
+    def _orphaned(self, key: str) -> bool:
+        return bool(self._orphans) and any(p.key == key for pods in self._orphans.values() for p in pods)
 
     def remove_orphan(self, key: str) -> bool:
         for name, pods in self._orphans.items():
