@@ -254,9 +254,13 @@ def test_unknown_node_in_update_remove_and_assume():
     (dict(percentage_of_nodes_to_score=101), "scheduler: percentageOfNodesToScore: must be in the range 0-100, got 101"),
     (dict(tie_break="last"), 'scheduler: tieBreak: must be "random" or "first", got "last"'),
     (dict(plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "Balanced"}}}),
-     'NodeResourcesFitArgs: scoringStrategy.type: Unsupported value: "Balanced": supported values: LeastAllocated, MostAllocated, RequestedToCapacityRatio'),
+     'KubeSchedulerConfiguration: initializing profiles: creating profile for scheduler name default-scheduler: '
+     'initializing plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "Balanced": supported values: '
+     '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'),
     (dict(plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "RequestedToCapacityRatio"}}}),
-     "NodeResourcesFitArgs: scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be specified"),
+     'KubeSchedulerConfiguration: initializing profiles: creating profile for scheduler name default-scheduler: '
+     'initializing plugin "NodeResourcesFit": scoringStrategy.requestedToCapacityRatio.shape: Required value: '
+     'at least one point must be specified'),
 ])
 def test_bad_scheduler_options(kwargs, message):
     with pytest.raises(ValidationError) as info:

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from . import __version__
 from .errors import KSchedCoreError, ValidationError
 from .framework.config import load_config
 from .output import report
@@ -30,6 +31,7 @@ def _percentage(text):
 
 def _parser():
     p = argparse.ArgumentParser(prog="kschedcore", description="kube-scheduler v1.34 decisions, fast, in process.")
+    p.add_argument("--version", action="version", version=f"kschedcore {__version__} (kube-scheduler v1.34.1 semantics)")
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp):
@@ -51,8 +53,8 @@ def _parser():
     sim.add_argument("workload", nargs="*", help="files as for explain; none: a generated cluster")
     common(sim)
     sim.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
-    sim.add_argument("--nodes", type=int, default=5000, help="generated cluster: nodes (default 5000)")
-    sim.add_argument("--pods", type=int, default=30000, help="generated cluster: pods (default 30000)")
+    sim.add_argument("--nodes", type=int, default=None, help="generated cluster: nodes (default 5000)")
+    sim.add_argument("--pods", type=int, default=None, help="generated cluster: pods (default 30000)")
     sim.add_argument("--queue", action="store_true",
                      help="run kube-scheduler's loop: scheduling queue (backoff, gates, requeue on "
                           "cluster events), binding cycle, on a virtual clock")
@@ -262,8 +264,14 @@ def cmd_explain(args) -> int:
 # ---- simulate --------------------------------------------------------------------------------
 def cmd_simulate(args) -> int:
     t0 = time.perf_counter()
+    if args.workload and (args.nodes is not None or args.pods is not None):
+        raise ValidationError("--nodes/--pods", "", "size a generated cluster: not with workload files")
+    for flag, value in (("--nodes", args.nodes), ("--pods", args.pods)):
+        if value is not None and value < (1 if flag == "--nodes" else 0):
+            raise ValidationError(flag, "", f"must be {'positive' if flag == '--nodes' else 'non-negative'}, got {value}")
     workload = load_workload(*args.workload) if args.workload else \
-        generate(nodes=args.nodes, pods=args.pods, seed=args.seed or 1)
+        generate(nodes=5000 if args.nodes is None else args.nodes, pods=30000 if args.pods is None else args.pods,
+                 seed=args.seed or 1)
     sched = _scheduler(args, workload)
     for pod in sched.pending:        # compile ahead: the timed phase is scheduling alone
         sched.prepare(pod)

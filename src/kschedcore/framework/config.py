@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import ValidationError
+from .config_schema import CONFIG, PLUGIN_ARGS, strict_error, unknown_fields
 from .registry import IN_TREE
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -57,6 +58,8 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     #: the Registry the out-of-tree plugin names of the profiles come from
     registry: object = None
+    #: where it was read from (errors name it)
+    source: str = "KubeSchedulerConfiguration"
 
     @classmethod
     def default(cls) -> "SchedulerConfig":
@@ -85,6 +88,16 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
     if doc.get("apiVersion") != API_VERSION or doc.get("kind") != KIND:
         fail("apiVersion", f'expected apiVersion "{API_VERSION}" and kind "{KIND}", '
                            f'got "{doc.get("apiVersion")}" / "{doc.get("kind")}"')
+    unknown = unknown_fields(doc, CONFIG)
+    if unknown:
+        fail("", strict_error(unknown))
+    for i, prof in enumerate(doc.get("profiles") or []):
+        for j, pc in enumerate((prof.get("pluginConfig") or []) if isinstance(prof, dict) else []):
+            schema = PLUGIN_ARGS.get(pc.get("name")) if isinstance(pc, dict) else None
+            unknown = unknown_fields(pc.get("args"), schema) if schema else []
+            if unknown:
+                fail("", f"strict decoding error: decoding .profiles[{i}].pluginConfig[{j}]: strict decoding "
+                         f"error: decoding args for plugin {pc['name']}: {strict_error(unknown)}")
     global_pct = _percentage(doc.get("percentageOfNodesToScore"), "percentageOfNodesToScore", fail)
     raw_profiles = doc.get("profiles") or [{}]
     if not isinstance(raw_profiles, list):
@@ -103,7 +116,7 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
         profiles.append(_profile(prof, name, path, fail, registry))
     if len({p.queue_sort for p in profiles}) > 1:   # one queue serves every profile
         fail("profiles", "queueSort must be the same for all profiles")
-    return SchedulerConfig(profiles, global_pct, registry)
+    return SchedulerConfig(profiles, global_pct, registry, source)
 
 
 def _percentage(value, path, fail):

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from .._kernel import N_SCORES, CompiledPod, NodeKernel
+from ..errors import ValidationError
 from .custom_runtime import CustomPlugins
 from .fit_error import absent_reason
 from .interface import PostFilterResult, PreFilterRejection, Status
@@ -26,12 +27,12 @@ ENQUEUE_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 
 class Framework:
     def __init__(self, profile, cache, handle, *, percentage_of_nodes_to_score=None, seed=0, threads=1,
-                 custom=(), registry=None, in_tree=IN_TREE):
+                 custom=(), registry=None, in_tree=IN_TREE, source="KubeSchedulerConfiguration"):
         self.name = profile.scheduler_name
         self.profile, self.cache, self.in_tree = profile, cache, in_tree
         table = cache.table
         wanted = {*profile.filters, *profile.score_weights, *profile.post_filters, *profile.pre_enqueue}
-        made = {n: in_tree.factory(n)(profile.plugin_args.get(n), handle) for n in in_tree if n in wanted}
+        made = {n: _make(in_tree, n, profile, handle, source) for n in in_tree if n in wanted}
         kernel_plugins = [p for p in made.values() if isinstance(p, KernelPlugin)]
         self.plugins, self.by_name = kernel_plugins, made
         #: implemented Filter plugins, by kernel filter id, in profile order
@@ -314,6 +315,20 @@ def _merged_names(results):
             names = set(r) if names is None else names & set(r)
             plugins += (plugin,)
     return None if names is None else (names, plugins)
+
+
+def _make(in_tree, name, profile, handle, source):
+    """An in-tree plugin from its args. NodeResourcesFit's bad args fail as kube-scheduler's
+    profile creation fails on them (its config validation looks them up under a wrong name,
+    "NodeResourcesFitArgs", so it never checks them)."""
+    try:
+        return in_tree.factory(name)(profile.plugin_args.get(name), handle)
+    except ValidationError as e:
+        if name != "NodeResourcesFit":
+            raise    # the others' args are checked by kube-scheduler's config validation (its wording)
+        where = ": ".join(p for p in (e.field, e.message) if p)
+        raise ValidationError(source, "", f"initializing profiles: creating profile for scheduler name "
+                                          f'{profile.scheduler_name}: initializing plugin "{name}": {where}') from None
 
 
 def template_key(pod) -> tuple:

@@ -2,6 +2,7 @@
 from dataclasses import dataclass, field
 
 from . import resources as res
+from ..errors import ObjectError
 from .fields import metadata_name
 from .node_selector import PreferredTerm, Requirement, SelectorReader, SelectorTerm  # noqa: F401 (re-exported)
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
@@ -274,6 +275,11 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
 
     def container_requests(c, path, use_status):
         resources = r.mapping(c, "resources", path + ".resources")
+        for part in ("requests", "limits"):
+            for name in (resources.get(part) or {}) if isinstance(resources.get(part), dict) else ():
+                error = res.container_resource_error(str(name))
+                if error:
+                    raise ObjectError(r.obj, f"{path}.resources.{part}[{name}]", error)
         reqs = _nanos(r.quantities(resources, "requests", path + ".resources.requests"))
         # API defaulting: a resource with a limit and no request requests its limit
         for k, v in _nanos(r.quantities(resources, "limits", path + ".resources.limits")).items():

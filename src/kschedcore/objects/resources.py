@@ -57,5 +57,19 @@ def counts(name: str) -> bool:
     return name in NATIVE or is_scalar(name)
 
 
+@lru_cache(maxsize=4096)
+def container_resource_error(name: str) -> str:
+    """The API server's validateContainerResourceName: '' if `name` may be a container's
+    request or limit, else its complaint."""
+    if not is_qualified_name(name):
+        return f'Invalid value: "{name}": must be a qualified name (an optional DNS subdomain prefix and "/")'
+    if "/" not in name:
+        if name not in NATIVE and not is_hugepages(name):
+            return f'Invalid value: "{name}": must be a standard resource for containers'
+    elif not is_native(name) and not is_extended(name):
+        return f'Invalid value: "{name}": doesn\'t follow extended resource name standard'
+    return ""
+
+
 def is_pod_level_supported(name: str) -> bool:
     return name in (CPU, MEMORY) or is_hugepages(name)

@@ -32,6 +32,11 @@ def as_result(outcome):
 def simulate_report(sched, results, wall, load_seconds, args) -> dict:
     scheduled = sum(1 for r in results if r.node is not None)
     ignored = sum(1 for r in results if r.ignored)
+    left_out = dict(getattr(sched, "ignored", {}))
+    for r in results:
+        if r.ignored:    # "no profile for schedulerName "x"": not this scheduler's pod
+            reason = "schedulerName " + r.error.split('"')[1] if '"' in r.error else r.error
+            left_out[reason] = left_out.get(reason, 0) + 1
     gated = sum(1 for r in results if r.gated)
     reasons, messages = {}, {}
     for r in results:
@@ -52,12 +57,14 @@ def simulate_report(sched, results, wall, load_seconds, args) -> dict:
         "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
         "utilization": sched.utilization(),
-        "ignored": ignored,   # pods whose schedulerName no profile has
+        # what was left out, by reason: pods whose schedulerName no profile has, Succeeded /
+        # Failed pods, pods bound to a node not in the cluster, objects of kinds not read
+        "ignored": dict(sorted(left_out.items())),
         "percentageOfNodesToScore": args.percentage_of_nodes_to_score or 0,
         "seed": args.seed,
         "loadSeconds": round(load_seconds, 3),
         "wallSeconds": round(wall, 4),
-        "podsPerSecond": round(decisions / wall, 1) if wall > 0 else None,
+        "podsPerSecond": round((decisions - ignored) / wall, 1) if wall > 0 and decisions > ignored else None,
     }
 
 
@@ -69,6 +76,8 @@ def print_report(rep):
     t = Table(box=None, show_header=False)
     for key in ("nodes", "pods", "scheduled", "unschedulable", "wallSeconds", "podsPerSecond", "loadSeconds"):
         t.add_row(key, str(rep[key]))
+    for reason, n in rep["ignored"].items():
+        t.add_row(f"ignored: {reason}", str(n))
     if rep.get("preemptionPossible"):
         t.add_row("could preempt (see --queue)", str(rep["preemptionPossible"]))
     for name, frac in rep["utilization"].items():

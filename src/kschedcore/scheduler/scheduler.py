@@ -7,6 +7,7 @@ public methods only.
 """
 import gc
 import random
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -87,7 +88,7 @@ class Scheduler:
         self.profiles = {
             prof.scheduler_name: Framework(prof, self.cache, self.handle, seed=seed + i, threads=threads or 1,
                                            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                                           custom=plugins, registry=config.registry)
+                                           custom=plugins, registry=config.registry, source=config.source)
             for i, prof in enumerate(config.profiles)}
         # ties among totals changed after the kernel pass
         self.cycles = ScheduleOne(self.cache, self.profiles, tie_break == "first", random.Random(seed))
@@ -96,6 +97,8 @@ class Scheduler:
         #: (ScheduleOne.attempt); the pod is not assumed
         self.attempt = self.cycles.attempt
         self.pending = []          # pods without spec.nodeName, in arrival order
+        #: what was left out, by reason: Succeeded / Failed pods, objects of kinds not read, ...
+        self.ignored = Counter()
         for n in nodes:
             self.add_node(n)
         for p in pods:
@@ -120,6 +123,10 @@ class Scheduler:
             sched.add_pod(sched.parse_pod(pod, f"pods[{i}]"))
         for i, pod in enumerate(workload.pending):
             sched.queue(sched.parse_pod(pod, f"pending[{i}]"))
+        sched.ignored.update(workload.ignored)
+        missing = sched.cache.orphan_count()
+        if missing:     # kube-scheduler keeps them on a node it does not know: they count nowhere
+            sched.ignored["bound to a node not in the cluster"] += missing
         return sched
 
     # ---- the cache's view ----------------------------------------------------------------------
@@ -185,6 +192,7 @@ class Scheduler:
         """
         pod = self.parse_pod(pod)
         if pod.terminal:
+            self.ignored[pod.phase] += 1
             return None
         if pod.node_name:
             self.cache.add_pod(pod)
@@ -197,6 +205,7 @@ class Scheduler:
         joins that node when its turn comes, without a scheduling cycle)."""
         pod = self.parse_pod(pod)
         if pod.terminal:
+            self.ignored[pod.phase] += 1
             return None
         self.pending.append(pod)
         return pod

@@ -24,8 +24,27 @@ EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets"
               "storageClasses": "StorageClass", "csiNodes": "CSINode", "csiDrivers": "CSIDriver",
               "csiStorageCapacities": "CSIStorageCapacity", "podDisruptionBudgets": "PodDisruptionBudget",
               "priorityClasses": "PriorityClass"}
+#: the kinds besides Node and Pod that kschedcore reads
+READ_KINDS = frozenset((*EXTRA_KEYS.values(), "VolumeAttachment"))
 #: workload-document keys that describe it and are not read
 DESCRIPTIVE_KEYS = ("name", "seed", "description", "features")
+
+
+#: the built-in API groups (kinds of these that kschedcore does not know are refused as typos)
+BUILTIN_GROUPS = ("", "apps", "batch", "policy", "autoscaling", "extensions")
+#: Kubernetes kinds kschedcore reads none of: counted in `ignored`, as kube-scheduler never sees them
+OTHER_KINDS = frozenset("""
+    Binding ComponentStatus ConfigMap Endpoints Event LimitRange PodTemplate ResourceQuota Secret
+    ServiceAccount ControllerRevision DaemonSet Deployment CronJob Job HorizontalPodAutoscaler Eviction
+    ClusterRole ClusterRoleBinding Role RoleBinding VolumeAttributesClass Ingress IngressClass NetworkPolicy
+    IPAddress ServiceCIDR EndpointSlice Lease RuntimeClass CertificateSigningRequest ClusterTrustBundle
+    MutatingWebhookConfiguration ValidatingWebhookConfiguration ValidatingAdmissionPolicy
+    ValidatingAdmissionPolicyBinding MutatingAdmissionPolicy MutatingAdmissionPolicyBinding
+    CustomResourceDefinition APIService FlowSchema PriorityLevelConfiguration ResourceClaim
+    ResourceClaimTemplate DeviceClass ResourceSlice PodMetrics NodeMetrics StorageVersion
+    StorageVersionMigration LeaseCandidate ServiceAccountToken TokenReview SubjectAccessReview
+    SelfSubjectReview SelfSubjectAccessReview SelfSubjectRulesReview LocalSubjectAccessReview
+""".split())
 
 
 @dataclass
@@ -34,6 +53,8 @@ class Workload:
     pods: list = field(default_factory=list)        # bound (spec.nodeName set)
     pending: list = field(default_factory=list)     # to schedule, in order
     objects: dict = field(default_factory=dict)     # kind -> [raw object]; Service, ReplicaSet, ...
+    #: what the reader left out, by reason ("kind ConfigMap": 3)
+    ignored: dict = field(default_factory=dict)
 
     def extend(self, other: "Workload"):
         self.nodes += other.nodes
@@ -41,6 +62,8 @@ class Workload:
         self.pending += other.pending
         for kind, objs in other.objects.items():
             self.objects.setdefault(kind, []).extend(objs)
+        for reason, n in other.ignored.items():
+            self.ignored[reason] = self.ignored.get(reason, 0) + n
 
 
 def read_text(path: Path) -> str:
@@ -87,10 +110,10 @@ def workload_from_documents(docs, source: str = "<input>") -> Workload:
     return w
 
 
-def _add_document(w: Workload, doc, where: str):
+def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
     if not isinstance(doc, dict):
         raise WorkloadError(where, "", f"expected an object, got {type(doc).__name__}")
-    kind = doc.get("kind")
+    kind = doc.get("kind") or item_kind or None       # a NodeList's items carry no kind
     if kind is None and any(k in doc for k in ("nodes", "pods", "pending")):
         _add_workload_document(w, doc, where)
     elif isinstance(kind, str) and kind.endswith("List"):
@@ -98,14 +121,20 @@ def _add_document(w: Workload, doc, where: str):
         if not isinstance(items, list):
             raise WorkloadError(where, "items", "expected a list")
         for j, item in enumerate(items):
-            _add_document(w, item, f"{where}: items[{j}]")
+            _add_document(w, item, f"{where}: items[{j}]", kind[:-len("List")])
     elif kind == "Node":
         w.nodes.append(doc)
     elif kind == "Pod":
         spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
         (w.pods if spec.get("nodeName") else w.pending).append(doc)
     elif isinstance(kind, str) and kind:
-        w.objects.setdefault(kind, []).append(doc)
+        group = str(doc.get("apiVersion") or "").rpartition("/")[0]
+        if kind not in READ_KINDS and kind not in OTHER_KINDS and (group in BUILTIN_GROUPS or group.endswith(".k8s.io")):
+            raise WorkloadError(where, "kind", f'unknown kind "{kind}" for apiVersion "{doc.get("apiVersion")}"')
+        if kind in READ_KINDS:
+            w.objects.setdefault(kind, []).append(doc)
+        else:
+            w.ignored[f"kind {kind}"] = w.ignored.get(f"kind {kind}", 0) + 1
     else:
         raise WorkloadError(where, "kind", "missing: not a Kubernetes object or a workload document")
 
@@ -132,5 +161,8 @@ def load_workload(*paths) -> Workload:
     w = Workload()
     for p in paths:
         path = Path(p)
-        w.extend(workload_from_documents(documents(path, read_text(path)), str(path)))
+        docs = documents(path, read_text(path))
+        if not docs:
+            raise WorkloadError(str(path), "", "no Kubernetes object in the file (empty input)")
+        w.extend(workload_from_documents(docs, str(path)))
     return w

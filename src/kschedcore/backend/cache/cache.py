@@ -135,6 +135,10 @@ class Cache:
         without one, "now" -- after every recorded start, in placement order."""
         return self._start.get(key, NO_START_TIME)
 
+    def orphan_count(self) -> int:
+        """Pods bound to nodes the cluster does not have (they count when the node comes)."""
+        return sum(len(pods) for pods in self._orphans.values())
+
     def _orphaned(self, key: str) -> bool:
         return bool(self._orphans) and any(p.key == key for pods in self._orphans.values() for p in pods)
 

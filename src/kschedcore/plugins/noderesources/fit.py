@@ -25,8 +25,8 @@ def _validated_strategy(args) -> dict:
         raise ValidationError(obj, "scoringStrategy", f"expected an object, got {type(strategy).__name__}")
     kind = strategy.get("type") or "LeastAllocated"
     if kind not in STRATEGIES:
-        raise ValidationError(obj, "scoringStrategy.type",
-                              f'Unsupported value: "{kind}": supported values: {", ".join(sorted(STRATEGIES))}')
+        supported = ", ".join(f'"{k}"' for k in sorted(STRATEGIES))
+        raise ValidationError(obj, "scoringStrategy.type", f'Unsupported value: "{kind}": supported values: {supported}')
     resources = []
     for i, r in enumerate(strategy.get("resources") or DEFAULT_RESOURCES):
         path = f"scoringStrategy.resources[{i}]"

@@ -41,8 +41,8 @@ def validated_defaults(args):
     kind = args.get("defaultingType") or "System"
     raw = args.get("defaultConstraints") or []
     if kind not in DEFAULTING_TYPES:
-        raise ValidationError(obj, "defaultingType",
-                              f'Unsupported value: "{kind}": supported values: {", ".join(DEFAULTING_TYPES)}')
+        supported = ", ".join(f'"{k}"' for k in DEFAULTING_TYPES)
+        raise ValidationError(obj, "defaultingType", f'Unsupported value: "{kind}": supported values: {supported}')
     if not isinstance(raw, list):
         raise ValidationError(obj, "defaultConstraints", f"expected a list, got {type(raw).__name__}")
     if kind == "System" and raw:
@@ -77,7 +77,8 @@ def _default_constraint(c, path, seen, obj):
     if not action:
         fail(".whenUnsatisfiable", "Required value: can not be empty")
     if action not in ACTIONS:
-        fail(".whenUnsatisfiable", f'Unsupported value: "{action}": supported values: {", ".join(ACTIONS)}')
+        supported = ", ".join(f'"{k}"' for k in ACTIONS)
+        fail(".whenUnsatisfiable", f'Unsupported value: "{action}": supported values: {supported}')
     if c.get("labelSelector") is not None:
         fail(".labelSelector", "Forbidden: constraint must not define a selector, as they deduced for each pod")
     if (key, action) in seen:

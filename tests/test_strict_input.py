@@ -1,0 +1,120 @@
+"""Strict input (issue 12, first part): configuration decoded strictly with kube-scheduler's
+wording, unknown kinds refused, what is left out counted by reason, resource names validated as
+the API server validates them, the CLI's own flags checked. The expected messages are
+kube-scheduler v1.34.1's own, taken from runs of it."""
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+import yaml
+
+from kschedcore import __version__
+from kschedcore.cli import main
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+
+
+def pod(name="p", **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "x"}], **spec}}
+
+
+def run(*argv):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue()
+
+
+def write(tmp_path, name, *docs):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def error_of(capsys, *argv) -> str:
+    code, _ = run(*argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("kschedcore: error: ") and err.count("\n") == 1, err
+    return err[len("kschedcore: error: "):].rstrip("\n")
+
+
+CFG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+@pytest.mark.parametrize("config, message", [
+    ({**CFG, "percentageOfNodesToScor": 50, "profiles": [{"schedulerNam": "foo"}]},
+     'strict decoding error: unknown field "percentageOfNodesToScor", unknown field "profiles[0].schedulerNam"'),
+    ({**CFG, "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrateg": {}}}]}]},
+     "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding error: decoding args for "
+     'plugin NodeResourcesFit: strict decoding error: unknown field "scoringStrateg"'),
+    ({**CFG, "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit",
+                                             "args": {"scoringStrategy": {"type": "MostAlocated"}}}]}]},
+     'initializing profiles: creating profile for scheduler name default-scheduler: initializing plugin '
+     '"NodeResourcesFit": scoringStrategy.type: Unsupported value: "MostAlocated": supported values: '
+     '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'),
+])
+def test_configuration_is_decoded_strictly_with_kube_schedulers_words(tmp_path, capsys, config, message):
+    cfg = write(tmp_path, "cfg.yaml", config)
+    cluster = write(tmp_path, "c.yaml", NODE, pod())
+    assert error_of(capsys, "simulate", cluster, "--config", cfg) == f"{cfg}: {message}"
+
+
+def test_a_misspelt_disabled_plugin_is_accepted_as_kube_scheduler_accepts_it(tmp_path):
+    cfg = write(tmp_path, "cfg.yaml", {**CFG, "profiles": [{"plugins": {"score": {"disabled": [{"name": "Nope"}]}}}]})
+    code, _ = run("simulate", write(tmp_path, "c.yaml", NODE, pod()), "--config", cfg)
+    assert code == 0
+
+
+def test_left_out_objects_are_counted_by_reason(tmp_path):
+    cluster = write(tmp_path, "c.yaml",
+                    {"apiVersion": "v1", "kind": "NodeList", "items": [{k: v for k, v in NODE.items() if k != "kind"}]},
+                    {"apiVersion": "v1", "kind": "PodList", "items": [
+                        {k: v for k, v in pod("done", nodeName="a").items() if k != "kind"} | {"status": {"phase": "Succeeded"}},
+                        {k: v for k, v in pod("lost", nodeName="zz").items() if k != "kind"},
+                        {k: v for k, v in pod("other", schedulerName="other-scheduler").items() if k != "kind"},
+                        {k: v for k, v in pod("mine").items() if k != "kind"}]},
+                    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}},
+                    {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    code, out = run("simulate", cluster, "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["scheduled"] == 1
+    assert doc["ignored"] == {"Succeeded": 1, "bound to a node not in the cluster": 1, "kind ConfigMap": 1,
+                              "kind Widget": 1, "schedulerName other-scheduler": 1}
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"apiVersion": "v1", "kind": "Pdo", "metadata": {"name": "x"}}, 'kind: unknown kind "Pdo" for apiVersion "v1"'),
+    (pod(**{"containers": [{"name": "c", "image": "x", "resources": {"requests": {"memroy": "1Gi"}}}]}),
+     'pod default/p: spec.containers[0].resources.requests[memroy]: Invalid value: "memroy": must be a standard '
+     'resource for containers'),
+    (pod(**{"containers": [{"name": "c", "image": "x", "resources": {"limits": {"example.com/": "1"}}}]}),
+     "spec.containers[0].resources.limits[example.com/]: Invalid value"),
+])
+def test_bad_objects_are_refused_naming_the_field(tmp_path, capsys, doc, message):
+    assert message in error_of(capsys, "simulate", write(tmp_path, "bad.yaml", NODE, doc))
+
+
+def test_an_empty_file_is_an_error(tmp_path, capsys):
+    (tmp_path / "empty.yaml").write_text("")
+    assert "empty input" in error_of(capsys, "simulate", tmp_path / "empty.yaml")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--nodes", "-5"], "--nodes: must be positive, got -5"),
+    (["--pods", "-1"], "--pods: must be non-negative, got -1"),
+])
+def test_generated_cluster_sizes_are_checked(capsys, argv, message):
+    assert error_of(capsys, "simulate", *argv) == message
+
+
+def test_sizes_with_files_are_refused(tmp_path, capsys):
+    assert "not with workload files" in error_of(capsys, "simulate", write(tmp_path, "c.yaml", NODE), "--nodes", "10")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.startswith(f"kschedcore {__version__}")
