@@ -59,10 +59,9 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
     the plugins that need no normalisation. Returns the number of feasible nodes.
     """
     cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
-    cdef int code, k, plugin = 0
-    cdef int64_t detail, v, total
+    cdef int code, plugin = 0
+    cdef int64_t detail
     cdef int64_t* raw = b.raw
-    cdef int64_t* w = c.weights
     for i in range(count):
         if f >= limit:
             break
@@ -80,27 +79,35 @@ cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* 
         f += 1
         b.feasible[j] = row
         b.feas_pos[j] = offset + i
-        total = 0
-        if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
-            raw[S_TAINT_TOLERATION * cap + j] = taint_score(t, p, row)
-        if y.use[S_NODE_AFFINITY]:
-            raw[S_NODE_AFFINITY * cap + j] = node_affinity_score(t, p, row)
-        if y.use[S_NODE_RESOURCES_FIT]:
-            v = fit_score(t, p, c, row)
-            raw[S_NODE_RESOURCES_FIT * cap + j] = v
-            total += w[S_NODE_RESOURCES_FIT] * v
-        if y.use[S_BALANCED_ALLOCATION]:
-            v = balanced_score(t, p, c, row)
-            raw[S_BALANCED_ALLOCATION * cap + j] = v
-            total += w[S_BALANCED_ALLOCATION] * v
-        if y.use[S_INTER_POD_AFFINITY]:
-            raw[S_INTER_POD_AFFINITY * cap + j] = inter_pod_score(t, p, row)
-        if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
-            v = image_score(t, p, row, y.n_all_nodes)
-            raw[S_IMAGE_LOCALITY * cap + j] = v
-            total += w[S_IMAGE_LOCALITY] * v
-        b.totals[j] = total
+        b.totals[j] = _score_row(t, p, c, y, row, raw + j, cap)
     return f
+
+
+cdef inline int64_t _score_row(Table* t, PodView* p, Config* c, Cycle* y, Py_ssize_t row,
+                               int64_t* out, Py_ssize_t stride) noexcept nogil:
+    """A feasible row's raw scores, score s at out[s * stride]; returns the weighted sum of the
+    plugins that need no normalisation."""
+    cdef int64_t total = 0, v
+    cdef int64_t* w = c.weights
+    if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
+        out[S_TAINT_TOLERATION * stride] = taint_score(t, p, row)
+    if y.use[S_NODE_AFFINITY]:
+        out[S_NODE_AFFINITY * stride] = node_affinity_score(t, p, row)
+    if y.use[S_NODE_RESOURCES_FIT]:
+        v = fit_score(t, p, c, row)
+        out[S_NODE_RESOURCES_FIT * stride] = v
+        total += w[S_NODE_RESOURCES_FIT] * v
+    if y.use[S_BALANCED_ALLOCATION]:
+        v = balanced_score(t, p, c, row)
+        out[S_BALANCED_ALLOCATION * stride] = v
+        total += w[S_BALANCED_ALLOCATION] * v
+    if y.use[S_INTER_POD_AFFINITY]:
+        out[S_INTER_POD_AFFINITY * stride] = inter_pod_score(t, p, row)
+    if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
+        v = image_score(t, p, row, y.n_all_nodes)
+        out[S_IMAGE_LOCALITY * stride] = v
+        total += w[S_IMAGE_LOCALITY] * v
+    return total
 
 
 cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
@@ -344,16 +351,14 @@ cdef class NodeKernel:
         cdef Buffers* b = &self.b
         cdef Py_ssize_t n = scan.shape[0], cap = self.cap, rows = self.t.n_rows
         cdef Py_ssize_t k, i, j, pos, row, nf, processed, best, m = chosen.shape[0], placed = 0
-        cdef int code, plugin = 0, s
-        cdef int64_t detail, total, v
-        cdef int64_t* w
+        cdef int code, plugin = 0
+        cdef int64_t detail
         if n == 0 or n != n_all_nodes:
             return 0, start
         load_pod(cp, &p)
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
-        w = c.weights
         valid_arr = np.zeros(rows, np.uint8)
         raw_arr = np.zeros((N_SCORES, rows), np.int64)
         total_arr = np.zeros(rows, np.int64)
@@ -387,24 +392,7 @@ cdef class NodeKernel:
                             b.st_plugin[row] = plugin
                             b.st_detail[row] = detail
                             continue
-                        total = 0
-                        if use_tt:
-                            rraw[S_TAINT_TOLERATION, row] = taint_score(t, &p, row)
-                        if use_na:
-                            rraw[S_NODE_AFFINITY, row] = node_affinity_score(t, &p, row)
-                        if use_fit:
-                            v = fit_score(t, &p, &c, row)
-                            rraw[S_NODE_RESOURCES_FIT, row] = v
-                            total += w[S_NODE_RESOURCES_FIT] * v
-                        if use_bal:
-                            v = balanced_score(t, &p, &c, row)
-                            rraw[S_BALANCED_ALLOCATION, row] = v
-                            total += w[S_BALANCED_ALLOCATION] * v
-                        if use_img:
-                            v = image_score(t, &p, row, y.n_all_nodes)
-                            rraw[S_IMAGE_LOCALITY, row] = v
-                            total += w[S_IMAGE_LOCALITY] * v
-                        rtotal[row] = total
+                        rtotal[row] = _score_row(t, &p, &c, &y, row, &rraw[0, row], rows)
                     elif b.st_code[row] != C_SUCCESS:
                         continue
                     j = nf
