@@ -335,9 +335,10 @@ class NodeTable:
 
         Rows not changed keep a stale NumNodes, as kube-scheduler's snapshot does (§7.3).
         """
+        journal = self.journal
         for row in self.stale_images:
-            if self.n_images[row]:
-                self._save_row(row)
+            if journal is not None and self.n_images[row]:
+                journal.save_row(self, row)
             for j in range(self.n_images[row]):
                 self.image_nn[row, j] = self.image_count[self.images[row, j]]
         self.stale_images.clear()
@@ -345,13 +346,15 @@ class NodeTable:
     # ---- pods on nodes ----------------------------------------------------------------------
     def touch(self, row: int):
         """A pod was added to or removed from the row."""
-        self._save_row(row)
+        if self.journal is not None:
+            self.journal.save_row(self, row)
         self.generation[row] += 1
         if self.n_images[row]:
             self.stale_images.add(row)
 
     def add_ports(self, row: int, packed, sign: int):
-        self._save_row(row)
+        if self.journal is not None:
+            self.journal.save_row(self, row)
         counts = self.port_counts[row]
         for p in packed:
             counts[p] += sign
