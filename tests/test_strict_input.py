@@ -118,3 +118,25 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0 and capsys.readouterr().out.startswith(f"kschedcore {__version__}")
+
+
+def test_the_same_pod_twice_is_refused(tmp_path, capsys):
+    cluster = write(tmp_path, "c.yaml", NODE, pod("web-1"), pod("web-1"))
+    assert error_of(capsys, "simulate", cluster) == 'pod default/web-1: metadata.name: the same pod twice in the input'
+
+
+def test_the_loops_horizon_is_a_flag_and_reported(tmp_path):
+    full = dict(NODE, status={"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}})
+    big = pod("big", containers=[{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}])
+    code, out = run("simulate", write(tmp_path, "c.yaml", full, big), "--queue", "--until", "30", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["unschedulable"] == 1 and doc["horizonReached"] is True
+    assert doc["virtualSeconds"] <= 30
+
+
+def test_updating_a_pod_the_simulation_does_not_have_names_it():
+    from kschedcore import Scheduler, ValidationError
+    from kschedcore.scheduler.loop import Simulation
+    sim = Simulation(Scheduler([NODE]))
+    with pytest.raises(ValidationError, match="pod default/p"):
+        sim.update_pod(pod())

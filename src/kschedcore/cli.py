@@ -58,6 +58,9 @@ def _parser():
     sim.add_argument("--queue", action="store_true",
                      help="run kube-scheduler's loop: scheduling queue (backoff, gates, requeue on "
                           "cluster events), binding cycle, on a virtual clock")
+    sim.add_argument("--until", type=float, default=3600.0, metavar="SECONDS",
+                     help="with --queue: virtual seconds the loop runs at most (default 3600); the report "
+                          "says when it was reached")
     sim.add_argument("-o", "--output", choices=("table", "json", "jsonl"), default="table",
                      help="jsonl: one line per pod (node, attempts, full unschedulable message)")
 
@@ -278,9 +281,11 @@ def cmd_simulate(args) -> int:
     load_seconds = time.perf_counter() - t0
     n_pods = len(sched.pending)
     if args.queue:
+        if args.until <= 0:
+            raise ValidationError("--until", "", f"must be positive, got {args.until}")
         loop = Simulation(sched)
         t1 = time.perf_counter()
-        outcomes = loop.run_until_idle()
+        outcomes = loop.run_until_idle(args.until)
         wall = time.perf_counter() - t1
         results = [report.as_result(o) for o in outcomes]
     else:
@@ -297,6 +302,8 @@ def cmd_simulate(args) -> int:
     if args.queue:
         rep["virtualSeconds"] = loop.clock.now()
         rep["cycles"] = loop.cycles
+        # pods were still backing off or waiting for the unschedulable pods' flush at --until
+        rep["horizonReached"] = loop.horizon_reached
     if args.output == "json":
         print(json.dumps(rep, indent=1))
     else:

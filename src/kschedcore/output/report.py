@@ -7,11 +7,14 @@ def print_explain_table(records):
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("pod", "node", "feasible", "score", "why not / runner-up", box=None)
+    table = Table("pod", "node", "feasible", "score", box=None)
+    table.add_column("why not / runner-up", overflow="fold")     # the whole message, wrapped
     for r in records:
         scores = sorted(((s["total"], n) for n, s in r["scores"].items()), reverse=True)
         best = str(scores[0][0]) if scores else "-"
-        note = r["fitError"] or r.get("error") or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
+        why = r["fitError"] and (f"{r['fitError']} {r['postFilterMessage']}" if r.get("postFilterMessage")
+                                 else r["fitError"])
+        note = why or r.get("error") or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
         table.add_row(r["pod"], r["node"] or "[red]unschedulable[/red]", str(r["numFeasible"]), best, note)
     Console().print(table)
 
@@ -78,6 +81,8 @@ def print_report(rep):
         t.add_row(key, str(rep[key]))
     for reason, n in rep["ignored"].items():
         t.add_row(f"ignored: {reason}", str(n))
+    if rep.get("horizonReached"):
+        t.add_row("stopped at --until", f"{rep['virtualSeconds']:.0f} s of virtual time, pods still waiting to retry")
     if rep.get("preemptionPossible"):
         t.add_row("could preempt (see --queue)", str(rep["preemptionPossible"]))
     for name, frac in rep["utilization"].items():

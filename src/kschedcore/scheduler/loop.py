@@ -26,6 +26,7 @@ from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
 from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                                         build_queueing_hint_map, node_scheduling_properties_change)
+from ..errors import ValidationError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
@@ -76,6 +77,7 @@ class Simulation:
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
         self.cycles = 0
+        self.horizon_reached = False     # run_until_idle left work beyond its horizon
         self._preempted = []            # (preemptor key, victim keys) nominated this cycle
         self._last_victims = []         # (cycle it was chosen in, victim key): deleted a cycle later
         self._late_bindings = []        # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
@@ -131,7 +133,7 @@ class Simulation:
         pod = self.sched.parse_pod(pod)
         old = self.pods.get(pod.key)
         if old is None or old.node_name or pod.key in self.bound or pod.key in self.binding:
-            raise ValueError(f"pod {pod.key}: only pending pods can be updated here")
+            raise ValidationError(f"pod {pod.key}", "", "not a pending pod of this simulation (only pending pods can be updated here)")
         self.pods[pod.key] = pod
         node = self.nominator.node_of(old)
         if node is not None:                 # its requests may have changed: counted anew
@@ -381,13 +383,16 @@ class Simulation:
     # ---- running ---------------------------------------------------------------------------------
     def run_until_idle(self, max_seconds: float = 3600.0) -> list:
         """Schedules until nothing can progress within `max_seconds` of virtual time; returns
-        the outcomes of the pods that came through the queue, in arrival order."""
+        the outcomes of the pods that came through the queue, in arrival order.
+        `horizon_reached` tells afterwards whether work was left beyond it."""
         deadline = self.clock.now() + max_seconds
         with gc_frozen():
             while True:
                 while self.schedule_one():
                     pass
                 wake = [t for t in (self.queue.next_wakeup(), self.bindings.next_wakeup()) if t is not None]
+                #: work was left for after the horizon (pods backing off or waiting for a flush)
+                self.horizon_reached = bool(wake) and min(wake) > deadline
                 if not wake or min(wake) > deadline:
                     break
                 self.clock.advance_to(max(min(wake), self.clock.now()))

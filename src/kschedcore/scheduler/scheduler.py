@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from ..backend.cache import Cache
-from ..errors import UnsupportedError, ValidationError
+from ..errors import DuplicateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig
 from ..framework.framework import Framework
 from ..objects.features import check_supported
@@ -121,8 +121,13 @@ class Scheduler:
             sched.add_namespace(ns)
         for i, pod in enumerate(workload.pods):
             sched.add_pod(sched.parse_pod(pod, f"pods[{i}]"))
+        keys = {pl.pod.key for pl in sched.cache.placements()}
         for i, pod in enumerate(workload.pending):
-            sched.queue(sched.parse_pod(pod, f"pending[{i}]"))
+            pod = sched.queue(sched.parse_pod(pod, f"pending[{i}]"))
+            if pod is not None:
+                if pod.key in keys:
+                    raise DuplicateError(f"pod {pod.key}", "metadata.name", "the same pod twice in the input")
+                keys.add(pod.key)
         sched.ignored.update(workload.ignored)
         missing = sched.cache.orphan_count()
         if missing:     # kube-scheduler keeps them on a node it does not know: they count nowhere
