@@ -140,3 +140,15 @@ def test_updating_a_pod_the_simulation_does_not_have_names_it():
     sim = Simulation(Scheduler([NODE]))
     with pytest.raises(ValidationError, match="pod default/p"):
         sim.update_pod(pod())
+
+
+def test_explain_chosen_pods_only_and_streams(tmp_path, capsys):
+    pods = [pod(f"p{i}", containers=[{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}])
+            for i in range(6)]
+    cluster = write(tmp_path, "c.yaml", NODE, *pods)
+    code, out = run("explain", cluster, "--pod", "default/p4", "--pod", "p5", "-o", "jsonl")
+    records = [json.loads(line) for line in out.splitlines()]
+    # p0-p3 take the node's four cpus first, as in the full run: p4 and p5 find no room
+    assert code == 0 and [r["pod"] for r in records] == ["default/p4", "default/p5"]
+    assert all(r["node"] is None and r["fitError"].startswith("0/1 nodes are available") for r in records)
+    assert "no pending pod" in error_of(capsys, "explain", cluster, "--pod", "nope")

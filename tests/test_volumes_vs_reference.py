@@ -60,8 +60,8 @@ def run_compiled(nodes, objects, bound, pending, objects_last=False):
             sched.add_object(obj)
     for p in copy.deepcopy(pending):
         sched.queue(p)
-    states = []
-    records = sched.explain_pending(callback=lambda rec: states.append(compiled_storage(sched)))
+    states, records = [], []
+    sched.explain_pending(callback=lambda rec: (records.append(rec), states.append(compiled_storage(sched))))
     return records, states
 
 

@@ -48,6 +48,9 @@ def _parser():
     common(ex)
     ex.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     ex.add_argument("-o", "--output", choices=("table", "jsonl", "json"), default="table")
+    ex.add_argument("--pod", action="append", default=None, metavar="NS/NAME",
+                    help="explain only this pending pod (repeatable); the others are scheduled in order, "
+                         "without a record")
 
     sim = sub.add_parser("simulate", help="schedule every pending pod and report the outcome")
     sim.add_argument("workload", nargs="*", help="files as for explain; none: a generated cluster")
@@ -253,14 +256,20 @@ def _names(text: str) -> list:
 # ---- explain ---------------------------------------------------------------------------------
 def cmd_explain(args) -> int:
     sched = _scheduler(args, load_workload(*args.workload))
+    only = None
+    if args.pod:
+        only = {k if "/" in k else f"default/{k}" for k in args.pod}
+        missing = sorted(only - {p.key for p in sched.pending})
+        if missing:
+            raise ValidationError("--pod", "", f'no pending pod "{missing[0]}" in the input')
     out = sys.stdout
-    if args.output == "jsonl":
-        sched.explain_pending(callback=lambda rec: out.write(json.dumps(rec, separators=(",", ":")) + "\n"))
+    if args.output == "jsonl":     # streamed: one record at a time, none kept
+        sched.explain_pending(lambda rec: out.write(json.dumps(rec, separators=(",", ":")) + "\n"), only)
     elif args.output == "json":
-        json.dump(sched.explain_pending(), out, indent=1)
+        json.dump(sched.explain_pending(only=only), out, indent=1)
         out.write("\n")
     else:
-        report.print_explain_table(sched.explain_pending())
+        report.print_explain_table(sched.explain_pending(only=only))
     return 0
 
 

@@ -405,19 +405,30 @@ class Scheduler:
         pod = self.parse_pod(pod)
         return explain_output.record(pod, self.cycles.schedule_pod(pod))
 
-    def explain_pending(self, callback=None) -> list:
+    def explain_pending(self, callback=None, only=None) -> list:
         """explain() every pending pod in order; each chosen pod is assumed before the next.
 
         A pending pod that already names its node (pre-bound) is explained like any other (only
         that node can pass NodeName) and joins it only if it passed the filters there.
+        callback(record): each record as it is made, and none kept (memory does not grow with
+        the pods). only: pod keys ("namespace/name") to make records for; the others are
+        scheduled the same way, without one.
         """
         with _gc_paused():
-            return self._explain_pending(callback)
+            return self._explain_pending(callback, only)
 
-    def _explain_pending(self, callback):
+    def _explain_pending(self, callback, only=None):
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
+            if only is not None and pod.key not in only and not pod.gated:
+                result = self.cycles.schedule_pod(pod)
+                if result.node:
+                    self.assume_scheduled(pod, result)
+                else:
+                    self.cycles.post_filter(pod, result)
+                    self.pending.append(pod)
+                continue
             if pod.gated:
                 rec = explain_output.gated_record(pod, GATED_MESSAGE)
                 self.pending.append(pod)
@@ -433,9 +444,10 @@ class Scheduler:
                     self.assume_scheduled(pod, result)
                 else:
                     self.pending.append(pod)
-            records.append(rec)
             if callback is not None:
                 callback(rec)
+            else:
+                records.append(rec)
         return records
 
     # ---- preemption, for inspection -----------------------------------------------------------------
