@@ -91,9 +91,12 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
     unknown = unknown_fields(doc, CONFIG)
     if unknown:
         fail("", strict_error(unknown))
-    for i, prof in enumerate(doc.get("profiles") or []):
-        for j, pc in enumerate((prof.get("pluginConfig") or []) if isinstance(prof, dict) else []):
-            schema = PLUGIN_ARGS.get(pc.get("name")) if isinstance(pc, dict) else None
+    profiles_in = doc.get("profiles") or []
+    for i, prof in enumerate(profiles_in if isinstance(profiles_in, list) else []):
+        configs = prof.get("pluginConfig") if isinstance(prof, dict) else None
+        for j, pc in enumerate(configs if isinstance(configs, list) else []):
+            name = pc.get("name") if isinstance(pc, dict) else None
+            schema = PLUGIN_ARGS.get(name) if isinstance(name, str) else None
             unknown = unknown_fields(pc.get("args"), schema) if schema else []
             if unknown:
                 fail("", f"strict decoding error: decoding .profiles[{i}].pluginConfig[{j}]: strict decoding "
@@ -136,6 +139,9 @@ def _plugin_set(plugins, point, path, fail, registry=None):
     ps = plugins.get(point) or {}
     if not isinstance(ps, dict):
         fail(f"{path}.{point}", "expected an object")
+    for part in ("enabled", "disabled"):
+        if not isinstance(ps.get(part) or [], list):
+            fail(f"{path}.{point}.{part}", f"expected a list, got {type(ps[part]).__name__}")
     enabled = []
     for j, p in enumerate(ps.get("enabled") or []):
         ppath = f"{path}.{point}.enabled[{j}]"
@@ -232,6 +238,8 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
         if n in scores and n not in weights:
             weights[n] = w or 1
     args = {}
+    if not isinstance(prof.get("pluginConfig") or [], list):
+        fail(path + ".pluginConfig", "expected a list")
     for j, pc in enumerate(prof.get("pluginConfig") or []):
         pc_path = f"{path}.pluginConfig[{j}]"
         if not isinstance(pc, dict) or not isinstance(pc.get("name"), str):

@@ -21,10 +21,10 @@ from ..objects.pod import Pod, parse_pod
 from ..objects.priority_class import admit
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
-from .fork import Fork
 from .handle import Handle
 from .result import GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
+from .whatif import WhatIfOperations
 
 TIE_BREAKS = ("random", "first")
 
@@ -54,7 +54,7 @@ def _gc_paused():
             gc.enable()
 
 
-class Scheduler:
+class Scheduler(WhatIfOperations):
     """kube-scheduler's profiles over an in-process node table (not thread-safe: one thread
     drives one Scheduler; the kernel releases the GIL, so several Schedulers run in parallel).
 
@@ -260,68 +260,6 @@ class Scheduler:
         """How many feasible nodes a cycle of that profile looks for among `num_all_nodes`."""
         return self.profiles[scheduler_name].num_feasible_nodes_to_find(num_all_nodes)
 
-    # ---- what-if ---------------------------------------------------------------------------------
-    def fork(self) -> Fork:
-        """Opens a fork: changes from now on are undone by `revert()` or kept by `commit()`
-        (scheduler/fork.py); `with sched.fork(): ...` reverts at the end of the block."""
-        return Fork(self)
-
-    def cordon(self, name: str) -> None:
-        """kubectl cordon: the node becomes unschedulable (spec.unschedulable)."""
-        node = self.cache.node(name)
-        if node is None:
-            raise ValidationError(f"node {name}", "metadata.name", "no such node")
-        raw = dict(node.raw, spec=dict(node.raw.get("spec") or {}, unschedulable=True))
-        self.update_node(parse_node(raw))
-
-    def drain(self, name: str) -> list:
-        """kubectl drain: cordons the node and evicts its pods, which return to `pending`
-        (their nodeName cleared) to be scheduled elsewhere; DaemonSet pods stay, as drain
-        leaves them. Returns the evicted pods."""
-        self.cordon(name)
-        evicted = []
-        for pod in self.cache.pods_on(name):
-            if _owner_kind(pod) == "DaemonSet":
-                continue
-            self.cache.remove_pod(pod.key)
-            moved = replace(pod, node_name="", compiled=None)
-            moved.checked = True
-            self.pending.append(moved)
-            evicted.append(moved)
-        return evicted
-
-    def scale(self, owner: str, replicas: int) -> tuple:
-        """The pods of a controller ("namespace/name": a ReplicaSet, StatefulSet, or a
-        Deployment's ReplicaSets, by ownerReferences) set to `replicas`: copies of its first
-        pod join `pending`, or pending then most recently placed pods go. Returns (added, removed)."""
-        ns, _, name = owner.rpartition("/")
-        ns = ns or "default"
-        pods = [p for p in [*self.pending, *(pl.pod for pl in self.cache.placements())]
-                if p.namespace == ns and _owned_by(p, name)]
-        if not pods:
-            raise ValidationError(f"workload {ns}/{name}", "", "no pod of it in the cluster")
-        if replicas < 0:
-            raise ValidationError(f"workload {ns}/{name}", "replicas", f"must be non-negative, got {replicas}")
-        added, removed = [], []
-        taken = {p.key for p in pods}
-        i = 0
-        while len(pods) + len(added) < replicas:
-            new_name = f"{name}-whatif-{i}"
-            i += 1
-            if f"{ns}/{new_name}" in taken:
-                continue
-            raw = dict(pods[0].raw, metadata=dict(pods[0].raw.get("metadata") or {}, name=new_name, uid=new_name))
-            raw["spec"] = dict(raw.get("spec") or {}, nodeName="")
-            added.append(self.queue(raw))
-        excess = len(pods) - replicas
-        if excess > 0:
-            pending = [p for p in pods if not p.node_name and p in self.pending]
-            placed = [p for p in pods if p.key in self.cache][::-1]
-            for p in (pending + placed)[:excess]:
-                self.remove_pod(p.key)
-                removed.append(p)
-        return added, removed
-
     # ---- scheduling --------------------------------------------------------------------------------
     def schedule(self, pod) -> ScheduleResult:
         """One scheduling cycle for `pod`; the pod is not assumed. A FitError carries the
@@ -336,30 +274,6 @@ class Scheduler:
         if result.node is not None:
             self.assume_scheduled(pod, result)
         return result
-
-    def preempt(self, pod) -> tuple:
-        """Schedules `pod` with preemption acted on at once, as kube-scheduler's loop would with
-        nothing else in the queue: a cycle; after a FitError, DefaultPreemption chooses a node
-        and victims; the victims are deleted and the pod tries its nominated node first, then
-        every node. Returns (ScheduleResult, victims' keys); the pod is assumed if placed."""
-        pod = self.parse_pod(pod)
-        acts, self.handle.preemption_acts = self.handle.preemption_acts, True
-        try:
-            result = self.cycles.attempt(pod)
-        finally:
-            self.handle.preemption_acts = acts
-        if result.node is None and result.nomination is not None and result.nomination.nominated_node_name:
-            victims = tuple(result.nomination.victims)
-            for key in victims:
-                self.remove_pod(key)
-            result = self.cycles.evaluate_node(pod, self.cache.table.row_of[result.nomination.nominated_node_name])
-            if result.node is None:
-                result = self.schedule(pod)
-        else:
-            victims = ()
-        if result.node is not None:
-            self.assume_scheduled(pod, result)
-        return result, victims
 
     def run_by_loop(self) -> None:
         """A loop drives this scheduler from now on: DefaultPreemption chooses victims and a
@@ -460,16 +374,3 @@ class Scheduler:
         fw = self.profiles[self.parse_pod(pod).scheduler_name]
         return fw.by_name["DefaultPreemption"].evaluator
 
-
-def _owner_kind(pod) -> str:
-    refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
-    return refs[0].get("kind", "") if refs and isinstance(refs[0], dict) else ""
-
-
-def _owned_by(pod, name: str) -> bool:
-    """Its first owner is `name`, or a ReplicaSet of the Deployment `name` (name-<hash>)."""
-    refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
-    if not refs or not isinstance(refs[0], dict):
-        return False
-    owner = refs[0].get("name", "")
-    return owner == name or (refs[0].get("kind") == "ReplicaSet" and owner.rpartition("-")[0] == name)

@@ -24,11 +24,14 @@ def _validated_strategy(args) -> dict:
     if not isinstance(strategy, dict):
         raise ValidationError(obj, "scoringStrategy", f"expected an object, got {type(strategy).__name__}")
     kind = strategy.get("type") or "LeastAllocated"
-    if kind not in STRATEGIES:
+    if not isinstance(kind, str) or kind not in STRATEGIES:
         supported = ", ".join(f'"{k}"' for k in sorted(STRATEGIES))
         raise ValidationError(obj, "scoringStrategy.type", f'Unsupported value: "{kind}": supported values: {supported}')
     resources = []
-    for i, r in enumerate(strategy.get("resources") or DEFAULT_RESOURCES):
+    given = strategy.get("resources") or DEFAULT_RESOURCES
+    if not isinstance(given, (list, tuple)):
+        raise ValidationError(obj, "scoringStrategy.resources", f"expected a list, got {type(given).__name__}")
+    for i, r in enumerate(given):
         path = f"scoringStrategy.resources[{i}]"
         name, weight = (r.get("name"), r.get("weight") or 1) if isinstance(r, dict) else (None, None)
         if not isinstance(name, str) or not name:
@@ -39,7 +42,10 @@ def _validated_strategy(args) -> dict:
         resources.append({"name": name, "weight": weight})
     shape = []
     if kind == "RequestedToCapacityRatio":
-        points = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+        ratio = strategy.get("requestedToCapacityRatio") or {}
+        points = (ratio.get("shape") or []) if isinstance(ratio, dict) else None
+        if points is None or not isinstance(points, list):
+            raise ValidationError(obj, "scoringStrategy.requestedToCapacityRatio", "expected an object with a shape list")
         if not points:
             raise ValidationError(obj, "scoringStrategy.requestedToCapacityRatio.shape",
                                   "Required value: at least one point must be specified")
