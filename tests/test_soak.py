@@ -1,0 +1,138 @@
+"""Soak under churn and faults (`pytest -m soak`; not in the default run).
+
+A cluster of SOAK_NODES nodes (default 5,000) and the whole loop (queue, preemption on, binding
+with latency) for SOAK_CYCLES scheduling cycles (default 10^6), under continuous churn: pods of
+three priorities arriving in waves and leaving, nodes added, cordoned and removed (their pods
+deleted, as the pod garbage collector would); 20% of Binds fail and 5% time out. Every 10^4
+cycles the loop's invariants are checked -- each pod in exactly one place (queue, binding,
+bound), the cache's placements exactly the binding and bound pods, no node over allocatable, the
+node table equal to a recount from the truth -- no pod is lost (every pod that arrived is
+pending, bound, departed or preempted), and the RSS is recorded. The figures are printed (run
+with -s).
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+
+from kschedcore import Scheduler
+from kschedcore.scheduler.loop import Simulation, SimulationListener
+
+pytestmark = pytest.mark.soak
+NODES = int(os.environ.get("SOAK_NODES", "5000"))
+CYCLES = int(os.environ.get("SOAK_CYCLES", str(10**6)))
+CHECK_EVERY = 10**4
+
+
+def rss_kb() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def node(i):
+    return {"metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}",
+                                                    "topology.kubernetes.io/zone": f"z{i % 3}"}},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+
+
+def pod(k, rng):
+    return {"metadata": {"name": f"p{k}", "namespace": "default", "labels": {"app": f"a{k % 7}"}},
+            "spec": {"priority": rng.choice((0, 0, 0, 100, 1000)),
+                     "containers": [{"name": "c", "image": "x", "resources": {"requests": {
+                         "cpu": f"{rng.choice((250, 500, 1000, 2000))}m", "memory": f"{rng.choice((1, 2, 4))}Gi"}}}]}}
+
+
+class Preempted(SimulationListener):
+    def __init__(self):
+        self.keys = set()
+
+    def preempted(self, key, node, victims):
+        self.keys.update(victims)
+
+
+def check(sim, alive):
+    t = sim.sched.table
+    queued = {p.key for p in sim.queue.pending_pods()} if hasattr(sim.queue, "pending_pods") else set()
+    for key in sim.pods:
+        places = (key in sim.bound) + (key in sim.binding) + (key in queued or sim.queue.get(key) is not None)
+        assert places == 1, (key, key in sim.bound, key in sim.binding)
+    placed = {pl.pod.key: pl.node for pl in sim.sched.cache.placements()}
+    assert placed == {**sim.bound, **sim.binding}
+    want = np.zeros_like(t.requested)
+    pods = np.zeros_like(t.pod_count)
+    for key, n in placed.items():
+        row = t.row_of[n]
+        for res, amount in sim.pods[key].requests.items():
+            col = t.resources.get(res)
+            if col >= 0:
+                want[row, col] += amount
+        pods[row] += 1
+    rows = list(t.row_of.values())
+    assert np.array_equal(t.requested[rows], want[rows]) and np.array_equal(t.pod_count[rows], pods[rows])
+    assert np.all(t.requested[rows, :3] <= t.alloc[rows, :3]) and np.all(t.pod_count[rows] <= t.allowed_pods[rows])
+    assert alive == set(sim.pods)
+
+
+def test_soak_under_churn_and_faults():
+    rng = random.Random(7)
+    sched = Scheduler([node(i) for i in range(NODES)], seed=7)
+    listener = Preempted()
+
+    def binder(pod, node_name):
+        x = rng.random()
+        return "binding rejected" if x < 0.20 else "context deadline exceeded" if x < 0.25 else None
+
+    sim = Simulation(sched, binder=binder, bind_latency=0.05, listener=listener)
+    alive, departed, k, next_node = set(), 0, 0, NODES
+    checks, rss = [], []
+    arrived = 0
+    while sim.cycles < CYCLES:
+        for _ in range(rng.randint(50, 400)):              # a wave of arrivals (departures below)
+            sim.add_pod(pod(k, rng))
+            alive.add(f"default/p{k}")
+            k += 1
+            arrived += 1
+        # departures: as many as arrived once the cluster holds its share (about 6 pods a node,
+        # ~70% of cpu), fewer before -- a steady state, so memory must stay flat
+        wave = rng.randint(50, 400)
+        leaving = wave if len(sim.pods) >= 6 * len(sched.table) else wave // 3
+        for key in rng.sample(list(sim.pods), min(leaving, len(sim.pods))):
+            sim.delete_pod(key)
+            alive.discard(key)
+            departed += 1
+        r = rng.random()
+        if r < 0.03:                                      # a node joins
+            sim.add_node(node(next_node))
+            next_node += 1
+        elif r < 0.06:                                    # a node is cordoned
+            name = rng.choice(list(sched.table.row_of))
+            raw = dict(sched.cache.node(name).raw, spec={"unschedulable": True})
+            sim.update_node(raw)
+        elif r < 0.09 and len(sched.table) > NODES * 9 // 10:   # a node goes, its pods with it
+            name = rng.choice(list(sched.table.row_of))
+            for key in [p.key for p in sched.cache.pods_on(name)]:
+                sim.delete_pod(key)
+                alive.discard(key)
+                departed += 1
+            sim.remove_node(name)
+        sim.clock.advance_to(sim.clock.now() + rng.uniform(0.01, 2.0))
+        before = sim.cycles
+        while sim.schedule_one() and sim.cycles - before < 2000:
+            pass
+        sim.bindings.complete_due()
+        alive -= listener.keys & alive                    # preempted pods are deleted by the loop
+        if sim.cycles // CHECK_EVERY > len(checks):
+            check(sim, alive)
+            checks.append(sim.cycles)
+            rss.append(rss_kb())
+    warm = len(rss) // 5
+    slope = np.polyfit(np.asarray(checks[warm:], float) / CHECK_EVERY, np.asarray(rss[warm:], float), 1)[0] \
+        if len(rss) - warm >= 2 else 0.0
+    print(f"\nsoak: {sim.cycles} cycles, {arrived} pods arrived, {departed} departed, {len(listener.keys)} preempted, "
+          f"{len(sim.bound)} bound, {len(sim.pods) - len(sim.bound) - len(sim.binding)} pending at the end, "
+          f"{len(checks)} checks passed; RSS {rss[0] // 1024 if rss else 0}-{max(rss) // 1024 if rss else 0} MiB, "
+          f"slope after warm-up {slope:.1f} KiB per 10^4 cycles")
+    assert len(checks) >= 1
