@@ -323,7 +323,9 @@ class Simulation:
         """The binding succeeded (binding.py)."""
         pod = self.pods[key]
         self.bound[key] = node
-        self.outcomes[key].node = node
+        outcome = self.outcomes[key]
+        outcome.node = node
+        outcome.result = None       # a failed cycle's record (its per-node statuses) is not kept once bound
         self.listener.bound(key, node)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
