@@ -152,3 +152,9 @@ def test_explain_chosen_pods_only_and_streams(tmp_path, capsys):
     assert code == 0 and [r["pod"] for r in records] == ["default/p4", "default/p5"]
     assert all(r["node"] is None and r["fitError"].startswith("0/1 nodes are available") for r in records)
     assert "no pending pod" in error_of(capsys, "explain", cluster, "--pod", "nope")
+
+
+def test_explain_pod_leaves_out_every_other_pod_gated_ones_too(tmp_path):
+    gated = pod("held", schedulingGates=[{"name": "example.com/wait"}])
+    code, out = run("explain", write(tmp_path, "c.yaml", NODE, gated, pod("p1")), "--pod", "p1", "-o", "jsonl")
+    assert code == 0 and [json.loads(line)["pod"] for line in out.splitlines()] == ["default/p1"]

@@ -183,7 +183,6 @@ def cmd_capacity(args) -> int:
 
 def _capacity_answer(capacity, args, templates, excluded) -> dict:
     from .capacity import answers
-    from .sources.files import documents, read_text
     workload = capacity.cluster_workload(args.cluster, excluded)
     config = capacity.capacity_config(args.default_config)
 
@@ -192,40 +191,31 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
 
     sched = build()
     before = sched.utilization()
-    if not templates[0].target is not None:          # --gang alone: how many whole gangs fit
+    if templates[0].target is None:          # --gang alone: how many whole gangs fit
         if len(templates) != 1:
             raise ValidationError("--gang", "", "without target counts, give one template")
         fits = [capacity.gangs_that_fit(sched, templates[0], args.max_limit)]
         return answers.fit_document(fits, before, sched)
     if not args.add_nodes:
         return answers.fit_document(capacity.fit_templates(sched, templates), before, sched)
-    from pathlib import Path
-    docs = documents(Path(args.add_nodes), read_text(Path(args.add_nodes)))
-    if not docs or not isinstance(docs[0], dict):
-        raise ValidationError(args.add_nodes, "", "no Node in the file")
-    need = capacity.nodes_needed(build, templates, docs[0], args.max_nodes)
-    after = build()
-    for n in capacity.node_copies(docs[0], need.nodes or 0, after.node_names):
-        after.add_node(n)
-    fits = capacity.fit_templates(after, templates)
-    return answers.fit_document(fits, before, after, need, docs[0])
+    node = capacity.read_node_template(args.add_nodes)
+    need = capacity.nodes_needed(build, templates, node, args.max_nodes)
+    if need.scheduler is not None:
+        return answers.fit_document(need.fits, before, need.scheduler, need, node)
+    after = build()                 # no answer within --max-nodes: the cluster as it is
+    return answers.fit_document(capacity.fit_templates(after, templates), before, after, need, node)
 
 
 # ---- whatif -----------------------------------------------------------------------------------
 def cmd_whatif(args) -> int:
-    from pathlib import Path
-
+    from .capacity.nodes import read_node_template
     from .capacity.whatif import Change, whatif, whatif_text
-    from .sources.files import documents, read_text
     change = Change(drain=_names(args.drain), remove_nodes=_names(args.remove_nodes))
     for spec in args.add_nodes:
         count, sep, path = spec.partition(":")
         if not sep or not count.isdigit():
             raise ValidationError("--add-nodes", "", f'expected N:NODE.yaml, got "{spec}"')
-        docs = documents(Path(path), read_text(Path(path)))
-        if not docs or not isinstance(docs[0], dict):
-            raise ValidationError(path, "", "no Node in the file")
-        change.add_nodes.append((int(count), docs[0]))
+        change.add_nodes.append((int(count), read_node_template(path)))
     for spec in args.scale:
         workload, sep, replicas = spec.rpartition("=")
         if not sep or not replicas.isdigit() or not workload:
@@ -302,7 +292,7 @@ def cmd_simulate(args) -> int:
             t1 = time.perf_counter()
             results = sched.schedule_pending(callback=tick)
             wall = time.perf_counter() - t1
-        outcomes = [Outcome(r.pod, r.node, 0 if r.gated else 1, None if r.node else report.message(r)) for r in results]
+        outcomes = [Outcome(r.pod, r.node, 0 if r.gated else 1, None if r.node else r.message) for r in results]
     if args.output == "jsonl":
         for o in outcomes:
             print(json.dumps({"pod": o.pod, "node": o.node, "attempts": o.attempts, "message": o.message}))

@@ -1,7 +1,7 @@
 """Capacity questions: how many more copies of a pod fit (cluster-capacity's answer, exactly),
 whether a mix of workloads fits, and how many nodes of a shape must be added for it to fit."""
 from .cluster import build_cluster, capacity_config, cluster_workload, load_cluster
-from .nodes import NodesNeeded, node_copies, nodes_needed
+from .nodes import NodesNeeded, node_copies, nodes_needed, read_node_template
 from .targets import TemplateFit, fit_templates, free_resources, gangs_that_fit
 from .estimate import LIMIT_REACHED, UNSCHEDULABLE, Bound, Estimate, run
 from .podspec import PROVISIONER_ANNOTATION, Template, read_template
@@ -11,7 +11,7 @@ from .review import render, review
 __all__ = ["Bound", "Estimate", "LIMIT_REACHED", "NodesNeeded", "PROVISIONER_ANNOTATION", "Template", "TemplateFit",
            "UNSCHEDULABLE", "build_cluster", "capacity_config", "cluster_capacity", "cluster_workload",
            "fit_templates", "free_resources", "gangs_that_fit", "load_cluster", "node_copies", "nodes_needed",
-           "read_template", "render", "review", "run"]
+           "read_node_template", "read_template", "render", "review", "run"]
 
 
 def cluster_capacity(cluster_paths, podspecs, max_limit: int = 0, exclude_nodes=(), default_config=None,

@@ -68,13 +68,6 @@ class CopyMaker:
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
 
-def unschedulable_message(result) -> str:
-    """The message kube-scheduler writes into the pod's PodScheduled condition."""
-    if result.fit_error is not None:
-        return result.fit_error.full_message
-    return result.error or ""
-
-
 def run(sched, templates: list, max_limit: int = 0) -> Estimate:
     """cluster-capacity's Run(): copies of the templates, in turn, each scheduled and assumed
     before the next, until one is unschedulable or `max_limit` (> 0) copies were made. The
@@ -93,7 +86,7 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
         result = cycles.schedule_pod(pod)
         if result.node is None:
             cycles.post_filter(pod, result)
-            est.stop_type, est.stop_message = UNSCHEDULABLE, unschedulable_message(result)
+            est.stop_type, est.stop_message = UNSCHEDULABLE, result.message or ""
             return est
         sched.assume_scheduled(pod, result)
         est.bound.append(Bound(pod.key, result.node, i % len(makers)))
@@ -163,9 +156,9 @@ def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
         if result.node is None:
             cycles.post_filter(pod, result)
             if mine:
-                est.stop_type, est.stop_message = UNSCHEDULABLE, unschedulable_message(result)
+                est.stop_type, est.stop_message = UNSCHEDULABLE, result.message or ""
                 break
-            est.unplaced_cluster_pods[pod.key] = unschedulable_message(result)
+            est.unplaced_cluster_pods[pod.key] = result.message or ""
             sched.pending.append(pod)
             continue
         sched.assume_scheduled(pod, result)

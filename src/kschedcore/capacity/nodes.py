@@ -2,9 +2,11 @@
 each count tried on a fresh cluster, exact at the answer (N nodes fit, N - 1 do not)."""
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import ValidationError
 from ..objects.node import parse_node
+from ..sources.files import documents, read_text
 from .targets import fit_templates
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -30,13 +32,23 @@ def node_copies(node: dict, count: int, taken=()) -> list:
     return out
 
 
+def read_node_template(path: str) -> dict:
+    """The first document of a file, as the raw Node copies are made from."""
+    docs = documents(Path(path), read_text(Path(path)))
+    if not docs or not isinstance(docs[0], dict):
+        raise ValidationError(path, "", "no Node in the file")
+    return docs[0]
+
+
 @dataclass
 class NodesNeeded:
-    """The answer: `nodes` to add (None: more than max_nodes), the fits at that count, and
-    every count tried with its outcome."""
+    """The answer: `nodes` to add (None: more than max_nodes), the fits at that count, every
+    count tried with its outcome, and the scheduler the answer's fits were made on (None when
+    there is no answer)."""
     nodes: int | None
     fits: list = field(default_factory=list)
     tried: dict = field(default_factory=dict)
+    scheduler: object = None
 
 
 def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> NodesNeeded:
@@ -45,7 +57,7 @@ def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> N
     if max_nodes < 0:
         raise ValidationError("--max-nodes", "", f"must be non-negative, got {max_nodes}")
     parse_node(node_copies(node, 1)[0], "node template")       # a bad template fails here, once
-    tried, results = {}, {}
+    tried, results, kept = {}, {}, {}
 
     def fits(k: int) -> bool:
         if k not in tried:
@@ -54,10 +66,13 @@ def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> N
                 sched.add_node(n)
             results[k] = fit_templates(sched, templates)
             tried[k] = all(f.fits for f in results[k])
+            if tried[k] and all(k < j for j in kept):     # the answer is the smallest that fits
+                kept.clear()
+                kept[k] = sched
         return tried[k]
 
     if fits(0):
-        return NodesNeeded(0, results[0], tried)
+        return NodesNeeded(0, results[0], tried, kept[0])
     lo, hi = 0, 1
     while not fits(hi):
         if hi >= max_nodes:
@@ -68,4 +83,4 @@ def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> N
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
     while hi > 0 and fits(hi - 1):       # not monotone here: walk down to an exact answer
         hi -= 1
-    return NodesNeeded(hi, results[hi], tried)
+    return NodesNeeded(hi, results[hi], tried, kept[hi])

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..objects.quantity import BINARY_SI, DECIMAL_SI, Quantity
-from .estimate import CopyMaker, unschedulable_message
+from .estimate import CopyMaker
 
 MILLI_RESOURCES = ("cpu",)
 
@@ -68,7 +68,7 @@ def _place_group(sched, maker, size: int, fit: TemplateFit, need: int = 0) -> bo
         result = cycles.schedule_pod(pod)
         if result.node is None:
             cycles.post_filter(pod, result)
-            fit.message = fit.message or unschedulable_message(result)
+            fit.message = fit.message or result.message or ""
             failed += 1
             if need and size - failed < need:
                 break         # too few left to reach minMember: the gang cannot be placed

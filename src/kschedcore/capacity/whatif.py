@@ -72,12 +72,6 @@ def _schedule(sched: Scheduler, config) -> dict:
     return results
 
 
-def _message(result) -> str:
-    if result.fit_error is not None:
-        return result.fit_error.full_message
-    return result.error or ""
-
-
 def whatif(sched: Scheduler, change: Change) -> dict:
     """The answer document (docs/formats.md, "What-if output")."""
     sched.schedule_pending()
@@ -91,10 +85,10 @@ def whatif(sched: Scheduler, change: Change) -> dict:
         results = _schedule(sched, change.config)
         doc["moved"] = [{"pod": p.key, "from": old, "to": results[p.key].node} for p, old in displaced
                         if p.key in results and results[p.key].node]
-        doc["pending"] = [{"pod": p.key, "from": old, "message": _message(results[p.key])} for p, old in displaced
+        doc["pending"] = [{"pod": p.key, "from": old, "message": (results[p.key].message or "")} for p, old in displaced
                           if p.key in results and not results[p.key].node]
         doc["added"] = [{"pod": p.key, "node": results[p.key].node,
-                         "message": "" if results[p.key].node else _message(results[p.key])}
+                         "message": "" if results[p.key].node else (results[p.key].message or "")}
                         for p in added if p.key in results]
         doc["removed"] = [p.key for p in removed]
         doc["stillPending"] = sorted(k for k in waiting if k in results and not results[k].node)

@@ -19,10 +19,6 @@ def print_explain_table(records):
     Console().print(table)
 
 
-def message(result) -> str | None:
-    return result.fit_error.full_message if result.fit_error is not None else result.error
-
-
 def as_result(outcome):
     """An Outcome of the loop as the ScheduleResult of its last attempt (for the report)."""
     if outcome.node is None and outcome.attempts == 0:

@@ -40,6 +40,12 @@ class ScheduleResult:
         return f"ScheduleResult({self.pod}, node={self.node}, feasible={self.feasible_nodes}{why})"
 
     @property
+    def message(self) -> str | None:
+        """What kube-scheduler writes into the pod's PodScheduled condition after this cycle:
+        the FitError with its PostFilter part, or the error (None: the cycle chose a node)."""
+        return self.fit_error.full_message if self.fit_error is not None else self.error
+
+    @property
     def scheduled(self) -> bool:
         return self.node is not None
 

@@ -335,29 +335,28 @@ class Scheduler(WhatIfOperations):
         records = []
         pending, self.pending = self.pending, []
         for pod in pending:
-            if only is not None and pod.key not in only and not pod.gated:
-                result = self.cycles.schedule_pod(pod)
-                if result.node:
-                    self.assume_scheduled(pod, result)
-                else:
-                    self.cycles.post_filter(pod, result)
-                    self.pending.append(pod)
-                continue
+            wanted = only is None or pod.key in only
+            rec = None
             if pod.gated:
-                rec = explain_output.gated_record(pod, GATED_MESSAGE)
+                if wanted:
+                    rec = explain_output.gated_record(pod, GATED_MESSAGE)
                 self.pending.append(pod)
             else:
                 result = self.cycles.schedule_pod(pod)
-                rec = explain_output.record(pod, result)
+                if wanted:      # read now: PostFilter's dry runs reuse the kernel's buffers
+                    rec = explain_output.record(pod, result)
                 if result.node is None:
                     self.cycles.post_filter(pod, result)
-                    explain_output.add_post_filter(rec, result)
+                    if rec is not None:
+                        explain_output.add_post_filter(rec, result)
                 # The oracle assumes a pre-bound pod only where its cycle chose it (parity data,
                 # mixed_small team-b/pod-0007); the real scheduler binds it as is (schedule_pending).
                 if result.node:
                     self.assume_scheduled(pod, result)
                 else:
                     self.pending.append(pod)
+            if rec is None:
+                continue
             if callback is not None:
                 callback(rec)
             else:

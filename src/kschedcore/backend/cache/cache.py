@@ -197,15 +197,8 @@ class Cache:
         written: the kernel has written the row already (NodeKernel.run_copies)."""
         t = self.table
         row = t.row_of.get(node_name)
-        j = self._journal
-        if j is not None:
-            j.pod(self, pod.key)
-            if row is None:
-                j.orphan(self, node_name)
-            else:
-                j.node(self, node_name)
-                t.journal.save_row(t, row)
-                j.placements.append((pod, row, 1))
+        if self._journal is not None:
+            self._journal.placement(self, pod, node_name, row, 1)
         if row is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
@@ -246,8 +239,8 @@ class Cache:
             return
         cols, vals, ports = first.compiled[1].usage
         keys = [p.key for p in pods]
-        if any(k in self._start for k in keys):
-            raise ValidationError(f"pod {next(k for k in keys if k in self._start)}", "", "already assumed or bound")
+        if any(k in self._placed for k in keys):
+            raise ValidationError(f"pod {next(k for k in keys if k in self._placed)}", "", "already assumed or bound")
         self._placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
         if first.start_time is None:       # copies of one pod: all without, or all with the same
             base = self._next_unstarted
@@ -269,14 +262,9 @@ class Cache:
         return self._next_unstarted - 1
 
     def _unplace(self, key: str) -> Placement:
-        j = self._journal
-        if j is not None:
+        if self._journal is not None:
             pl = self._placed[key]
-            j.pod(self, key)
-            j.node(self, pl.node)
-            row = self.table.row_of[pl.node]
-            self.table.journal.save_row(self.table, row)
-            j.placements.append((pl.pod, row, -1))
+            self._journal.placement(self, pl.pod, pl.node, self.table.row_of[pl.node], -1)
         pl = self._placed.pop(key)
         t = self.table
         del self._on_node[pl.node][key]

@@ -82,7 +82,7 @@ class TableJournal:
                     orig[...] = values
                     setattr(t, name, orig)
                 else:
-                    setattr(t, name, _copy(saved))
+                    setattr(t, name, saved)    # the journal ends with the revert: no copy needed
         elif self.image_count is not None:
             t.image_count[:len(self.image_count)] = self.image_count
         cut = False
@@ -138,6 +138,16 @@ class CacheJournal:
         if name not in self.on_node:
             d = cache._on_node.get(name)
             self.on_node[name] = MISSING if d is None else dict(d)
+
+    def placement(self, cache, pod, node_name: str, row, sign: int) -> None:
+        """A pod placed on (sign 1) or taken off (-1) a node (row None: one the cluster lacks)."""
+        self.pod(cache, pod.key)
+        if row is None:
+            self.orphan(cache, node_name)
+            return
+        self.node(cache, node_name)
+        self.table.save_row(cache.table, row)
+        self.placements.append((pod, row, sign))
 
     def orphan(self, cache, name: str) -> None:
         if name not in self.orphans:

@@ -107,10 +107,6 @@ class NodeTable:
         return self._scan_order
 
     # ---- forks (backend/cache/fork.py) -------------------------------------------------------
-    def _save_row(self, row: int) -> None:
-        if self.journal is not None:
-            self.journal.save_row(self, row)
-
     def _save_whole(self) -> None:
         if self.journal is not None:
             self.journal.save_whole(self)
@@ -250,7 +246,7 @@ class NodeTable:
         if self.journal is not None:
             if zone_key(node.labels) != self.zone_of[row]:
                 self._save_whole()           # the node tree changes
-            self._save_row(row)
+            self.journal.save_row(self, row)
             if self.n_images[row] or node.images:
                 self.journal.save_image_count(self)
         self._clear_images(row)
