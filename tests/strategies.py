@@ -597,7 +597,9 @@ def pts_pods(draw, name, node_names, bound=False):
                                                "controller": draw(st.sampled_from([True, True, False, None]))}]
     if not bound and draw(st.integers(0, 4)):
         pod["spec"]["topologySpreadConstraints"] = draw(
-            st.lists(topology_spread_constraints(), min_size=0 if draw(st.integers(0, 7)) == 0 else 1, max_size=3))
+            st.lists(topology_spread_constraints(), min_size=0 if draw(st.integers(0, 7)) == 0 else 1, max_size=3,
+                     # the API server refuses two constraints with one {topologyKey, whenUnsatisfiable}
+                     unique_by=lambda c: (c["topologyKey"], c["whenUnsatisfiable"])))
     return pod
 
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from kschedcore import Scheduler
 from kschedcore.backend.cache.fork import ROW_ARRAYS
-from kschedcore.errors import KSchedCoreError, UnsupportedError
+from kschedcore.errors import KSchedCoreError, StateError, UnsupportedError
 
 
 def node(i, cpu=4, zone=None, taint=False, image=False):
@@ -177,7 +177,7 @@ def test_only_the_innermost_fork_closes_and_objects_are_refused():
                       "metadata": {"name": "p", "namespace": "default"}, "spec": {"minAvailable": 1}})
     inner.commit()
     outer.revert()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(StateError, match="fork: already reverted or committed"):
         outer.commit()
 
 

@@ -1,23 +1,35 @@
-"""Fuzzing the readers: valid objects from the parity workloads, mutated at random (a field
-replaced by any JSON value, deleted, or a key added), read and scheduled. Whatever the input,
-the only exception allowed is kschedcore's own (KSchedCoreError: ValidationError and its
-kinds), and a ValidationError names an object.
+"""Fuzzing the readers (issue 12). Two kinds of input:
 
-The short run is part of the test suite; the long one (`pytest -m fuzz`, FUZZ_EXAMPLES=10000
-by default) runs each reader on that many inputs.
+- valid objects from the parity workloads, mutated at random (a field replaced by any JSON
+  value, deleted, or a key added);
+- objects drawn per reader from vocabularies of near misses and valid values
+  (tests/fuzz_strategies.py): quantities, label selectors, node affinity, tolerations, topology
+  spread, pod affinity, whole pods and nodes, volumes and storage objects, workload documents,
+  KubeSchedulerConfigurations, watch-event streams.
+
+Each is read and scheduled. Whatever the input, the only exception allowed is kschedcore's own
+(KSchedCoreError: ValidationError and its kinds); a ValidationError names an object, and its
+field, when it names one, leads into the input (fuzz_strategies.field_named). Valid values
+drawn on purpose are accepted (quantities). The short run is part of the test suite; the long
+one (`pytest -m fuzz`, FUZZ_EXAMPLES=10000 by default) runs each reader on that many inputs.
 """
 import copy
 import json
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import fuzz_strategies as fs
 from kschedcore import Scheduler
-from kschedcore.errors import KSchedCoreError, ValidationError
+from kschedcore.errors import KSchedCoreError, QuantityError, ValidationError
 from kschedcore.framework.config import parse_config
+from kschedcore.objects.quantity import parse_quantity
+from kschedcore.replay import load_replay
 from kschedcore.sources.files import load_workload, workload_from_documents
+from volume_strategies import volume_workloads
 
 from parity import DATA as PARITY
 
@@ -76,29 +88,57 @@ def mutated(draw, objects):
     return obj
 
 
-def _allowed(call):
+def _allowed(call, *inputs):
+    """Runs `call`; a ValidationError must name an object, and a field of one of `inputs`
+    (the raw objects it was given) when it names one and names an object among them."""
     try:
         call()
     except ValidationError as e:
         assert e.obj or e.field, f"a ValidationError naming nothing: {e}"
+        raw = _raw_of(e.obj, inputs)
+        if raw is not None and e.field:
+            assert fs.field_named(raw, e.field), f"{e.field!r} is not a field of the input: {e}"
     except KSchedCoreError:
         pass
 
 
+def _raw_of(obj: str, inputs):
+    """The raw object an error's object name ("pod default/web-1", "node a") refers to."""
+    kind, _, name = obj.partition(" ")
+    matches = []
+    for raw in _objects(inputs):
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        ns = meta.get("namespace") or ("default" if kind == "pod" else "")
+        full = f"{ns}/{meta.get('name')}" if "/" in name else str(meta.get("name"))
+        if str(raw.get("kind", "")).lower() in (kind, "") and full == name:
+            matches.append(raw)
+    return matches[0] if len(matches) == 1 else None
+
+
+def _objects(inputs):
+    for x in inputs:
+        if isinstance(x, dict) and isinstance(x.get("metadata"), dict):
+            yield x
+        elif isinstance(x, dict):
+            yield from _objects(v for v in x.values() if isinstance(v, (list, dict)))
+        elif isinstance(x, list):
+            yield from _objects(x)
+
+
 def check_pod(pod):
     sched = Scheduler(NODES, PODS[:20])
-    _allowed(lambda: (sched.schedule(pod), sched.queue(pod) and sched.schedule_pending()))
+    _allowed(lambda: (sched.schedule(pod), sched.queue(pod) and sched.schedule_pending()), pod)
 
 
 def check_node(node):
     def run():
         sched = Scheduler(NODES[:3] + [node], PODS[:10])
         sched.schedule(PODS[50])
-    _allowed(run)
+    _allowed(run, node)
 
 
 def check_config(doc):
-    _allowed(lambda: Scheduler(NODES[:3], config=parse_config(doc)).schedule(PODS[60]))
+    _allowed(lambda: Scheduler(NODES[:3], config=parse_config(doc)).schedule(PODS[60]), doc)
 
 
 def check_document(doc):
@@ -106,64 +146,130 @@ def check_document(doc):
         w = workload_from_documents([doc], "fuzz")
         sched = Scheduler.from_workload(w)
         sched.schedule_pending()
-    _allowed(run)
+    _allowed(run, doc)
+
+
+def check_quantity(text):
+    try:
+        q = parse_quantity(text)
+    except QuantityError as e:
+        assert text not in fs.GOOD_QUANTITIES, f"a valid quantity refused: {e}"
+        return
+    except KSchedCoreError:
+        assert not isinstance(text, str), text
+        return
+    assert text not in fs.BAD_QUANTITIES, f"{text!r} read as {q}"
+    check_pod(_with(PODS[0], ("spec", "containers", 0, "resources", "requests", "cpu"), text))
+
+
+def _with(base, path, value):
+    obj = copy.deepcopy(base)
+    parent = obj
+    for k in path[:-1]:
+        parent = parent.setdefault(k, {}) if isinstance(k, str) else parent[k]
+    parent[path[-1]] = value
+    return obj
+
+
+def check_in_pod(path, value):
+    check_pod(_with(PODS[0], path, value))
+
+
+def check_stream(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fuzz") / "events.jsonl"
+    path.write_text(text)
+
+    def run():
+        replay = load_replay([FUZZ_CLUSTER, path])
+        replay.run()
+    try:
+        run()
+    except ValidationError as e:
+        assert e.obj or e.field, f"a ValidationError naming nothing: {e}"
+        line = _line_of(e.obj)
+        if line is not None and e.field:
+            event = _event_at(text, line)
+            if event is not None:
+                assert fs.field_named(event, e.field), f"{e.field!r} is not a field of line {line}: {e}"
+    except KSchedCoreError:
+        pass
+
+
+def _line_of(where: str):
+    m = re.search(r"events\.jsonl: line (\d+)$", where)
+    return int(m.group(1)) if m else None
+
+
+def _event_at(text, line):
+    try:
+        return json.loads(text.split("\n")[line - 1])
+    except (ValueError, IndexError):
+        return None
 
 
 SHORT = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 FULL = settings(max_examples=LONG, deadline=None, suppress_health_check=list(HealthCheck))
 WORKLOAD_DOC = {"nodes": NODES[:4], "pods": _W.pods[:6], "pending": _W.pending[:6]}
+FUZZ_CLUSTER = PARITY / "mixed_small.json.gz"
+
+#: reader -> strategy of (check, its arguments): every reader runs short and long
+READERS = {
+    "quantities": fs.quantities().map(lambda q: (check_quantity, q)),
+    "label_selectors": fs.label_selectors().map(lambda sel: (check_in_pod, (
+        "spec", "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+        [{"topologyKey": "kubernetes.io/hostname", "labelSelector": sel}])),
+    "node_affinity": fs.node_affinities().map(lambda na: (check_in_pod, ("spec", "affinity"), {"nodeAffinity": na})),
+    "tolerations": fs.tolerations().map(lambda t: (check_in_pod, ("spec", "tolerations"), t)),
+    "topology_spread": fs.spread_constraints().map(lambda c: (check_in_pod, ("spec", "topologySpreadConstraints"), c)),
+    "pod_affinity": fs.pod_affinities().map(lambda a: (check_in_pod, ("spec", "affinity"), a)),
+    "pods": fs.pods().map(lambda p: (check_pod, p)),
+    "nodes": fs.nodes().map(lambda n: (check_node, n)),
+    "configurations": fs.configurations().map(lambda c: (check_config, c)),
+    "volumes": volume_workloads(max_nodes=4, max_pending=3).flatmap(
+        lambda w: mutated([w]).map(lambda d: (check_document, d))),
+    "workload_documents": mutated([WORKLOAD_DOC]).map(lambda d: (check_document, d)),
+    "mutated_pods": mutated(PODS).map(lambda p: (check_pod, p)),
+    "mutated_nodes": mutated(NODES).map(lambda n: (check_node, n)),
+    "mutated_configs": mutated([CONFIG]).map(lambda c: (check_config, c)),
+}
+STREAMS = fs.watch_streams(PODS[:30], NODES[:4])
 
 
-@SHORT
-@given(mutated(PODS))
-def test_pods(pod):
-    check_pod(pod)
+def _run(case):
+    check, *args = case
+    check(*args)
 
 
-@SHORT
-@given(mutated(NODES))
-def test_nodes(node):
-    check_node(node)
-
-
-@SHORT
-@given(mutated([CONFIG]))
-def test_configs(doc):
-    check_config(doc)
-
-
-@SHORT
-@given(mutated([WORKLOAD_DOC]))
-def test_workload_documents(doc):
-    check_document(doc)
-
-
-@pytest.mark.fuzz
-@FULL
-@given(mutated(PODS))
-def test_pods_long(pod):
-    check_pod(pod)
-
-
-@pytest.mark.fuzz
-@FULL
-@given(mutated(NODES))
-def test_nodes_long(node):
-    check_node(node)
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_reader(reader):
+    SHORT(given(READERS[reader])(_run))()
 
 
 @pytest.mark.fuzz
-@FULL
-@given(mutated([CONFIG]))
-def test_configs_long(doc):
-    check_config(doc)
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_reader_long(reader):
+    FULL(given(READERS[reader])(_run))()
+
+
+def test_watch_streams(tmp_path_factory):
+    settings(SHORT, max_examples=60)(given(STREAMS)(lambda text: check_stream(tmp_path_factory, text)))()
 
 
 @pytest.mark.fuzz
-@FULL
-@given(mutated([WORKLOAD_DOC]))
-def test_workload_documents_long(doc):
-    check_document(doc)
+def test_watch_streams_long(tmp_path_factory):
+    FULL(given(STREAMS)(lambda text: check_stream(tmp_path_factory, text)))()
+
+
+def test_field_named():
+    raw = {"spec": {"containers": [{"resources": {"requests": {"example.com/gpu": "1"}}}], "affinity": None}}
+    assert fs.field_named(raw, "spec.containers[0].resources.requests.example.com/gpu")
+    assert fs.field_named(raw, "spec.containers[*].resources.requests")
+    assert fs.field_named(raw, "spec.containers[0].resources.requests[example.com/gpu]")
+    assert fs.field_named(raw, "spec.containers[0].name")          # a missing last field
+    assert fs.field_named(raw, "spec.affinity.nodeAffinity")
+    assert not fs.field_named(raw, "spec.containers[1].name")
+    assert not fs.field_named(raw, "spec.initContainers[0].name")
+    assert not fs.field_named(raw, "metadata.taints[0].key")
 
 
 def test_json_roundtrip_of_the_seeds():

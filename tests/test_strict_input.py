@@ -135,10 +135,10 @@ def test_the_loops_horizon_is_a_flag_and_reported(tmp_path):
 
 
 def test_updating_a_pod_the_simulation_does_not_have_names_it():
-    from kschedcore import Scheduler, ValidationError
+    from kschedcore import NotFoundError, Scheduler
     from kschedcore.scheduler.loop import Simulation
     sim = Simulation(Scheduler([NODE]))
-    with pytest.raises(ValidationError, match="pod default/p"):
+    with pytest.raises(NotFoundError, match="^pod default/p: no such pod in this simulation$"):
         sim.update_pod(pod())
 
 

@@ -68,7 +68,7 @@ BAD_PODS = {
         'pod default/web-1: spec.tolerations[0].effect: unsupported effect "Sometimes"'),
     "Exists toleration with a value": (
         pod(tolerations=[{"operator": "Equal", "key": "k"}, {"key": "a", "operator": "Exists", "value": "x"}]),
-        ObjectError, "pod default/web-1: spec.tolerations[1].value: must be empty when operator is Exists"),
+        ObjectError, "pod default/web-1: spec.tolerations[1].operator: Invalid value: \"x\": value must be empty when `operator` is 'Exists'"),
     "unknown node selector operator": (
         pod(affinity=_required({"key": "zone", "operator": "Like", "values": ["x"]})), ObjectError,
         f'pod default/web-1: {REQUIRED}.matchExpressions[0].operator: unknown operator "Like"'),
@@ -197,10 +197,10 @@ BAD_NODES = {
         'node n1: status.capacity.cpu: invalid quantity "1.2.3"'),
     "unknown taint effect": (
         node(spec={"taints": [{"key": "a", "effect": "Never"}]}), ObjectError,
-        'node n1: spec.taints[0].effect: unsupported effect "Never"'),
+        'node n1: spec.taints[0].effect: Unsupported value: \"Never\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"'),
     "taint without key": (
         node(spec={"taints": [{"key": "a", "effect": "NoSchedule"}, {"effect": "NoSchedule"}]}), ObjectError,
-        "node n1: spec.taints[1].key: must not be empty"),
+        "node n1: spec.taints[1].key: Invalid value: \"\": name part must be non-empty"),
     "unschedulable not a boolean": (
         node(spec={"unschedulable": "yes"}), ObjectError,
         "node n1: spec.unschedulable: expected a boolean, got str 'yes'"),
@@ -247,7 +247,45 @@ def test_unknown_node_in_update_remove_and_assume():
         sched.remove_node("b")
     with pytest.raises(ValidationError, match=r'^pod default/web-1: spec.nodeName: no such node "b"$'):
         sched.assume(pod(), "b")
-    assert sched.remove_pod("default/nope") is False   # as an informer delete of an unknown pod
+    with pytest.raises(kschedcore.NotFoundError, match=r"^pod default/nope: no such pod$"):
+        sched.remove_pod("default/nope")
+    assert sched.remove_pod("default/nope", missing_ok=True) is False   # as an informer delete
+    assert sched.remove_node("b", missing_ok=True) is None
+
+
+def test_the_same_mistake_is_the_same_error_through_every_method():
+    """Unknown key or name: NotFoundError (a ValidationError and a KeyError); wrong state:
+    StateError -- through the Scheduler, the Simulation, the live loop and forks."""
+    from kschedcore import NotFoundError, StateError
+    from kschedcore.scheduler.live import LiveScheduler
+    from kschedcore.scheduler.loop import Simulation
+    sched = Scheduler([node("a")])
+    sim = Simulation(Scheduler([node("a")]))
+    unknown_node = [lambda: sched.update_node(node("b")), lambda: sched.remove_node("b"),
+                    lambda: sched.assume(pod(), "b"), lambda: sched.cordon("b"), lambda: sched.drain("b"),
+                    lambda: sim.update_node(node("b")), lambda: sim.remove_node("b")]
+    unknown_pod = [lambda: sched.remove_pod("default/x"), lambda: sim.delete_pod("default/x"),
+                   lambda: sim.update_pod(pod("x")), lambda: sched.scale("default/x", 1)]
+    for call in unknown_node + unknown_pod:
+        with pytest.raises(NotFoundError) as err:
+            call()
+        assert isinstance(err.value, KeyError) and isinstance(err.value, ValidationError)
+        assert str(err.value).startswith(("node b: ", "pod default/", "workload default/x")), str(err.value)
+    sched.assume(pod(), "a")
+    with pytest.raises(StateError, match="already assumed or bound"):
+        sched.assume(pod(), "a")
+    sim.add_pod({**pod("bound"), "spec": {**pod()["spec"], "nodeName": "a"}})
+    with pytest.raises(StateError, match="not pending"):
+        sim.update_pod({**pod("bound"), "spec": {**pod()["spec"], "nodeName": "a"}})
+    fork = sched.fork()
+    fork.revert()
+    with pytest.raises(StateError, match="fork: already reverted or committed"):
+        fork.revert()
+    sim.delete_pod("default/x", missing_ok=True)
+    sim.remove_node("b", missing_ok=True)
+    live = LiveScheduler(Scheduler([node("a")]))
+    with pytest.raises(NotFoundError):
+        live.delete_pod("default/x")
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -181,7 +181,7 @@ def test_volume_zone_multi_zone_and_beta_labels():
 
 def test_volume_zone_ignores_malformed_zone_label():
     sched = Scheduler([node("a", **{"topology.kubernetes.io/zone": "z1"})], percentage_of_nodes_to_score=100)
-    storage(sched, pv("v", {"topology.kubernetes.io/zone": "z9__"}), bound_claim("c", "v"))
+    storage(sched, pv("v", {"topology.kubernetes.io/zone": "z9____z8"}), bound_claim("c", "v"))
     rec = sched.explain(pod("p", {"name": "v", "persistentVolumeClaim": {"claimName": "c"}}))
     assert rec["node"] == "a" and "VolumeZone" in rec["skippedFilterPlugins"]
 

@@ -132,7 +132,8 @@ def pv_zone_labels(draw):
     elif kind == "region":
         labels[draw(st.sampled_from([REGION, BETA_REGION]))] = draw(st.sampled_from(["us-east1", "us-west1"]))
     elif kind == "bad":     # an empty element: LabelZonesToSet fails, VolumeZone ignores the label
-        labels[ZONE] = draw(st.sampled_from(ZONES)) + "__"
+        # (a valid label value: the API server refuses one that ends in "__")
+        labels[ZONE] = "____".join(draw(st.lists(st.sampled_from(ZONES), min_size=2, max_size=2)))
     return labels
 
 

@@ -23,6 +23,9 @@ class ValidationError(KSchedCoreError, ValueError):
         parts = [p for p in (obj, field, message) if p]
         super().__init__(": ".join(parts))
 
+    # the one-line message, also for subclasses that are KeyErrors (KeyError.__str__ quotes it)
+    __str__ = Exception.__str__
+
 
 class QuantityError(ValidationError):
     """A string that is not a valid Kubernetes ``resource.Quantity``."""
@@ -46,3 +49,15 @@ class WorkloadError(ValidationError):
 
 class UnsupportedError(ValidationError):
     """Valid Kubernetes input that needs a plugin kschedcore does not implement yet."""
+
+
+class NotFoundError(ValidationError, KeyError):
+    """An object the scheduler does not have: an unknown pod key or node name given to
+    remove_pod, remove_node, update_node, update_pod, assume, cordon, drain, ... Also a
+    KeyError, as for a mapping. Methods that mirror an informer delete take ``missing_ok=True``
+    to treat an unknown object as kube-scheduler does (nothing happens)."""
+
+
+class StateError(ValidationError):
+    """An operation on an object in the wrong state: a pod assumed or bound twice, an update
+    of a pod that is no longer pending, a fork reverted twice."""

@@ -63,8 +63,10 @@ class FieldReader:
     def string_map(self, d, key, path):
         m = self.mapping(d, key, path)
         for k, v in m.items():
-            if not isinstance(k, str) or not isinstance(v, str):
-                self.fail(f"{path}[{k!r}]", f"expected a string value, got {type(v).__name__} {v!r}")
+            if not isinstance(k, str):
+                self.fail(path, f"expected string keys, got {type(k).__name__} {k!r}")
+            if not isinstance(v, str):
+                self.fail(f"{path}[{k}]", f"expected a string value, got {type(v).__name__} {v!r}")
         return m
 
     def string_list(self, d, key, path):

@@ -1,9 +1,11 @@
 """Node: the scheduling-relevant view of a v1 Node, validated once when read."""
+import json
 from dataclasses import dataclass, field
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
 from .pod import TAINT_EFFECTS, to_ints
+from . import validation as apival
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +34,34 @@ def parse_node(raw, index_hint: str = "") -> Node:
     _, name = metadata_name("node", raw, index_hint)
     r = FieldReader(f"node {name}")
     meta = raw["metadata"]
+    if meta.get("namespace"):
+        r.fail("metadata.namespace", "Forbidden: not allowed on this type")
+    apival.check_meta(r.obj, None, name, meta)
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")
-    taints = []
+    taints, seen = [], set()
     for i, t in enumerate(r.seq(spec, "taints", "spec.taints")):
         path = f"spec.taints[{i}]"
+        # the API server's words; its path says "metadata.taints" (validateNodeTaints is given
+        # metadata's path), the field's own path is said here
+        api_path = path
         t = r.item(t, path)
         key = r.string(t, "key", path + ".key")
-        if not key:
-            r.fail(path + ".key", "must not be empty")
+        apival.check(r.obj, api_path + ".key", key, apival.qualified_name_errors(key))
+        value = r.string(t, "value", path + ".value")
+        apival.check(r.obj, api_path + ".value", value, apival.label_value_errors(value))
         effect = r.string(t, "effect", path + ".effect")
+        if not effect:
+            r.fail(api_path + ".effect", "Required value")
         if effect not in TAINT_EFFECTS[1:]:
-            r.fail(path + ".effect", f'unsupported effect "{effect}"')
-        taints.append(Taint(key, r.string(t, "value", path + ".value"), effect))
+            r.fail(api_path + ".effect", f"Unsupported value: {apival.go_quote(effect)}: supported values: "
+                   '"NoSchedule", "PreferNoSchedule", "NoExecute"')
+        if (key, effect) in seen:
+            shown = {"Key": key, "Value": value, "Effect": effect, "TimeAdded": t.get("timeAdded")}
+            r.fail(api_path, f"Duplicate value: {json.dumps(shown, separators=(',', ':'))}: "
+                   "taints must be unique by key and effect pair")
+        seen.add((key, effect))
+        taints.append(Taint(key, value, effect))
     # the API server defaults a missing allocatable to capacity
     source = "allocatable" if status.get("allocatable") is not None else "capacity"
     alloc_q = r.quantities(status, source, f"status.{source}")

@@ -7,6 +7,7 @@ from .fields import metadata_name
 from .node_selector import PreferredTerm, Requirement, SelectorReader, SelectorTerm  # noqa: F401 (re-exported)
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
 from .storage import parse_pod_volumes
+from . import validation as apival
 
 TOLERATION_OPERATORS = ("", "Equal", "Exists")
 TAINT_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -192,10 +193,18 @@ class PodReader(SelectorReader):
             self.fail(path + ".effect", f'unsupported effect "{effect}"')
         key = self.string(t, "key", path + ".key")
         value = self.string(t, "value", path + ".value")
-        if op == "Exists" and value:
-            self.fail(path + ".value", "must be empty when operator is Exists")
+        # ValidateTolerations, in its order and wording
+        if key:
+            apival.check(self.obj, path + ".key", key, apival.qualified_name_errors(key))
         if not key and op != "Exists":
-            self.fail(path + ".operator", "must be Exists when key is empty")
+            apival.invalid(self.obj, path + ".operator", op, "operator must be Exists when `key` is empty, "
+                      'which means "match all values and all keys"')
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            apival.invalid(self.obj, path + ".effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+        if op == "Exists" and value:
+            apival.invalid(self.obj, path + ".operator", value, "value must be empty when `operator` is 'Exists'")
+        if op != "Exists":
+            apival.check(self.obj, path + ".operator", value, apival.label_value_errors(value))
         return Toleration(key, op or "Equal", value, effect)
 
     def node_affinity(self, spec):
@@ -223,7 +232,7 @@ class PodReader(SelectorReader):
 
 
 def parse_spread_constraints(r, spec) -> tuple:
-    out = []
+    out, seen = [], {}
     for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):
         path = f"spec.topologySpreadConstraints[{i}]"
         c = r.item(c, path)
@@ -241,6 +250,12 @@ def parse_spread_constraints(r, spec) -> tuple:
             min_domains = 1
         elif isinstance(min_domains, bool) or not isinstance(min_domains, int) or min_domains < 1:
             r.fail(path + ".minDomains", f"must be greater than zero, got {min_domains!r}")
+        elif when != "DoNotSchedule":
+            apival.invalid(r.obj, path + ".minDomains", min_domains,
+                           f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}")
+        if (key, when) in seen:   # reported at the first of the two, as ValidateSpreadConstraintNotRepeat does
+            r.fail(seen[key, when] + ".{topologyKey, whenUnsatisfiable}", f'Duplicate value: "{{{key}, {when}}}"')
+        seen[key, when] = path
         policies = {}
         for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
             v = r.string(c, name, f"{path}.{name}") or default
@@ -260,6 +275,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     ns = ns or "default"
     r = PodReader(f"pod {ns}/{name}")
     meta = raw["metadata"]
+    apival.check_meta(r.obj, ns, name, meta, apival.pod_name_errors)
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")
     labels = r.string_map(meta, "labels", "metadata.labels")
@@ -341,8 +357,18 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     selector = spec.get("nodeSelector")
     if selector is not None:
         selector = r.string_map(spec, "nodeSelector", "spec.nodeSelector")
+        apival.check_labels(r.obj, selector, "spec.nodeSelector")
     required, preferred = r.node_affinity(spec)
     priority = r.integer(spec, "priority", "spec.priority")
+    apival.check_int32(r.obj, "spec.priority", priority, "PodSpec.spec.priority")
+    policy = spec.get("preemptionPolicy")
+    if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
+        r.fail("spec.preemptionPolicy", f"Unsupported value: {apival.go_quote(policy)}: supported values: "
+               '"PreemptLowerPriority", "Never"')
+    for key in ("nodeName", "priorityClassName"):
+        text = r.string(spec, key, "spec." + key)
+        if text:
+            apival.check(r.obj, "spec." + key, text, apival.dns1123_subdomain_errors(text))
     tolerations = tuple(r.toleration(r.item(t, f"spec.tolerations[{i}]"), f"spec.tolerations[{i}]")
                         for i, t in enumerate(r.seq(spec, "tolerations", "spec.tolerations")))
     return Pod(

@@ -6,6 +6,8 @@ AND the label selector matches P's labels. A nil selector matches nothing, `{}` 
 """
 from dataclasses import dataclass
 
+from . import validation as apival
+
 SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -75,7 +77,9 @@ def parse_label_selector(reader, d, path):
     if d is None:
         return None
     d = reader.item(d, path)
-    reqs = [(k, "In", frozenset([v])) for k, v in reader.string_map(d, "matchLabels", path + ".matchLabels").items()]
+    match_labels = reader.string_map(d, "matchLabels", path + ".matchLabels")
+    apival.check_labels(reader.obj, match_labels, path + ".matchLabels")
+    reqs = [(k, "In", frozenset([v])) for k, v in match_labels.items()]
     for i, e in enumerate(reader.seq(d, "matchExpressions", path + ".matchExpressions")):
         epath = f"{path}.matchExpressions[{i}]"
         e = reader.item(e, epath)
@@ -88,6 +92,9 @@ def parse_label_selector(reader, d, path):
             reader.fail(epath + ".values", "must be specified when `operator` is 'In' or 'NotIn'")
         if op in ("Exists", "DoesNotExist") and values:
             reader.fail(epath + ".values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        apival.check(reader.obj, epath + ".key", key, apival.qualified_name_errors(key))
+        for j, value in enumerate(values):
+            apival.check(reader.obj, f"{epath}.values[{j}]", value, apival.label_value_errors(value))
         reqs.append((key, op, frozenset(values)))
     return LabelSelector(tuple(reqs))
 
@@ -97,9 +104,12 @@ def _term(reader, t, path, namespace):
     key = reader.string(t, "topologyKey", path + ".topologyKey")
     if not key:
         reader.fail(path + ".topologyKey", "can not be empty")
+    apival.check(reader.obj, path + ".topologyKey", key, apival.qualified_name_errors(key))
     selector = parse_label_selector(reader, t.get("labelSelector"), path + ".labelSelector")
     ns_selector = parse_label_selector(reader, t.get("namespaceSelector"), path + ".namespaceSelector")
     namespaces = frozenset(reader.string_list(t, "namespaces", path + ".namespaces"))
+    for name in sorted(namespaces):
+        apival.check(reader.obj, path + ".namespace", name, apival.dns1123_label_errors(name))
     if not namespaces and ns_selector is None:
         namespaces = frozenset([namespace])   # getNamespacesFromPodAffinityTerm
     return AffinityTerm(key, selector, namespaces, ns_selector)
@@ -121,7 +131,7 @@ def parse_pod_affinity(reader, spec, namespace) -> PodAffinity:
             p = reader.item(p, f"{ppath}[{i}]")
             weight = reader.integer(p, "weight", f"{ppath}[{i}].weight")
             if not 1 <= weight <= 100:
-                reader.fail(f"{ppath}[{i}].weight", f"must be in the range 1-100, got {weight}")
+                apival.invalid(reader.obj, f"{ppath}[{i}].weight", weight, "must be in the range 1-100")
             preferred.append((weight, _term(reader, p.get("podAffinityTerm") or {}, f"{ppath}[{i}].podAffinityTerm",
                                             namespace)))
         out[f"preferred_{prefix}"] = tuple(preferred)

@@ -5,11 +5,13 @@ already keeps it)."""
 from dataclasses import dataclass
 
 from ..errors import ObjectError
+from . import validation as apival
 from .fields import FieldReader, metadata_name
 
 POLICIES = ("PreemptLowerPriority", "Never")
 #: the built-in classes every API server has (pkg/apis/scheduling)
 SYSTEM_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+HIGHEST_USER_DEFINABLE_PRIORITY = 1000000000
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,13 +25,35 @@ class PriorityClass:
 def parse_priority_class(raw, index_hint: str = "") -> PriorityClass:
     _, name = metadata_name("priorityclass", raw, index_hint)
     r = FieldReader(f"priorityclass {name}")
+    apival.check_meta(r.obj, None, name, raw["metadata"])
     if "value" not in raw:
         r.fail("value", "missing")
+    value = r.integer(raw, "value", "value")
+    apival.check_int32(r.obj, "value", value, "PriorityClass.value")
+    global_default = r.boolean(raw, "globalDefault", "globalDefault")
+    # ValidatePriorityClass
+    if name.startswith("system-"):
+        problem = _system_class_problem(name, value, global_default)
+        if problem:
+            r.fail("metadata.name", "Forbidden: priority class names with 'system-' prefix are reserved for "
+                   f"system use only. error: {problem}")
+    elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        r.fail("value", f"Forbidden: maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
     policy = r.string(raw, "preemptionPolicy", "preemptionPolicy") or "PreemptLowerPriority"
     if policy not in POLICIES:
-        r.fail("preemptionPolicy", f'must be one of {", ".join(POLICIES)}, got "{policy}"')
-    return PriorityClass(name, r.integer(raw, "value", "value"), r.boolean(raw, "globalDefault", "globalDefault"),
-                         policy)
+        r.fail("preemptionPolicy", f'Unsupported value: "{policy}": supported values: "PreemptLowerPriority", "Never"')
+    return PriorityClass(name, value, global_default, policy)
+
+
+def _system_class_problem(name: str, value: int, global_default: bool) -> str:
+    """scheduling.IsKnownSystemPriorityClass's error, '' for a known one."""
+    if name not in SYSTEM_CLASSES:
+        return f"{name} is not a known system priority class"
+    if value != SYSTEM_CLASSES[name]:
+        return f"value of {name} PriorityClass must be {SYSTEM_CLASSES[name]}"
+    if global_default:
+        return f"globalDefault of {name} PriorityClass must be false"
+    return ""
 
 
 def admit(raw: dict, classes: dict) -> dict:
@@ -47,7 +71,8 @@ def admit(raw: dict, classes: dict) -> dict:
         if cls is None:
             raise ObjectError(_pod_name(raw), "spec.priorityClassName", f'no PriorityClass named "{name}"')
     else:
-        cls = next((c for c in classes.values() if c.global_default), None)
+        # getDefaultPriorityClass: of several defaults (a race can make two), the lowest value
+        cls = min((c for c in classes.values() if c.global_default), key=lambda c: c.value, default=None)
     if not name and spec.get("priority") is not None:
         return raw                      # admitted already (or given by hand): kept as it is
     value = cls.value if cls is not None else 0

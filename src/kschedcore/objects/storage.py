@@ -10,6 +10,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from ..errors import ObjectError, UnsupportedError
+from . import validation as apival
 from .fields import FieldReader, metadata_name
 from .node_selector import SelectorReader
 from .pod_affinity import parse_label_selector
@@ -129,6 +130,7 @@ def _meta(kind, raw, index_hint, namespaced):
         ns = ns or "default"
     r = FieldReader(f"{kind} {ns + '/' if namespaced else ''}{name}")
     meta = raw["metadata"]
+    apival.check_meta(r.obj, ns if namespaced else None, name, meta)
     return r, ns, name, meta
 
 

@@ -9,6 +9,7 @@ rotation index and the tie-break generators -- at a cost that follows what the f
 there is one. Forks nest; only the innermost one can be reverted or committed. Cluster objects
 other than nodes and pods (Services, PDBs, storage, namespaces) cannot change inside a fork.
 """
+from ..errors import StateError
 
 
 class Fork:
@@ -39,7 +40,7 @@ class Fork:
 
     def _close(self, commit: bool) -> None:
         if not self.open:
-            raise RuntimeError("this fork was already reverted or committed")
+            raise StateError("fork", "", "already reverted or committed")
         self.sched.cache.end_fork(self.journal, commit)
         self.open = False
 

@@ -33,9 +33,9 @@ class LiveScheduler:
         with self.lock:
             self.sim.update_pod(pod)
 
-    def delete_pod(self, key):
+    def delete_pod(self, key, missing_ok=False):
         with self.lock:
-            self.sim.delete_pod(key)
+            self.sim.delete_pod(key, missing_ok)
 
     def add_node(self, node):
         with self.lock:
@@ -45,9 +45,9 @@ class LiveScheduler:
         with self.lock:
             self.sim.update_node(node)
 
-    def remove_node(self, name):
+    def remove_node(self, name, missing_ok=False):
         with self.lock:
-            self.sim.remove_node(name)
+            self.sim.remove_node(name, missing_ok)
 
     def outcome(self, key):
         with self.lock:

@@ -26,7 +26,7 @@ from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
 from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                                         build_queueing_hint_map, node_scheduling_properties_change)
-from ..errors import ValidationError
+from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
@@ -132,19 +132,24 @@ class Simulation:
         """A pending pod changed (e.g. its scheduling gates were removed)."""
         pod = self.sched.parse_pod(pod)
         old = self.pods.get(pod.key)
-        if old is None or old.node_name or pod.key in self.bound or pod.key in self.binding:
-            raise ValidationError(f"pod {pod.key}", "", "not a pending pod of this simulation (only pending pods can be updated here)")
+        if old is None:
+            raise NotFoundError(f"pod {pod.key}", "", "no such pod in this simulation")
+        if old.node_name or pod.key in self.bound or pod.key in self.binding:
+            raise StateError(f"pod {pod.key}", "", "not pending (only pending pods can be updated here)")
         self.pods[pod.key] = pod
         node = self.nominator.node_of(old)
         if node is not None:                 # its requests may have changed: counted anew
             self.nominator.add(pod, node)
         self.queue.update(old, pod)
 
-    def delete_pod(self, key: str) -> None:
-        """A pod is deleted, wherever it is (queued, binding or bound)."""
+    def delete_pod(self, key: str, missing_ok: bool = False) -> None:
+        """A pod is deleted, wherever it is (queued, binding or bound). An unknown key is a
+        NotFoundError, or with missing_ok (an informer's delete) nothing happens."""
         pod = self.pods.pop(key, None)
         if pod is None:
-            return
+            if missing_ok:
+                return
+            raise NotFoundError(f"pod {key}", "", "no such pod in this simulation")
         if key in self.bound or key in self.binding:
             assumed = self.binding.pop(key, None)
             node = self.bound.pop(key, None) or assumed
@@ -181,14 +186,17 @@ class Simulation:
 
     def update_node(self, node) -> None:
         node = node if isinstance(node, Node) else parse_node(node)
-        old = self.sched.update_node(node)           # a ValidationError for an unknown node
+        old = self.sched.update_node(node)           # a NotFoundError for an unknown node
         for event in node_scheduling_properties_change(node, old):
             self.queue.move_all_to_active_or_backoff_queue(event, old, node)
 
-    def remove_node(self, name: str) -> None:
+    def remove_node(self, name: str, missing_ok: bool = False) -> None:
         """A node is deleted; its pods stay bound to it (they are deleted by their own events),
-        and a binding in flight to it will fail."""
-        old = self.sched.remove_node(name)
+        and a binding in flight to it will fail. An unknown name: NotFoundError, or nothing
+        with missing_ok."""
+        old = self.sched.remove_node(name, missing_ok)
+        if old is None:
+            return
         self.queue.move_all_to_active_or_backoff_queue(EventNodeDelete, old, None)
 
     # ---- the scheduling loop -----------------------------------------------------------------
@@ -300,10 +308,10 @@ class Simulation:
                 self._activations.append((self.cycles, key))      # activated (held until then)
                 continue
             for v in victims[:-2]:
-                self.delete_pod(v)
+                self.delete_pod(v, missing_ok=True)
             self.sched.handle.preempting.discard(key)
             if len(victims) >= 2:
-                self.delete_pod(victims[-2])
+                self.delete_pod(victims[-2], missing_ok=True)
             self._last_victims.append((self.cycles, victims[-1]))
 
     def _land_preemptions(self, cycle) -> None:
@@ -316,7 +324,7 @@ class Simulation:
                 self.queue.activate([self.pods[key]])
         due, self._last_victims = _split_due(self._last_victims, cycle)
         for key in due:
-            self.delete_pod(key)             # a key it no longer knows (deleted already) is a no-op
+            self.delete_pod(key, missing_ok=True)           # a key it no longer knows (deleted already) is a no-op
 
     # ---- where the binding cycle sends a pod ------------------------------------------------
     def bound_to(self, key, node, pinfo) -> None:

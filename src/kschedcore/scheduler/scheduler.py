@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from ..backend.cache import Cache
-from ..errors import DuplicateError, UnsupportedError, ValidationError
+from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig
 from ..framework.framework import Framework
 from ..objects.features import check_supported
@@ -165,8 +165,11 @@ class Scheduler(WhatIfOperations):
         """Replaces a node's facts; returns the old Node."""
         return self.cache.update_node(node if isinstance(node, Node) else parse_node(node))
 
-    def remove_node(self, name: str):
-        """Removes a node (its pods keep their binding); returns the old Node."""
+    def remove_node(self, name: str, missing_ok: bool = False):
+        """Removes a node (its pods keep their binding); returns the old Node. An unknown
+        name is a NotFoundError, or, with missing_ok (an informer's delete), returns None."""
+        if missing_ok and self.cache.node(name) is None:
+            return None
         return self.cache.remove_node(name)
 
     def add_object(self, obj, index_hint: str = "") -> None:
@@ -215,16 +218,21 @@ class Scheduler(WhatIfOperations):
         self.pending.append(pod)
         return pod
 
-    def remove_pod(self, key: str) -> bool:
-        """Removes a pod ("namespace/name") wherever it is; False if it is not known (as for
-        kube-scheduler, deleting an unknown or terminal pod changes nothing)."""
+    def remove_pod(self, key: str, missing_ok: bool = False) -> bool:
+        """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node
+        the cluster does not have). An unknown key is a NotFoundError, or, with missing_ok,
+        returns False (as for kube-scheduler, deleting an unknown pod changes nothing)."""
         if self.cache.remove_pod(key) is not None:
             return True
         for i, p in enumerate(self.pending):
             if p.key == key:
                 del self.pending[i]
                 return True
-        return self.cache.remove_orphan(key)
+        if self.cache.remove_orphan(key):
+            return True
+        if missing_ok:
+            return False
+        raise NotFoundError(f"pod {key}", "", "no such pod")
 
     def assume(self, pod, node_name: str) -> None:
         """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume). If the
@@ -240,7 +248,7 @@ class Scheduler(WhatIfOperations):
         """Assumes a pod on the node its cycle chose: the profile's in-tree Reserve (VolumeBinding)
         commits what the cycle found, and its kernel writes the node's row."""
         if pod.key in self.cache:
-            raise ValidationError(f"pod {pod.key}", "metadata.name", "already assumed or bound (a pod twice?)")
+            raise StateError(f"pod {pod.key}", "metadata.name", "already assumed or bound (a pod twice?)")
         cycle = result.cycle
         fw = cycle.framework
         if cycle.acted_filters:

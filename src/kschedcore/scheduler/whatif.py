@@ -2,7 +2,7 @@
 once -- what capacity and what-if questions change in a cluster (kschedcore.capacity.whatif)."""
 from dataclasses import replace
 
-from ..errors import ValidationError
+from ..errors import NotFoundError, ValidationError
 from ..objects.node import parse_node
 from .fork import Fork
 
@@ -19,7 +19,7 @@ class WhatIfOperations:
         """kubectl cordon: the node becomes unschedulable (spec.unschedulable)."""
         node = self.cache.node(name)
         if node is None:
-            raise ValidationError(f"node {name}", "metadata.name", "no such node")
+            raise NotFoundError(f"node {name}", "metadata.name", "no such node")
         raw = dict(node.raw, spec=dict(node.raw.get("spec") or {}, unschedulable=True))
         self.update_node(parse_node(raw))
 
@@ -48,7 +48,7 @@ class WhatIfOperations:
         pods = [p for p in [*self.pending, *(pl.pod for pl in self.cache.placements())]
                 if p.namespace == ns and _owned_by(p, name)]
         if not pods:
-            raise ValidationError(f"workload {ns}/{name}", "", "no pod of it in the cluster")
+            raise NotFoundError(f"workload {ns}/{name}", "", "no pod of it in the cluster")
         if replicas < 0:
             raise ValidationError(f"workload {ns}/{name}", "replicas", f"must be non-negative, got {replicas}")
         added, removed = [], []

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import DuplicateError, UnsupportedError, ValidationError
+from ...errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
 from ...objects import resources as res
 from ...objects.disruption import parse_pdb
+from ...objects.namespace import parse_namespace
 from ...objects.node import Node
 from ...objects.pod import Pod
 from ...objects.priority_class import parse_priority_class
@@ -77,7 +78,7 @@ class Cache:
         """Replaces a node's facts; returns the old Node."""
         row = self.table.row_of.get(node.name)
         if row is None:
-            raise ValidationError(f"node {node.name}", "metadata.name", "no such node")
+            raise NotFoundError(f"node {node.name}", "metadata.name", "no such node")
         old = self.table.nodes[row]
         self.table.update_node(node)
         if old.labels != node.labels:       # what the pod counters count by (a cordon keeps them)
@@ -90,7 +91,7 @@ class Cache:
         """Removes a node; its pods keep their binding and count again if it comes back."""
         row = self.table.row_of.get(name)
         if row is None:
-            raise ValidationError(f"node {name}", "metadata.name", "no such node")
+            raise NotFoundError(f"node {name}", "metadata.name", "no such node")
         old = self.table.nodes[row]
         if self._journal is not None:
             self._journal.orphan(self, name)
@@ -118,9 +119,9 @@ class Cache:
         """AssumePod: counts a pod a cycle chose on its node from now on. kernel: the
         NodeKernel that compiled the pod, bound to this table (it writes the row in C)."""
         if pod.key in self._placed or self._orphaned(pod.key):
-            raise ValidationError(f"pod {pod.key}", "", "already assumed or bound")
+            raise StateError(f"pod {pod.key}", "", "already assumed or bound")
         if node_name not in self.table.row_of:
-            raise ValidationError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
+            raise NotFoundError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
         self.place(pod, node_name, kernel)
 
     def remove_pod(self, key: str) -> Placement | None:
@@ -240,7 +241,7 @@ class Cache:
         cols, vals, ports = first.compiled[1].usage
         keys = [p.key for p in pods]
         if any(k in self._placed for k in keys):
-            raise ValidationError(f"pod {next(k for k in keys if k in self._placed)}", "", "already assumed or bound")
+            raise StateError(f"pod {next(k for k in keys if k in self._placed)}", "", "already assumed or bound")
         self._placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
         if first.start_time is None:       # copies of one pod: all without, or all with the same
             base = self._next_unstarted
@@ -329,7 +330,7 @@ class Cache:
     def end_fork(self, journal: CacheJournal, commit: bool) -> None:
         """Reverts the innermost fork's changes, or hands them to the enclosing fork."""
         if journal is not self._journal:
-            raise ValidationError("fork", "", "only the innermost open fork can be reverted or committed")
+            raise StateError("fork", "", "only the innermost open fork can be reverted or committed")
         if commit:
             if journal.outer is not None:
                 journal.merge_into(journal.outer)
@@ -389,13 +390,8 @@ class Cache:
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
         self._no_fork("add a namespace")
-        meta = namespace.get("metadata") if isinstance(namespace, dict) else None
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-            raise ValidationError("namespace", "metadata.name", "missing or empty")
-        labels = meta.get("labels") or {}
-        if not isinstance(labels, dict):
-            raise ValidationError(f"namespace {meta['name']}", "metadata.labels", "expected an object")
-        self.namespaces[meta["name"]] = dict(labels)
+        name, labels = parse_namespace(namespace)
+        self.namespaces[name] = dict(labels)
 
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""
