@@ -56,3 +56,34 @@ def test_fork_example():
     exec(block_after("### What-if forks"), {"sched": sched})
     web = [pl for pl in sched.cache.placements() if pl.pod.name.startswith("web")]
     assert len(web) == 40          # committed: scaled to 40 and scheduled
+
+
+def _default_pod(name, gated=False, node_name=None):
+    p = pod(name, "500m", node_name)
+    p["metadata"]["namespace"] = "default"
+    if gated:
+        p["spec"]["schedulingGates"] = [{"name": "wait"}]
+    return p
+
+
+def test_python_api_example(in_tmp):
+    nodes = [node(i) for i in range(8)]
+    (in_tmp / "dump.yaml").write_text(yaml.safe_dump_all(nodes))
+    scope = {"nodes": nodes, "bound_pods": [_default_pod("db-0", node_name="node-0")],
+             "pod": _default_pod("web-0"), "other_pod": _default_pod("web-2"), "node": node(9),
+             "bound_pod": _default_pod("web-1", node_name="node-1")}
+    exec("import kschedcore\n" + block_after("## Python API").split("import kschedcore\n", 1)[1], scope)
+    assert scope["results"][0].node and scope["sched"].cache.table.row_of.keys() == {f"node-{i}" for i in range(8)}
+
+
+def test_loop_example():
+    import kschedcore
+    scope = {"kschedcore": kschedcore, "nodes": [node(i) for i in range(3)], "node": node(3),
+             "pod": _default_pod("web-1", gated=True), "ungated_pod": _default_pod("web-1")}
+    code = block_after("### The scheduling loop")
+    exec(code, scope)
+    assert scope["outcomes"] == [] and scope["sim"].pods == {}   # its one pod was deleted
+    code = code.replace('sim.delete_pod("default/web-1")', "pass")
+    exec(code, scope)
+    [outcome] = scope["outcomes"]
+    assert outcome.pod == "default/web-1" and outcome.node in {f"node-{i}" for i in range(4)}

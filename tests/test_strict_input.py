@@ -158,3 +158,25 @@ def test_explain_pod_leaves_out_every_other_pod_gated_ones_too(tmp_path):
     gated = pod("held", schedulingGates=[{"name": "example.com/wait"}])
     code, out = run("explain", write(tmp_path, "c.yaml", NODE, gated, pod("p1")), "--pod", "p1", "-o", "jsonl")
     assert code == 0 and [json.loads(line)["pod"] for line in out.splitlines()] == ["default/p1"]
+
+
+def test_explain_pods_by_label_selector(tmp_path, capsys):
+    pods = []
+    for i, (app, tier) in enumerate([("web", "front"), ("web", "back"), ("db", "back"), ("web", None)]):
+        p = pod(f"p{i}")
+        p["metadata"]["labels"] = {"app": app, **({"tier": tier} if tier else {})}
+        pods.append(p)
+    cluster = write(tmp_path, "c.yaml", NODE, *pods)
+
+    def chosen(*argv):
+        code, out = run("explain", cluster, "-o", "jsonl", *argv)
+        assert code == 0
+        return [json.loads(line)["pod"] for line in out.splitlines()]
+    assert chosen("--pods", "app=web,tier!=front") == ["default/p1", "default/p3"]
+    assert chosen("--pods", "tier in (front,back),app notin (db)") == ["default/p0", "default/p1"]
+    assert chosen("--pods", "!tier") == ["default/p3"]
+    assert chosen("--pods", "app==db", "--pod", "p0") == ["default/p0", "default/p2"]
+    assert error_of(capsys, "explain", cluster, "--pods", "app=nope") == '--pods: no pending pod matches "app=nope"'
+    assert error_of(capsys, "explain", cluster, "--pods", "app in web").startswith(
+        '--pods: invalid selector "app in web": expected "(" after in')
+    assert 'invalid selector "bad key"' in error_of(capsys, "explain", cluster, "--pods", "bad key")

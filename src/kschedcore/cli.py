@@ -10,6 +10,7 @@ import time
 from . import __version__
 from .errors import KSchedCoreError, ValidationError
 from .framework.config import load_config
+from .objects.selector_syntax import parse_selector
 from .output import report
 from .scheduler import TIE_BREAKS, Scheduler
 from .scheduler.loop import Outcome, Simulation
@@ -51,6 +52,9 @@ def _parser():
     ex.add_argument("--pod", action="append", default=None, metavar="NS/NAME",
                     help="explain only this pending pod (repeatable); the others are scheduled in order, "
                          "without a record")
+    ex.add_argument("--pods", default=None, metavar="SELECTOR",
+                    help="explain only the pending pods whose labels match this selector (kubectl's -l "
+                         "syntax: app=web,tier!=db,env in (a,b),!canary); with --pod, either selects")
 
     sim = sub.add_parser("simulate", help="schedule every pending pod and report the outcome")
     sim.add_argument("workload", nargs="*", help="files as for explain; none: a generated cluster")
@@ -245,13 +249,17 @@ def _names(text: str) -> list:
 
 # ---- explain ---------------------------------------------------------------------------------
 def cmd_explain(args) -> int:
+    selector = parse_selector(args.pods) if args.pods is not None else None
     sched = _scheduler(args, load_workload(*args.workload))
     only = None
-    if args.pod:
-        only = {k if "/" in k else f"default/{k}" for k in args.pod}
-        missing = sorted(only - {p.key for p in sched.pending})
+    if args.pod or selector is not None:
+        keys = {k if "/" in k else f"default/{k}" for k in args.pod or ()}
+        missing = sorted(keys - {p.key for p in sched.pending})
         if missing:
             raise ValidationError("--pod", "", f'no pending pod "{missing[0]}" in the input')
+        only = keys | {p.key for p in sched.pending if selector is not None and selector.matches(p.labels)}
+        if not only:
+            raise ValidationError("--pods", "", f'no pending pod matches "{args.pods}"')
     out = sys.stdout
     if args.output == "jsonl":     # streamed: one record at a time, none kept
         sched.explain_pending(lambda rec: out.write(json.dumps(rec, separators=(",", ":")) + "\n"), only)
