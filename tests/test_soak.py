@@ -61,7 +61,10 @@ class Preempted(SimulationListener):
 
 def check(sim, alive):
     t = sim.sched.table
-    queued = {p.key for p in sim.queue.pending_pods()} if hasattr(sim.queue, "pending_pods") else set()
+    # queued, or popped and not yet processed (live mode pops outside the scheduler's lock; the
+    # queue counts a pod in flight until its binding ends)
+    queued = {p.key for p in sim.queue.pending_pods()}
+    queued |= {p.key for p in sim.queue.in_flight_pods()} - set(sim.bound) - set(sim.binding)
     for key in sim.pods:
         places = (key in sim.bound) + (key in sim.binding) + (key in queued or sim.queue.get(key) is not None)
         assert places == 1, (key, key in sim.bound, key in sim.binding)
@@ -79,7 +82,7 @@ def check(sim, alive):
     rows = list(t.row_of.values())
     assert np.array_equal(t.requested[rows], want[rows]) and np.array_equal(t.pod_count[rows], pods[rows])
     assert np.all(t.requested[rows, :3] <= t.alloc[rows, :3]) and np.all(t.pod_count[rows] <= t.allowed_pods[rows])
-    assert alive == set(sim.pods)
+    assert alive == set(sim.pods), (sorted(alive - set(sim.pods))[:5], sorted(set(sim.pods) - alive)[:5])
 
 
 def test_soak_under_churn_and_faults():
@@ -142,3 +145,121 @@ def test_soak_under_churn_and_faults():
           f"{len(checks)} checks passed; RSS {rss[0] // 1024 if rss else 0}-{max(rss) // 1024 if rss else 0} MiB, "
           f"slope after warm-up {slope:.1f} KiB per 10^4 cycles")
     assert len(checks) >= 1
+
+
+LIVE_PODS = int(os.environ.get("SOAK_LIVE_PODS", str(10**5)))
+LIVE_THREADS = 4
+
+
+def test_live_soak_event_threads_and_binder_pool():
+    """Live mode: the loop on its thread, a pool of 4 binder threads (20% of Binds fail, 5% time
+    out after a wait), and 4 event threads feeding LIVE_PODS pods (default 10^5) with departures;
+    one of them also adds, cordons and removes nodes. The invariants are checked under the
+    scheduler's lock while everything runs, and once it is quiet."""
+    import threading
+    import time
+
+    from kschedcore.scheduler.live import LiveScheduler
+    listener = Preempted()
+    state = threading.Lock()
+    rngs = [random.Random(100 + i) for i in range(LIVE_THREADS + 1)]
+
+    def binder(pod, node_name):
+        x = random.random()
+        if x < 0.20:
+            return "binding rejected"
+        if x < 0.25:
+            time.sleep(0.001)
+            return "context deadline exceeded"
+        return None
+
+    live = LiveScheduler(Scheduler([node(i) for i in range(NODES)], seed=7), binder=binder, binder_threads=4,
+                         listener=listener, pod_initial_backoff=0.01, pod_max_backoff=0.05)
+    alive, stats = set(), {"arrived": 0, "departed": 0, "checks": 0, "nodes": NODES}
+    check_every = max(LIVE_PODS // LIVE_THREADS // 20, 100)     # about 20 checks while it runs
+    rss = []
+
+    def feed(t):
+        rng = rngs[t]
+        mine = []
+        for j in range(LIVE_PODS // LIVE_THREADS):
+            k = t * 10**7 + j
+            with live.lock:
+                live.add_pod(pod(k, rng))
+                alive.add(f"default/p{k}")
+                stats["arrived"] += 1
+            mine.append(f"default/p{k}")
+            if j % 4 == 3:                        # one in four leaves again, wherever it is
+                key = mine.pop(rng.randrange(len(mine)))
+                with live.lock:
+                    if key in live.sim.pods:
+                        live.delete_pod(key)
+                        alive.discard(key)
+                        stats["departed"] += 1
+            if t == 0 and j % 500 == 499:
+                churn_nodes(rng)
+            if t == 1 and j % check_every == check_every - 1:
+                with live.lock:
+                    check_live()
+
+    def churn_nodes(rng):
+        with live.lock:
+            sched = live.sim.sched
+            r = rng.random()
+            if r < 0.4:
+                live.add_node(node(stats["nodes"]))
+                stats["nodes"] += 1
+            elif r < 0.7:
+                name = rng.choice(list(sched.table.row_of))
+                live.update_node(dict(sched.cache.node(name).raw, spec={"unschedulable": True}))
+            elif len(sched.table) > NODES * 9 // 10:
+                name = rng.choice(list(sched.table.row_of))
+                for key in [p.key for p in sched.cache.pods_on(name)]:
+                    live.delete_pod(key)
+                    alive.discard(key)
+                    stats["departed"] += 1
+                live.remove_node(name)
+
+    def check_live():
+        alive.difference_update(listener.keys)        # preempted pods are deleted by the loop
+        check(live.sim, alive)
+        stats["checks"] += 1
+        rss.append(rss_kb())
+
+    start = time.perf_counter()
+    with live:
+        errors = []
+
+        def guarded(t):
+            try:
+                feed(t)
+            except BaseException as e:        # an event thread's failure fails the test
+                errors.append(e)
+                raise
+        threads = [threading.Thread(target=guarded, args=(t,)) for t in range(LIVE_THREADS)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        fed = time.perf_counter() - start
+        assert not errors, errors[0]
+        deadline, last = time.monotonic() + 120, -1   # quiet: nothing binding, no cycle for 1 s
+        while time.monotonic() < deadline:
+            with live.lock:
+                sim = live.sim
+                quiet = not sim.binding and live._in_flight == 0 and sim.cycles == last
+                last = sim.cycles
+            if quiet:
+                break
+            time.sleep(1.0)
+        with live.lock:
+            check_live()
+            sim = live.sim
+            bound, binding = len(sim.bound), len(sim.binding)
+            pending = len(sim.pods) - bound - binding
+    elapsed = time.perf_counter() - start
+    print(f"\nlive soak: {stats['arrived']} pods from {LIVE_THREADS} threads in {fed:.1f} s "
+          f"({stats['arrived'] / fed:,.0f} pods/s fed), quiet after {elapsed:.1f} s; {stats['departed']} departed, "
+          f"{len(listener.keys)} preempted, {bound} bound, {binding} binding, {pending} pending; "
+          f"{stats['checks']} checks passed; RSS {rss[0] // 1024}-{max(rss) // 1024} MiB")
+    assert quiet and binding == 0 and stats["checks"] >= 2

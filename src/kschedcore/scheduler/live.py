@@ -78,10 +78,11 @@ class LiveScheduler:
         queue = self.sim.queue
         while not self._stopping.is_set():
             pinfo = queue.pop(timeout=0.05)       # wakes for backoff flushes and stop()
-            if pinfo is None:
-                continue
             with self.lock:
-                self.sim.process(pinfo)
+                if pinfo is not None:
+                    self.sim.process(pinfo)
+                # the last victims of a preemption go after the next cycle (or at once when idle)
+                self.sim.land_preemptions(idle=pinfo is None)
 
     def _start_binding(self, key, pinfo):
         node, pod = self.sim.binding[key], self.sim.pods[key]

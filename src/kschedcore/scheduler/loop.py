@@ -208,8 +208,7 @@ class Simulation:
             return False
         pinfo = self.queue.pop()
         if pinfo is None:
-            if self._last_victims or self._activations:    # nothing else to do before they land
-                self._land_preemptions(self.cycles + 1)
+            if self.land_preemptions(idle=True):    # nothing else to do before they land
                 return True
             if self._late_bindings:         # then a nominated pod's binding lands
                 late, self._late_bindings = self._late_bindings, []
@@ -218,14 +217,25 @@ class Simulation:
                 return True
             return False
         self.process(pinfo)
-        if self._last_victims or self._activations:
-            self._land_preemptions(self.cycles)
+        self.land_preemptions()
+        return True
+
+    def land_preemptions(self, idle: bool = False) -> bool:
+        """After a cycle: what the preemptions chosen before it still have to do (delete their
+        last victims, activate preemptors whose victims are gone); idle (no pod to pop), all of
+        it. False if nothing was waiting. The live loop calls it after each pop."""
+        if not (self._last_victims or self._activations):
+            return False
+        self._land_preemptions(self.cycles + 1 if idle else self.cycles)
         return True
 
     def process(self, pinfo) -> None:
         """The scheduling cycle of a popped pod: cycle, then assume and bind, or requeue."""
-        self.cycles += 1
         pod = pinfo.pod
+        if pod.key not in self.pods:         # deleted after it was popped (live mode pops outside
+            self.queue.done(pinfo.uid)       # the lock): nothing to schedule, nothing to record
+            return
+        self.cycles += 1
         outcome = self.outcomes.get(pod.key)
         if outcome is None:
             outcome = self.outcomes[pod.key] = Outcome(pod.key, None, 0)
