@@ -52,9 +52,10 @@ def node(name, rack, gpus):
 
 
 def pod(name, gpus=0, **labels):
-    req = {"cpu": "1", "memory": "1Gi", **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+    req = {"cpu": "1", "memory": "1Gi"}
+    gpu = {"nvidia.com/gpu": str(gpus)} if gpus else {}      # the API server wants a limit for a GPU
     return {"metadata": {"name": name, "labels": labels},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": req}}]}}
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {**req, **gpu}, "limits": gpu}}]}}
 
 
 def main():

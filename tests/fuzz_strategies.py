@@ -285,7 +285,7 @@ def _json(value) -> str:
 
 _MISSING = re.compile(r"[^.\[\]]+(\.[^.\[\]]+)*\Z")
 _INDEX = re.compile(r"\[(\d+|\*)\]")
-_KEY = re.compile(r"\[('?)(.*?)\1\]")
+_KEY = re.compile(r"\[('?)(.*?)\1\]", re.S)
 
 
 def field_named(raw, path: str) -> bool:
@@ -316,12 +316,12 @@ def _walk(node, rest: str) -> bool:
     if node is None:
         node = {}
     if isinstance(node, dict):
-        if rest.startswith("["):
-            m = _KEY.match(rest)
-            return bool(m) and m.group(2) in node and _walk(node[m.group(2)], rest[m.end():])
         keys = sorted((k for k in node if isinstance(k, str) and k and rest.startswith(k)
                        and (len(rest) == len(k) or rest[len(k)] in ".[")), key=len, reverse=True)
         if any(_walk(node[k], rest[len(k):]) for k in keys):
             return True
+        m = _KEY.match(rest) if rest.startswith("[") else None
+        if m:
+            return m.group(2) in node and _walk(node[m.group(2)], rest[m.end():])
         return _MISSING.match(rest) is not None        # missing fields (required ones), no element
     return False

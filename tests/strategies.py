@@ -176,6 +176,17 @@ def requests(draw, extended=True):
     return out
 
 
+def resources(requests: dict) -> dict:
+    """A container's resources: the requests, and the limits the API server wants for the
+    resources that cannot be overcommitted (extended resources, hugepages: limit = request)."""
+    limits = {k: v for k, v in requests.items() if non_overcommit(k)}
+    return {"requests": requests, **({"limits": limits} if limits else {})}
+
+
+def non_overcommit(name: str) -> bool:
+    return name.startswith("hugepages-") or ("/" in name and "kubernetes.io/" not in name)
+
+
 @st.composite
 def container_ports(draw):
     out = []
@@ -197,7 +208,7 @@ def container_ports(draw):
 def container(draw, name, init=False, extended=True):
     c = {"name": name, "image": draw(st.sampled_from(IMAGES))}
     if draw(st.integers(0, 4)):
-        c["resources"] = {"requests": draw(requests(extended=extended))}
+        c["resources"] = resources(draw(requests(extended=extended)))
     if init and draw(st.booleans()):
         c["restartPolicy"] = "Always"          # a sidecar
     ports = draw(container_ports()) if draw(st.integers(0, 2)) == 0 else []

@@ -19,7 +19,9 @@ def pod(name, cpu="500m", gpus=0):
     req = {"cpu": cpu}
     if gpus:
         req["example.com/gpu"] = str(gpus)
-    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "resources": {"requests": req}}]}}
+    limits = {"example.com/gpu": req["example.com/gpu"]} if gpus else {}
+    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "resources": {
+        "requests": req, "limits": limits}}]}}
 
 
 NODES = [node("n0", "4", 0, "a"), node("n1", "8", 4, "b"), node("n2", "2", 8, "a"), node("n3", "16", 2, "c")]

@@ -176,11 +176,13 @@ def check_in_pod(path, value):
 
 
 def check_stream(tmp_path_factory, text):
-    path = tmp_path_factory.mktemp("fuzz") / "events.jsonl"
+    folder = tmp_path_factory.mktemp("fuzz")
+    path, cluster = folder / "events.jsonl", folder / "cluster.json"
     path.write_text(text)
+    cluster.write_text(json.dumps(STREAM_CLUSTER))
 
     def run():
-        replay = load_replay([FUZZ_CLUSTER, path])
+        replay = load_replay([cluster, path])
         replay.run()
     try:
         run()
@@ -210,7 +212,8 @@ def _event_at(text, line):
 SHORT = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 FULL = settings(max_examples=LONG, deadline=None, suppress_health_check=list(HealthCheck))
 WORKLOAD_DOC = {"nodes": NODES[:4], "pods": _W.pods[:6], "pending": _W.pending[:6]}
-FUZZ_CLUSTER = PARITY / "mixed_small.json.gz"
+STREAM_CLUSTER = {"nodes": NODES[:4], "pods": [p for p in _W.pods if p["spec"].get("nodeName") in
+                                                {n["metadata"]["name"] for n in NODES[:4]}][:6]}
 
 #: reader -> strategy of (check, its arguments): every reader runs short and long
 READERS = {

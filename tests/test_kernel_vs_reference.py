@@ -88,7 +88,7 @@ def _node(name, cpu="2", memory="4Gi", pods="110", labels=None, taints=None, ima
 def _pod(name, requests=None, node=None, **spec):
     c = {"name": "c", "image": "nginx:1.25"}
     if requests is not None:
-        c["resources"] = {"requests": requests}
+        c["resources"] = S.resources(requests)
     spec = {"containers": [c], **spec}
     if node:
         spec["nodeName"] = node
@@ -256,7 +256,7 @@ def test_incremental_changes_match_reference_on_final_state(changes):
     for p in extra:
         sched.add_pod(p)
     for key in removed:
-        sched.remove_pod(key)
+        sched.remove_pod(key, missing_ok=True)     # as an informer delete (a terminal pod was never added)
     for p in pending:
         sched.queue(p)
     got = sched.explain_pending()

@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from kschedcore import Scheduler
 from kschedcore.plugins.defaultpreemption import on_resources
 from kschedcore.scheduler.loop import Simulation
+from strategies import resources
 
 GPU = "example.com/gpu"
 PRIORITIES = (-5, 0, 1, 5, 10, 20)     # placed pods: the first four; negative: the sum criterion's 2^31 counts
@@ -42,7 +43,7 @@ def _requests(rng, big=False):
 def _pod(name, rng, priority, node=None, big=False):
     p = {"metadata": {"name": name, "uid": f"uid-{name}", "labels": {"app": rng.choice(["db", "web", "cache"])}},
          "spec": {"priority": priority,
-                  "containers": [{"name": "c", "resources": {"requests": _requests(rng, big)}}]}}
+                  "containers": [{"name": "c", "resources": resources(_requests(rng, big))}]}}
     if node:
         p["spec"]["nodeName"] = node
     return p

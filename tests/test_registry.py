@@ -41,7 +41,7 @@ def node(name, gpus):
 
 def pod(name, scheduler="gpu-packer", group=None):
     p = {"metadata": {"name": name, "labels": {}}, "spec": {"schedulerName": scheduler, "containers": [
-        {"name": "c", "resources": {"requests": {"cpu": "1", "example.com/gpu": "1"}}}]}}
+        {"name": "c", "resources": {"requests": {"cpu": "1", "example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}
     if group:
         p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group
     return p
@@ -107,11 +107,11 @@ def test_queue_sort_and_pre_enqueue_from_the_registry():
     sim = Simulation(Scheduler([node("a", 0)], config=kschedcore.parse_config(doc, registry=reg)))
     low, high = pod("low", "default-scheduler"), pod("high", "default-scheduler")
     for p in (low, high):
-        p["spec"]["containers"][0]["resources"]["requests"].pop("example.com/gpu")
+        p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
         p["metadata"]["annotations"] = {"approved": "yes"}
     high["spec"]["priority"] = 100
     held = pod("held", "default-scheduler")
-    held["spec"]["containers"][0]["resources"]["requests"].pop("example.com/gpu")
+    held["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
     for p in (low, high, held):
         sim.add_pod(p)
     order = []

@@ -85,6 +85,20 @@ def check(sim, alive):
     assert alive == set(sim.pods), (sorted(alive - set(sim.pods))[:5], sorted(set(sim.pods) - alive)[:5])
 
 
+def memory_trend(cycles, rss_kib, pods_held):
+    """(RSS slope in KiB per 10^4 cycles; the fit RSS = a + b * pods held + c * cycles: b in KiB
+    per pod, c in KiB per 10^4 cycles). The churn lets the node count, and with it the pods the
+    cluster holds, drift; c is the growth that is not explained by what is held."""
+    if len(rss_kib) < 3:
+        return 0.0, 0.0, 0.0
+    x = np.asarray(cycles, float) / CHECK_EVERY
+    y = np.asarray(rss_kib, float)
+    slope = np.polyfit(x, y, 1)[0]
+    design = np.column_stack([np.ones_like(x), np.asarray(pods_held, float), x])
+    (_, per_pod, residual), *_ = np.linalg.lstsq(design, y, rcond=None)
+    return slope, per_pod, residual
+
+
 def test_soak_under_churn_and_faults():
     rng = random.Random(7)
     sched = Scheduler([node(i) for i in range(NODES)], seed=7)
@@ -96,7 +110,7 @@ def test_soak_under_churn_and_faults():
 
     sim = Simulation(sched, binder=binder, bind_latency=0.05, listener=listener)
     alive, departed, k, next_node = set(), 0, 0, NODES
-    checks, rss = [], []
+    checks, rss, held = [], [], []
     arrived = 0
     while sim.cycles < CYCLES:
         for _ in range(rng.randint(50, 400)):              # a wave of arrivals (departures below)
@@ -137,13 +151,15 @@ def test_soak_under_churn_and_faults():
             check(sim, alive)
             checks.append(sim.cycles)
             rss.append(rss_kb())
+            held.append(len(sim.pods))
     warm = len(rss) // 5
-    slope = np.polyfit(np.asarray(checks[warm:], float) / CHECK_EVERY, np.asarray(rss[warm:], float), 1)[0] \
-        if len(rss) - warm >= 2 else 0.0
+    slope, per_pod, residual = memory_trend(checks[warm:], rss[warm:], held[warm:])
     print(f"\nsoak: {sim.cycles} cycles, {arrived} pods arrived, {departed} departed, {len(listener.keys)} preempted, "
           f"{len(sim.bound)} bound, {len(sim.pods) - len(sim.bound) - len(sim.binding)} pending at the end, "
           f"{len(checks)} checks passed; RSS {rss[0] // 1024 if rss else 0}-{max(rss) // 1024 if rss else 0} MiB, "
-          f"slope after warm-up {slope:.1f} KiB per 10^4 cycles")
+          f"{held[0] if held else 0}-{max(held) if held else 0} pods held; after warm-up: RSS slope {slope:.1f} KiB "
+          f"per 10^4 cycles; {per_pod:.2f} KiB per pod held and {residual:.1f} KiB per 10^4 cycles at a constant "
+          f"number of pods")
     assert len(checks) >= 1
 
 

@@ -59,7 +59,7 @@ BAD_PODS = {
         'pod default/web-1: spec.resources.requests.memory: invalid quantity "1..5Gi"'),
     "negative request": (
         pod(containers=requests(memory="-1Gi")), ObjectError,
-        'pod default/web-1: spec.containers[0].resources.requests.memory: must be non-negative, got "-1Gi"'),
+        'pod default/web-1: spec.containers[0].resources.requests.memory: Invalid value: "-1Gi": must be greater than or equal to 0'),
     "unknown toleration operator": (
         pod(tolerations=[{"key": "a", "operator": "Bogus"}]), ObjectError,
         'pod default/web-1: spec.tolerations[0].operator: unsupported operator "Bogus"'),
@@ -91,7 +91,7 @@ BAD_PODS = {
         "pod default/web-1: metadata.labels: expected an object, got list ['app']"),
     "label value not a string": (
         dict(pod(), metadata={"name": "web-1", "labels": {"tier": 1}}), ObjectError,
-        "pod default/web-1: metadata.labels['tier']: expected a string value, got int 1"),
+        "pod default/web-1: metadata.labels[tier]: expected a string value, got int 1"),
     "containers not a list": (
         pod(containers={"name": "c"}), ObjectError,
         "pod default/web-1: spec.containers: expected a list, got dict {'name': 'c'}"),
@@ -111,7 +111,7 @@ BAD_PODS = {
         ObjectError, 'pod default/web-1: spec.containers[0].ports[0].protocol: unsupported protocol "HTTP"'),
     "nodeSelector value not a string": (
         pod(nodeSelector={"zone": 1}), ObjectError,
-        "pod default/web-1: spec.nodeSelector['zone']: expected a string value, got int 1"),
+        "pod default/web-1: spec.nodeSelector[zone]: expected a string value, got int 1"),
     "nodeName not a string": (
         pod(nodeName=5), ObjectError, "pod default/web-1: spec.nodeName: expected a string, got int 5"),
     "spec not an object": (
@@ -189,7 +189,7 @@ BAD_NODES = {
     "invalid allocatable": (
         node(alloc={"cpu": "two"}), QuantityError, 'node n1: status.allocatable.cpu: invalid quantity "two"'),
     "negative allocatable": (
-        node(alloc={"memory": "-4Gi"}), ObjectError, 'node n1: status.allocatable.memory: must be non-negative, got "-4Gi"'),
+        node(alloc={"memory": "-4Gi"}), ObjectError, 'node n1: status.allocatable.memory: Invalid value: "-4Gi": must be greater than or equal to 0'),
     "allocatable not a map": (
         node(alloc=["cpu"]), ObjectError, "node n1: status.allocatable: expected an object, got list ['cpu']"),
     "invalid capacity": (

@@ -140,10 +140,15 @@ def main(argv=None) -> int:
     try:
         return COMMANDS[args.command](args)
     except KSchedCoreError as e:
-        print(f"kschedcore: error: {e}", file=sys.stderr)
+        print(f"kschedcore: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return 0
+
+
+def one_line(text: str) -> str:
+    """The message on one line: a key or value from the input may hold line breaks."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _scheduler(args, workload):

@@ -74,5 +74,20 @@ def unknown_fields(value, schema, path: str = "") -> list:
     return out
 
 
+def wrong_type(value, schema, path: str = ""):
+    """(path, expected) of the first value that is not the list or object its schema says, or None
+    (a null is an unset field)."""
+    if schema is ANY or value is None:
+        return None
+    if isinstance(schema, LIST):
+        if not isinstance(value, list):
+            return path, "a list"
+        return next((w for i, item in enumerate(value) if (w := wrong_type(item, schema.item, f"{path}[{i}]"))), None)
+    if not isinstance(value, dict):
+        return path, "an object"
+    return next((w for key, sub in value.items() if key in schema
+                 and (w := wrong_type(sub, schema[key], f"{path}.{key}" if path else str(key)))), None)
+
+
 def strict_error(paths) -> str:
     return "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths)

@@ -89,7 +89,8 @@ class FieldReader:
         for name, text in self.mapping(d, key, path).items():
             q = parse_quantity(text, self.obj, f"{path}.{name}")
             if not allow_negative and q.sign() < 0:
-                self.fail(f"{path}.{name}", f'must be non-negative, got "{text}"')
+                # ValidateNonnegativeQuantity; the value as the API server shows it
+                self.fail(f"{path}.{name}", f'Invalid value: "{q}": must be greater than or equal to 0')
             out[name] = q
         return out
 

@@ -231,6 +231,27 @@ class PodReader(SelectorReader):
         return out
 
 
+def check_requirements(obj: str, requests: dict, limits: dict, path: str):
+    """validateResourceRequirements' quantity rules: extended resources in whole units; a request
+    at most its limit, equal to it for resources that cannot be overcommitted (extended
+    resources, hugepages), which need a limit (after defaulting: a limit alone is its request)."""
+    for part, amounts in (("limits", limits), ("requests", requests)):
+        for name, q in amounts.items():
+            if res.is_extended(name) and q.nanos % NANO:
+                apival.invalid(obj, f"{path}.{part}[{name}]", str(q), "must be an integer")
+    for name, q in requests.items():
+        overcommit = res.is_native(name) and not res.is_hugepages(name)
+        limit = limits.get(name)
+        if limit is None:
+            if not overcommit:
+                raise ObjectError(obj, path + ".limits", "Required value: Limit must be set for non overcommitable "
+                                  "resources")
+        elif q.nanos != limit.nanos and not overcommit:
+            apival.invalid(obj, path + ".requests", str(q), f"must be equal to {name} limit of {limit}")
+        elif q.nanos > limit.nanos:
+            apival.invalid(obj, path + ".requests", str(q), f"must be less than or equal to {name} limit of {limit}")
+
+
 def parse_spread_constraints(r, spec) -> tuple:
     out, seen = [], {}
     for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):
@@ -240,6 +261,7 @@ def parse_spread_constraints(r, spec) -> tuple:
         if not key:
             r.fail(path + ".topologyKey", "Required value")
         skew = r.integer(c, "maxSkew", path + ".maxSkew")
+        apival.check_int32(r.obj, path + ".maxSkew", skew, "TopologySpreadConstraint.maxSkew")
         if skew < 1:
             r.fail(path + ".maxSkew", f"must be greater than zero, got {skew}")
         when = r.string(c, "whenUnsatisfiable", path + ".whenUnsatisfiable")
@@ -250,6 +272,8 @@ def parse_spread_constraints(r, spec) -> tuple:
             min_domains = 1
         elif isinstance(min_domains, bool) or not isinstance(min_domains, int) or min_domains < 1:
             r.fail(path + ".minDomains", f"must be greater than zero, got {min_domains!r}")
+        elif min_domains > apival.INT32_MAX:
+            apival.check_int32(r.obj, path + ".minDomains", min_domains, "TopologySpreadConstraint.minDomains")
         elif when != "DoNotSchedule":
             apival.invalid(r.obj, path + ".minDomains", min_domains,
                            f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}")
@@ -296,9 +320,12 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
                 error = res.container_resource_error(str(name))
                 if error:
                     raise ObjectError(r.obj, f"{path}.resources.{part}[{name}]", error)
-        reqs = _nanos(r.quantities(resources, "requests", path + ".resources.requests"))
+        requests = r.quantities(resources, "requests", path + ".resources.requests")
+        limits = r.quantities(resources, "limits", path + ".resources.limits")
+        check_requirements(r.obj, requests, limits, path + ".resources")
+        reqs = _nanos(requests)
         # API defaulting: a resource with a limit and no request requests its limit
-        for k, v in _nanos(r.quantities(resources, "limits", path + ".resources.limits")).items():
+        for k, v in _nanos(limits).items():
             reqs.setdefault(k, v)
         cname = r.string(c, "name", path + ".name")
         if use_status and cname in statuses:

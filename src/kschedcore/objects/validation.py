@@ -6,6 +6,7 @@ Each ``*_errors`` function returns the list of complaints as apimachinery does (
 field.Error does: ``metadata.labels: Invalid value: "a b": name part must consist of ...``.
 Results are cached: a cluster has few distinct names, keys and values, and every pod carries them.
 """
+import json
 import re
 from functools import lru_cache
 
@@ -109,7 +110,7 @@ def label_value_errors(value: str) -> tuple:
 def go_quote(value) -> str:
     """How field.Error shows a bad value: %q for strings, %v for numbers."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return json.dumps(value, ensure_ascii=False)     # as Go's %q for the characters that matter
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -107,6 +107,7 @@ def _pod(row, where) -> dict:
             "containers": [{"name": "main", "image": "trace", "resources": {"requests": requests}}]}
     if gpus:
         requests[GPU] = str(gpus)
+        spec["containers"][0]["resources"]["limits"] = {GPU: str(gpus)}   # the API server wants both
         meta["annotations"] = {"alibaba.com/gpu-milli": str(_int(row, "gpu_milli", where))}
     models = [m for m in (row.get("gpu_spec") or "").strip().split("|") if m and m != "nan"]
     if models:
