@@ -1,4 +1,4 @@
-"""The `kschedcore` command: explain, simulate, replay and report.
+"""The `kschedcore` command: explain, simulate, replay, report, capacity, whatif and perf.
 
 Bad input prints one line naming the object and field, and exits 2 -- never a traceback.
 """
@@ -132,6 +132,18 @@ def _parser():
     rep.add_argument("run", help="a file written by `kschedcore replay -o json` (or -o jsonl)")
     rep.add_argument("-o", "--output", required=True, metavar="HTML")
     rep.add_argument("--png", metavar="DIR", help="also write the figures as PNG files")
+
+    perf = sub.add_parser("perf", help="upstream scheduler_perf workloads (performance-config.yaml): "
+                                       "SchedulingThroughput as scheduler_perf reports it")
+    perf.add_argument("config", help="a scheduler_perf performance-config.yaml (template paths relative to it)")
+    perf.add_argument("--test-case", metavar="NAME", help="only this test case")
+    perf.add_argument("--workload", metavar="NAME", help="only this workload (any labels)")
+    perf.add_argument("--label-filter", default="performance", metavar="LABELS",
+                      help='workloads whose labels match, as -perf-scheduling-label-filter: "performance" '
+                           '(default), "integration-test,-performance", "+short"')
+    perf.add_argument("--sample-interval", type=float, default=0.01, metavar="SECONDS",
+                      help="the throughput collector's tick (upstream: 1 s; default 0.01)")
+    perf.add_argument("-o", "--output", choices=("table", "json"), default="table")
     return p
 
 
@@ -392,8 +404,21 @@ def _write_report(doc, path, png_dir):
     write_report(doc, path, png_dir)
 
 
+def cmd_perf(args) -> int:
+    from . import perf
+    if not args.sample_interval > 0:
+        raise ValidationError("--sample-interval", "", f"must be positive, got {args.sample_interval}")
+    results = perf.run_perf(args.config, args.test_case, args.workload, args.label_filter, args.sample_interval)
+    if args.output == "json":
+        json.dump(perf.data_items(results), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        perf.print_table(results)
+    return 0
+
+
 COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
-            "capacity": cmd_capacity, "whatif": cmd_whatif}
+            "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf}
 
 if __name__ == "__main__":
     sys.exit(main())

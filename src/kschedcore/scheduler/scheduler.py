@@ -176,6 +176,10 @@ class Scheduler(WhatIfOperations):
         """Adds a cluster object other than a node, pod or namespace (Cache.add_object)."""
         self.cache.add_object(obj, index_hint)
 
+    def remove_object(self, kind: str, namespace: str, name: str) -> bool:
+        """Removes a Service or controller added by add_object (Cache.remove_object)."""
+        return self.cache.remove_object(kind, namespace, name)
+
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
         self.cache.add_namespace(namespace)

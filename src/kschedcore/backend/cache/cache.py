@@ -387,6 +387,17 @@ class Cache:
                                   f"expected a {', '.join(SELECTOR_KINDS)}, PodDisruptionBudget, PriorityClass, "
                                   + ", ".join(STORAGE_KINDS))
 
+    def remove_object(self, kind: str, namespace: str, name: str) -> bool:
+        """Removes a Service or controller added by add_object; False if there is none."""
+        self._no_fork("remove an object")
+        objs = self.objects.get(kind, [])
+        for i, obj in enumerate(objs):
+            meta = obj.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "default") == (namespace or "default"):
+                del objs[i]
+                return True
+        return False
+
     def add_namespace(self, namespace) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
         self._no_fork("add a namespace")

@@ -1,0 +1,31 @@
+"""`kschedcore perf`: upstream's scheduler_perf workloads (performance-config.yaml) run on
+kschedcore, reporting SchedulingThroughput as scheduler_perf does."""
+from .config import load_perf_config, selected
+from .report import data_items, print_table
+from .runner import Runner, WorkloadResult
+
+__all__ = ["load_perf_config", "selected", "Runner", "WorkloadResult", "run_perf", "data_items", "print_table"]
+
+
+def run_perf(path, test_case=None, workload=None, label_filter="performance", sample_interval=0.01,
+             on_result=None) -> list:
+    """Runs the workloads of a performance-config.yaml that the filters select; returns their
+    WorkloadResults (on_result(result) as each finishes)."""
+    from ..errors import WorkloadError
+    cases = load_perf_config(path)
+    results = []
+    for case in cases:
+        if test_case is not None and case.name != test_case:
+            continue
+        for w in case.workloads:
+            if workload is not None and w.name != workload:
+                continue
+            if workload is None and not selected(case.labels + w.labels, label_filter):
+                continue
+            result = Runner(case, w, sample_interval).run()
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    if not results:
+        raise WorkloadError(str(path), "", "no workload selected (see --test-case, --workload, --label-filter)")
+    return results

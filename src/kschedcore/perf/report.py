@@ -1,0 +1,39 @@
+"""scheduler_perf's output: `{"version": "v1", "dataItems": [...]}` with one SchedulingThroughput
+item per measurement (labels Metric and Name, data in pods/s, AverageThreshold when the workload
+has a threshold), and a table with each workload's threshold beside it."""
+from rich.console import Console
+from rich.table import Table
+
+
+def data_items(results) -> dict:
+    items = []
+    for r in results:
+        for m in r.measurements:
+            data = {k: round(v, 2) for k, v in m.data.items()}
+            if r.threshold:
+                data["AverageThreshold"] = r.threshold
+            items.append({"data": data, "unit": "pods/s",
+                          "labels": {"Metric": "SchedulingThroughput", "Name": m.name},
+                          "pods": m.pods, "seconds": round(m.seconds, 4)})
+    return {"version": "v1", "dataItems": items}
+
+
+def passed(result) -> bool | None:
+    """scheduler_perf's check: every measurement's Average above the threshold (None: none set)."""
+    if not result.threshold:
+        return None
+    return all(m.data.get("Average", 0) > result.threshold for m in result.measurements)
+
+
+def print_table(results, file=None) -> None:
+    table = Table(title="SchedulingThroughput (pods/s)")
+    for col in ("workload", "pods", "seconds", "Average", "Perc50", "Perc90", "Perc99", "threshold", "x threshold"):
+        table.add_column(col, justify="left" if col == "workload" else "right")
+    for r in results:
+        for m in r.measurements:
+            avg = m.data.get("Average")
+            ratio = f"{avg / r.threshold:,.0f}x" if avg and r.threshold else "-"
+            table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}",
+                          *(f"{m.data[k]:,.0f}" if k in m.data else "-" for k in ("Average", "Perc50", "Perc90", "Perc99")),
+                          f"{r.threshold:,.0f}" if r.threshold else "-", ratio)
+    Console(file=file, width=160).print(table)

@@ -1,0 +1,374 @@
+"""Runs one scheduler_perf workload: its test case's ops in order on a Simulation (the queue,
+the scheduling and binding cycles; Binds land at once, as on upstream's fake-free API server
+they take no scheduler time), with the throughput collectors and churn on the wall clock."""
+import copy
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..errors import UnsupportedError, WorkloadError
+from ..framework.config import load_config
+from ..objects.selector_syntax import parse_selector
+from ..scheduler import Scheduler
+from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
+from .config import fill
+from .template import render
+from .throughput import ThroughputCollector
+
+#: makeBaseNode / makeBasePod of scheduler_perf, for ops without a template
+BASE_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"generateName": "scheduler-perf-"},
+             "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+                        "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}}
+BASE_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                     "ports": [{"containerPort": 80}],
+                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
+                                                   "limits": {"cpu": "100m", "memory": "500Mi"}}}]}}
+
+
+WAIT_SECONDS = 600.0
+
+
+@dataclass
+class Measurement:
+    name: str                    # <TestCase>/<Workload>/<namespace or collector name>
+    data: dict                   # Average, Perc50, ... in pods/s (empty: too short to sample)
+    pods: int                    # pods bound in the window
+    seconds: float               # the window's wall time
+
+
+@dataclass
+class WorkloadResult:
+    test_case: str
+    workload: str
+    threshold: float | None
+    measurements: list = field(default_factory=list)
+    seconds: float = 0.0         # the whole workload, setup included
+    ignored_feature_gates: dict = field(default_factory=dict)
+
+
+class Runner:
+    def __init__(self, case, workload, sample_interval: float = 0.01, seed: int = 0):
+        self.case, self.workload = case, workload
+        self.where = f"{case.name}/{workload.name}"
+        self.interval = sample_interval
+        self.used = set()
+        config = load_config(self._path(case.scheduler_config)) if case.scheduler_config else None
+        self.sched = Scheduler(config=config, seed=seed)
+        self.bound_counts, self.attempted = {}, set()
+        self.unbound = set()          # pods created and not bound yet (what the waits look at)
+        listener = SimulationListener()
+        listener.bound = self._bound
+        listener.attempted = self.attempted.add
+        self.sim = Simulation(self.sched, listener=listener)
+        self.created = {}             # namespace -> pod keys created there, in order
+        self.names = {}               # generateName -> next index
+        self.collectors, self.churns = [], []
+        self.result = WorkloadResult(case.name, workload.name, workload.threshold,
+                                     ignored_feature_gates={**case.feature_gates, **workload.feature_gates})
+
+    def _bound(self, key, node):
+        ns = key.split("/", 1)[0]
+        self.bound_counts[ns] = self.bound_counts.get(ns, 0) + 1
+        self.unbound.discard(key)
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _path(self, rel) -> Path:
+        return (self.case.base / rel).resolve()
+
+    def _param(self, op, key, default=None):
+        return fill(op.get(key, default), self.workload.params, self.used, self.where)
+
+    def _count(self, op) -> int:
+        count = self._param(op, "countParam") if "countParam" in op else op.get("count", 0)
+        if "countMultiplierParam" in op:
+            count *= self._param(op, "countMultiplierParam")
+        if not isinstance(count, int) or count < 0:
+            raise WorkloadError(self.where, "count", f"must be a non-negative integer, got {count!r}")
+        return count
+
+    def _template(self, rel, default):
+        """A function index -> raw object: the template file rendered (Go text/template), or a
+        copy of `default`."""
+        if rel is None:
+            return lambda i, params=None: copy.deepcopy(default)
+        path = self._path(rel)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise WorkloadError(str(path), "", e.strerror or str(e)) from None
+        if "{{" not in text:
+            obj = self._yaml(text, path)
+            return lambda i, params=None: copy.deepcopy(obj)
+        return lambda i, params=None: self._yaml(render(text, {"Index": i, **(params or {})}, str(path)), path)
+
+    @staticmethod
+    def _yaml(text, path):
+        try:
+            obj = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise WorkloadError(str(path), "", f"invalid YAML: {e}") from None
+        if not isinstance(obj, dict):
+            raise WorkloadError(str(path), "", "expected one Kubernetes object")
+        return obj
+
+    def _name(self, obj, fallback) -> str:
+        """metadata.name, or generateName + a counter (the API server adds 5 random characters)."""
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name"):
+            prefix = meta.pop("generateName", None) or fallback
+            i = self.names.get(prefix, 0)
+            self.names[prefix] = i + 1
+            meta["name"] = f"{prefix}{i:05d}"
+        meta.pop("generateName", None)
+        return meta["name"]
+
+    # ---- the loop --------------------------------------------------------------------------------
+    def _run(self, done) -> bool:
+        """Schedules until `done()` or nothing can progress within 10 minutes of the virtual
+        clock (upstream's wait; pods retry as backoff and flushes come); collectors and churn
+        tick between cycles. True if done."""
+        sim = self.sim
+        deadline = sim.clock.now() + WAIT_SECONDS
+        with gc_frozen():
+            while not done():
+                progressed = sim.schedule_one()
+                now = time.perf_counter()
+                for c in self.collectors:
+                    c.tick(now)
+                for churn in self.churns:
+                    churn.tick(now)
+                if progressed:
+                    continue
+                wake = [t for t in (sim.queue.next_wakeup(), sim.bindings.next_wakeup()) if t is not None]
+                if not wake or min(wake) > deadline:
+                    if not self.churns or not self.churns[0].pending(now):
+                        return done()
+                    continue
+                sim.clock.advance_to(max(min(wake), sim.clock.now()))
+        return True
+
+    def _all_bound(self, keys):
+        """done() of a wait for `keys` to be bound (or deleted)."""
+        unbound = self.unbound
+        return self._wait(keys, lambda k: k in unbound)
+
+    def _wait(self, keys, waiting):
+        """done() of a wait until no key is `waiting` (or in the cluster): amortised O(1) per
+        call, as the loop asks after every cycle (the last created are the last to go)."""
+        pods = self.sim.pods
+        left = [k for k in keys if waiting(k) and k in pods]
+
+        def done():
+            while left and (not waiting(left[-1]) or left[-1] not in pods):
+                left.pop()
+            return not left
+        return done
+
+    # ---- ops ---------------------------------------------------------------------------------------
+    def run(self) -> WorkloadResult:
+        start = time.perf_counter()
+        ops = self._unrolled()
+        for index, op in enumerate(ops):
+            getattr(self, "op_" + op["opcode"])(op, index)
+        unused = set(self.workload.params) - self.used
+        if unused:
+            raise WorkloadError(self.where, "params", f'unused param "{sorted(unused)[0]}" (upstream refuses it)')
+        self.result.seconds = time.perf_counter() - start
+        return self.result
+
+    def _unrolled(self) -> list:
+        """createPodSets becomes `count` createPods ops, one per namespace <prefix>-<i>."""
+        out = []
+        for op in self.case.ops:
+            if op["opcode"] != "createPodSets":
+                out.append(op)
+                continue
+            for i in range(self._count(op)):
+                out.append({"opcode": "createPods", **op.get("createPodsOp", {}),
+                            "namespace": f"{op.get('namespacePrefix', 'namespace')}-{i}"})
+        return out
+
+    def op_createNodes(self, op, index):
+        make = self._template(op.get("nodeTemplatePath"), BASE_NODE)
+        label = op.get("labelNodePrepareStrategy") or {}
+        unique = op.get("uniqueNodeLabelStrategy") or {}
+        for i in range(self._count(op)):
+            node = make(i)
+            name = self._name(node, "scheduler-perf-")
+            labels = node["metadata"].setdefault("labels", {})
+            labels["kubernetes.io/hostname"] = name       # as IntegrationTestNodePreparer creates them
+            if label:         # upstream picks at random; here in turn, so runs repeat
+                values = label.get("labelValues") or [""]
+                labels[label["labelKey"]] = values[i % len(values)]
+            if unique:
+                labels[unique["labelKey"]] = f"{name}-{i}"
+            self.sim.add_node(node)
+
+    def op_createNamespaces(self, op, index):
+        make = self._template(op.get("namespaceTemplatePath"), {"apiVersion": "v1", "kind": "Namespace"})
+        for i in range(self._count(op)):
+            ns = make(i)
+            ns.setdefault("metadata", {})["name"] = f"{op.get('prefix', 'namespace')}-{i}"
+            self.sched.add_namespace(ns)
+
+    def op_createPods(self, op, index):
+        ns = op.get("namespace") or f"namespace-{index}"
+        default = self.case.default_pod_template
+        make = self._template(op.get("podTemplatePath") or default, BASE_POD)
+        params = {k: self._param(op["templateParams"], k) for k in op.get("templateParams") or {}}
+        count = self._count(op)
+        collector = None
+        if op.get("collectMetrics"):
+            if op.get("skipWaitToCompletion"):
+                raise WorkloadError(self.where, "collectMetrics", "cannot be combined with skipWaitToCompletion")
+            collector = self._start_collector(f"{self.where}/{ns}", [ns])
+        keys = self.created.setdefault(ns, [])
+        mine = []
+        for i in range(count):
+            pod = make(i, params)
+            pod.setdefault("metadata", {})["namespace"] = ns
+            self._name(pod, "pod-")
+            key = f"{ns}/{pod['metadata']['name']}"
+            self.unbound.add(key)
+            self.sim.add_pod(pod)
+            mine.append(key)
+        keys += mine
+        if not op.get("skipWaitToCompletion") and not self._run(self._all_bound(mine)):
+            left = sum(1 for k in mine if k not in self.sim.bound and k in self.sim.pods)
+            raise WorkloadError(self.where, f"workloadTemplate[{index}]",
+                                f"{left} of {count} pods in {ns} cannot be scheduled (upstream waits 10 minutes "
+                                "and fails)")
+        if collector is not None:
+            self._stop_collector(collector)
+
+    def op_deletePods(self, op, index):
+        ns = op.get("namespace")
+        selector = parse_selector(op["labelSelector"], "labelSelector") if op.get("labelSelector") else None
+        for key in list(self.created.get(ns, [])):
+            pod = self.sim.pods.get(key)
+            if pod is not None and (selector is None or selector.matches(pod.labels)):
+                self.sim.delete_pod(key)
+
+    def op_barrier(self, op, index):
+        namespaces = op.get("namespaces") or list(self.created)
+        keys = [k for ns in namespaces for k in self.created.get(ns, [])]
+        if op.get("stageRequirement", "Scheduled") == "Attempted":
+            # a gated pod counts: kube-scheduler writes its PodScheduled=False (SchedulingGated)
+            attempted, pods = self.attempted, self.sim.pods
+            done = self._wait(keys, lambda k: k not in attempted and not pods[k].gated)
+        else:
+            done = self._all_bound(keys)
+        if not self._run(done):
+            raise WorkloadError(self.where, f"workloadTemplate[{index}]", "barrier: pods left unscheduled")
+
+    def op_sleep(self, op, index):
+        duration = _seconds(self._param(op, "durationParam") if "durationParam" in op else op.get("duration"),
+                            self.where)
+        end = time.perf_counter() + duration
+        self._run(lambda: time.perf_counter() >= end)
+
+    def op_createAny(self, op, index):
+        make = self._template(op.get("templatePath"), {})
+        params = {k: self._param(op["templateParams"], k) for k in op.get("templateParams") or {}}
+        for i in range(self._count(op) if ("count" in op or "countParam" in op) else 1):
+            self._add_any(make(i, params), op.get("namespace"))
+
+    def _add_any(self, obj, namespace):
+        kind = obj.get("kind")
+        self._name(obj, (kind or "object").lower() + "-")
+        if namespace and kind not in ("Node", "Namespace", "PriorityClass"):
+            obj["metadata"]["namespace"] = namespace
+        if kind == "Node":
+            self.sim.add_node(obj)
+        elif kind == "Pod":
+            self.sim.add_pod(obj)
+        elif kind == "Namespace":
+            self.sched.add_namespace(obj)
+        else:
+            self.sched.add_object(obj)
+
+    def op_churn(self, op, index):
+        self.churns.append(Churn(self, op, index))
+
+    def op_startCollectingMetrics(self, op, index):
+        name = op.get("name") or f"collector-{index}"
+        self._start_collector(f"{self.where}/{name}", op.get("namespaces"))
+
+    def op_stopCollectingMetrics(self, op, index):
+        if not self.collectors:
+            raise WorkloadError(self.where, f"workloadTemplate[{index}]", "no collector was started")
+        self._run(lambda: not self.sim.queue.pods_in_active_q())
+        self._stop_collector(self.collectors[-1])
+
+    def _start_collector(self, name, namespaces):
+        c = ThroughputCollector(name, namespaces, self.bound_counts, self.interval)
+        self.collectors.append(c)
+        return c
+
+    def _stop_collector(self, c):
+        c.tick(time.perf_counter())
+        self.collectors.remove(c)
+        pods, seconds = c.window()
+        self.result.measurements.append(Measurement(c.name, c.summary(), pods, seconds))
+
+
+class Churn:
+    """The churn op: every intervalMilliseconds of wall time, for the rest of the workload, one
+    object of each template is created (mode create, up to `number` times) or, in mode recreate,
+    the current slot's object is deleted if present and created if its slot is empty."""
+
+    def __init__(self, runner, op, index):
+        self.runner = runner
+        self.mode = op.get("mode")
+        if self.mode not in ("create", "recreate"):
+            raise UnsupportedError(runner.where, "mode", f'churn mode "{self.mode}" (known: create, recreate)')
+        self.makers = [runner._template(p, {}) for p in op.get("templatePaths") or []]
+        self.interval = (op.get("intervalMilliseconds") or 500) / 1000
+        self.number = op.get("number") or 0
+        self.namespace = op.get("namespace") or f"namespace-{index}"
+        self.next = time.perf_counter() + self.interval
+        self.ticks = 0
+        self.slots = [[None] * max(self.number, 1) for _ in self.makers]
+
+    def pending(self, now) -> bool:
+        return self.mode == "recreate" or not self.number or self.ticks < self.number
+
+    def tick(self, now):
+        if now < self.next:
+            return
+        self.next = now + self.interval
+        if self.mode == "create" and self.number and self.ticks >= self.number:
+            return
+        for t, make in enumerate(self.makers):
+            slot = self.ticks % len(self.slots[t])
+            if self.mode == "recreate" and self.slots[t][slot] is not None:
+                self._delete(self.slots[t][slot])
+                self.slots[t][slot] = None
+                continue
+            obj = make(self.ticks)
+            if obj.get("kind") not in ("Node", "Namespace", "PriorityClass"):
+                obj.setdefault("metadata", {}).setdefault("namespace", self.namespace)
+            self.runner._add_any(obj, None)
+            self.slots[t][slot] = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        self.ticks += 1
+
+    def _delete(self, ident):
+        kind, ns, name = ident
+        sim = self.runner.sim
+        if kind == "Node":
+            sim.remove_node(name, missing_ok=True)
+        elif kind == "Pod":
+            sim.delete_pod(f"{ns}/{name}", missing_ok=True)
+        elif not self.runner.sched.remove_object(kind, ns, name):
+            raise UnsupportedError(self.runner.where, "templatePaths", f"churn of {kind} objects in mode recreate")
+
+
+def _seconds(text, where) -> float:
+    import re
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", str(text or ""))
+    if not m:
+        raise WorkloadError(where, "duration", f'expected a duration such as "5s", got {text!r}')
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]

@@ -1,0 +1,224 @@
+"""`kschedcore perf`: scheduler_perf's configuration format run on kschedcore (small configs
+written here in that format; the upstream files are in ../shared/scheduler_perf)."""
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+import yaml
+
+from kschedcore.cli import main
+from kschedcore.errors import KSchedCoreError
+from kschedcore.perf import Runner, load_perf_config, run_perf, selected
+from kschedcore.perf.template import render
+from kschedcore.perf.throughput import ThroughputCollector
+
+NODE = """apiVersion: v1
+kind: Node
+metadata:
+  generateName: perf-node-
+  labels: {pool: a}
+status:
+  capacity: {pods: "110", cpu: "4", memory: 32Gi}
+"""
+ANTI = """apiVersion: v1
+kind: Pod
+metadata:
+  generateName: anti-
+  labels: {color: green}
+spec:
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {color: green}}
+        topologyKey: kubernetes.io/hostname
+        namespaces: [sched-0, sched-1]
+  containers:
+  - name: pause
+    image: pause
+    resources: {requests: {cpu: 100m, memory: 500Mi}}
+"""
+GANG = """apiVersion: v1
+kind: Pod
+metadata:
+  generateName: gang-
+  labels: {group: "g{{DivideInt .Index .perGroup}}"}
+spec:
+  priority: {{if .priority}}{{AddInt 0 .priority}}{{else}}1000{{end}}
+  containers:
+  - name: pause
+    image: pause
+    resources: {requests: {cpu: {{if .cpu}}{{.cpu}}{{else}}50m{{end}}}}
+"""
+
+
+def config(tmp_path, cases):
+    (tmp_path / "templates").mkdir(exist_ok=True)
+    (tmp_path / "templates/node.yaml").write_text(NODE)
+    (tmp_path / "templates/anti.yaml").write_text(ANTI)
+    (tmp_path / "templates/gang.yaml").write_text(GANG)
+    path = tmp_path / "performance-config.yaml"
+    path.write_text(yaml.safe_dump(cases, sort_keys=False))
+    return path
+
+
+ANTI_CASE = {
+    "name": "AntiAffinity",
+    "defaultPodTemplatePath": "templates/anti.yaml",
+    "workloadTemplate": [
+        {"opcode": "createNodes", "countParam": "$nodes", "nodeTemplatePath": "templates/node.yaml",
+         "labelNodePrepareStrategy": {"labelKey": "topology.kubernetes.io/zone", "labelValues": ["z1", "z2"]}},
+        {"opcode": "createNamespaces", "prefix": "sched", "count": 2},
+        {"opcode": "createPods", "countParam": "$init", "namespace": "sched-0"},
+        {"opcode": "createPods", "countParam": "$measure", "namespace": "sched-1", "collectMetrics": True}],
+    "workloads": [{"name": "20Nodes", "labels": ["performance"], "threshold": 10,
+                   "params": {"nodes": 20, "init": 5, "measure": 15}},
+                  {"name": "small", "labels": ["integration-test", "short"],
+                   "params": {"nodes": 3, "init": 1, "measure": 2}}]}
+
+
+def run_cli(*argv):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue()
+
+
+def test_a_workload_runs_as_upstream_lays_it_out(tmp_path):
+    path = config(tmp_path, [ANTI_CASE])
+    [case] = load_perf_config(path)
+    runner = Runner(case, case.workloads[0], sample_interval=0.0001)
+    result = runner.run()
+    sim = runner.sim
+    nodes = sim.sched.cache.node_names
+    assert len(nodes) == 20 and nodes[0] == "perf-node-00000"
+    zones = [sim.sched.cache.node(n).labels["topology.kubernetes.io/zone"] for n in nodes]
+    assert zones == ["z1", "z2"] * 10                       # labelNodePrepareStrategy, in turn
+    assert all(sim.sched.cache.node(n).labels["kubernetes.io/hostname"] == n for n in nodes)
+    bound = sim.bound
+    assert len(bound) == 20 and len(set(bound.values())) == 20   # anti-affinity: one green pod per node
+    assert {k.split("/")[0] for k in bound} == {"sched-0", "sched-1"}
+    [m] = result.measurements
+    assert m.name == "AntiAffinity/20Nodes/sched-1" and m.pods == 15
+
+
+def test_json_is_upstreams_shape(tmp_path):
+    code, out = run_cli("perf", config(tmp_path, [ANTI_CASE]), "-o", "json", "--sample-interval", "0.0001")
+    doc = json.loads(out)
+    assert code == 0 and doc["version"] == "v1"
+    [item] = doc["dataItems"]
+    assert item["unit"] == "pods/s" and item["labels"] == {"Metric": "SchedulingThroughput",
+                                                           "Name": "AntiAffinity/20Nodes/sched-1"}
+    assert item["data"]["AverageThreshold"] == 10 and item["pods"] == 15
+    if "Average" in item["data"]:
+        assert item["data"]["Perc50"] <= item["data"]["Perc99"]
+
+
+def test_label_filter_picks_workloads(tmp_path):
+    path = config(tmp_path, [ANTI_CASE])
+    names = lambda f: [r.workload for r in run_perf(path, label_filter=f)]   # noqa: E731
+    assert names("performance") == ["20Nodes"]
+    assert names("integration-test,+short") == ["small"]
+    assert names("-performance") == ["small"]
+    assert selected(["a", "b"], "a,-c") and not selected(["a"], "a,b")
+    with pytest.raises(KSchedCoreError, match="no workload selected"):
+        run_perf(path, label_filter="nothing")
+
+
+def test_templates_render_as_go_text_template(tmp_path):
+    assert render(GANG, {"Index": 7, "perGroup": 3, "priority": 5}, "t").count('group: "g2"') == 1
+    text = render(GANG, {"Index": 0, "perGroup": 3}, "t")
+    assert "priority: 1000" in text and "cpu: 50m" in text
+    assert "cpu: 300m" in render(GANG, {"Index": 0, "perGroup": 1, "cpu": "300m"}, "t")
+    for bad, message in (("{{range .x}}{{end}}", "not supported"), ("{{if .x}}", "without {{end}}"),
+                         ("{{Nope 1}}", 'function "Nope" not defined'), ("{{end}}", "unexpected")):
+        with pytest.raises(KSchedCoreError, match=message):
+            render(bad, {}, "t")
+
+
+def test_template_params_and_count_multiplier(tmp_path):
+    case = {"name": "Gangs", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 2},
+        {"opcode": "createPods", "countParam": "$groups", "countMultiplierParam": "$perGroup",
+         "podTemplatePath": "templates/gang.yaml", "namespace": "g",
+         "templateParams": {"perGroup": "$perGroup", "priority": 7, "cpu": "$cpu"}, "collectMetrics": True}],
+        "workloads": [{"name": "w", "params": {"groups": 2, "perGroup": 3, "cpu": "200m"}}]}
+    [c] = load_perf_config(config(tmp_path, [case]))
+    runner = Runner(c, c.workloads[0])
+    runner.run()
+    pods = list(runner.sim.pods.values())
+    assert len(pods) == 6 and {p.priority for p in pods} == {7} and {p.requests["cpu"] for p in pods} == {200}
+    assert sorted(p.labels["group"] for p in pods) == ["g0"] * 3 + ["g1"] * 3
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"workloadTemplate": [{"opcode": "createNodes", "count": 1, "nodeCount": 3}]},
+     "workloadTemplate[0].nodeCount: unknown field of createNodes"),
+    ({"workloadTemplate": [{"opcode": "createPodGroups", "count": 1}]},
+     'workloadTemplate[0].opcode: the op "createPodGroups" is not supported by kschedcore perf'),
+    ({"workloadTemplate": [{"opcode": "creatPods", "count": 1}]}, 'unknown opcode "creatPods"'),
+    ({"workloadTemplate": [{"opcode": "createPods", "count": 1, "steadyState": True}]},
+     '"steadyState" of createPods is not supported'),
+    ({"workloadz": []}, "workloadz: unknown field"),
+    ({"workloads": [{"name": "w", "params": {"nodes": 1, "extra": 2}}],
+      "workloadTemplate": [{"opcode": "createNodes", "countParam": "$nodes"}]}, 'unused param "extra"'),
+    ({"workloads": [{"name": "w", "params": {}}],
+      "workloadTemplate": [{"opcode": "createNodes", "countParam": "$nodes"}]}, "the workload has no such param"),
+])
+def test_configs_are_decoded_strictly(tmp_path, capsys, change, message):
+    case = {"name": "Bad", "workloadTemplate": [{"opcode": "createNodes", "count": 1}],
+            "workloads": [{"name": "w", "params": {}}], **change}
+    code, _ = run_cli("perf", config(tmp_path, [case]), "--label-filter", "")
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_pods_that_never_fit_are_an_error_and_skip_wait_leaves_them(tmp_path, capsys):
+    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "big-"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "64"}}}]}}
+    (tmp_path / "big.yaml").write_text(yaml.safe_dump(big))
+    case = {"name": "Unschedulable", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 2},
+        {"opcode": "createPods", "count": 3, "podTemplatePath": "big.yaml", "skipWaitToCompletion": True},
+        {"opcode": "createPods", "count": 4, "collectMetrics": True}],
+        "workloads": [{"name": "w", "params": {}}]}
+    [c] = load_perf_config(config(tmp_path, [case]))
+    runner = Runner(c, c.workloads[0])
+    runner.run()
+    assert len(runner.sim.bound) == 4 and len(runner.sim.pods) == 7
+    case["workloadTemplate"][1].pop("skipWaitToCompletion")
+    code, _ = run_cli("perf", config(tmp_path, [case]), "--label-filter", "")
+    assert code == 2 and "3 of 3 pods in namespace-1 cannot be scheduled" in capsys.readouterr().err
+
+
+def test_churn_recreates_objects_on_the_wall_clock(tmp_path):
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Service",
+                                                       "metadata": {"generateName": "svc-"},
+                                                       "spec": {"selector": {"app": "x"}}}))
+    case = {"name": "Churn", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 2},
+        {"opcode": "churn", "mode": "recreate", "number": 1, "intervalMilliseconds": 1,
+         "templatePaths": ["templates/node.yaml", "svc.yaml"]},
+        {"opcode": "sleep", "duration": "30ms"},
+        {"opcode": "createPods", "count": 4, "collectMetrics": True}],
+        "workloads": [{"name": "w", "params": {}}]}
+    [c] = load_perf_config(config(tmp_path, [case]))
+    runner = Runner(c, c.workloads[0])
+    runner.run()
+    churn = runner.churns[0]
+    assert churn.ticks >= 3                                  # created, deleted, created, ...
+    nodes = runner.sim.sched.cache.node_names
+    assert len(nodes) in (2, 3) and len(runner.sim.bound) == 4
+
+
+def test_throughput_is_sampled_as_upstream_samples_it():
+    counts = {"ns": 0}
+    c = ThroughputCollector("x", ["ns"], counts, interval=1.0)
+    t0 = c.next_tick
+    for t, scheduled in ((0, 0), (1, 10), (2, 30), (3, 30), (4, 30), (5, 90)):
+        counts["ns"] = scheduled
+        c.tick(t0 + t)
+    # first non-zero tick (10) dropped; 20 in 1 s; then 60 over 3 s, recorded once per tick
+    assert c.samples == [20.0, 20.0, 20.0, 20.0]
+    data = c.summary()
+    assert data["Average"] == 20.0 and data["Perc99"] == 20.0
