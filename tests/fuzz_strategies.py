@@ -285,7 +285,6 @@ def _json(value) -> str:
 
 _MISSING = re.compile(r"[^.\[\]]+(\.[^.\[\]]+)*\Z")
 _INDEX = re.compile(r"\[(\d+|\*)\]")
-_KEY = re.compile(r"\[('?)(.*?)\1\]", re.S)
 
 
 def field_named(raw, path: str) -> bool:
@@ -320,8 +319,8 @@ def _walk(node, rest: str) -> bool:
                        and (len(rest) == len(k) or rest[len(k)] in ".[")), key=len, reverse=True)
         if any(_walk(node[k], rest[len(k):]) for k in keys):
             return True
-        m = _KEY.match(rest) if rest.startswith("[") else None
-        if m:
-            return m.group(2) in node and _walk(node[m.group(2)], rest[m.end():])
+        if rest.startswith("["):         # [key]: the key may itself hold "]" or "."
+            ends = [j for j, ch in enumerate(rest) if ch == "]"]
+            return any(rest[1:j] in node and _walk(node[rest[1:j]], rest[j + 1:]) for j in ends)
         return _MISSING.match(rest) is not None        # missing fields (required ones), no element
     return False

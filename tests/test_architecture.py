@@ -29,6 +29,7 @@ ALLOWED = {
     "reference": {"objects", "framework", "sources"},
     "replay": {"scheduler", "sources", "objects", "output"},
     "capacity": {"scheduler", "framework", "sources", "objects"},
+    "perf": {"scheduler", "framework", "objects"},
 }
 
 

@@ -222,3 +222,14 @@ def test_throughput_is_sampled_as_upstream_samples_it():
     assert c.samples == [20.0, 20.0, 20.0, 20.0]
     data = c.summary()
     assert data["Average"] == 20.0 and data["Perc99"] == 20.0
+
+
+def test_a_test_case_kschedcore_cannot_run_is_skipped_with_a_note(tmp_path, capsys):
+    bad = {"name": "Gangs", "workloadTemplate": [{"opcode": "createPodGroups", "count": 1}],
+           "workloads": [{"name": "w", "labels": ["performance"], "params": {}}]}
+    path = config(tmp_path, [bad, ANTI_CASE])
+    code, out = run_cli("perf", path, "-o", "json")
+    assert code == 0 and len(json.loads(out)["dataItems"]) == 1
+    assert 'skipped test case Gangs: ' in capsys.readouterr().err
+    code, _ = run_cli("perf", path, "--test-case", "Gangs")
+    assert code == 2 and 'the op "createPodGroups" is not supported' in capsys.readouterr().err

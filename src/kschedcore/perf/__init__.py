@@ -8,12 +8,14 @@ __all__ = ["load_perf_config", "selected", "Runner", "WorkloadResult", "run_perf
 
 
 def run_perf(path, test_case=None, workload=None, label_filter="performance", sample_interval=0.01,
-             on_result=None) -> list:
+             on_result=None, on_skip=None) -> list:
     """Runs the workloads of a performance-config.yaml that the filters select; returns their
-    WorkloadResults (on_result(result) as each finishes)."""
+    WorkloadResults (on_result(result) as each finishes). A selected test case with an op
+    kschedcore does not run is skipped with on_skip(case, error), or, when it was asked for by
+    name (or nothing else ran), raises that error."""
     from ..errors import WorkloadError
     cases = load_perf_config(path)
-    results = []
+    results, skipped = [], []
     for case in cases:
         if test_case is not None and case.name != test_case:
             continue
@@ -22,10 +24,19 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
                 continue
             if workload is None and not selected(case.labels + w.labels, label_filter):
                 continue
+            if case.unsupported is not None:
+                if test_case is not None or on_skip is None:
+                    raise case.unsupported
+                skipped.append((case, case.unsupported))
+                break
             result = Runner(case, w, sample_interval).run()
             results.append(result)
             if on_result is not None:
                 on_result(result)
+    if not results and skipped:
+        raise skipped[0][1]
+    for case, error in skipped:
+        on_skip(case, error)
     if not results:
         raise WorkloadError(str(path), "", "no workload selected (see --test-case, --workload, --label-filter)")
     return results

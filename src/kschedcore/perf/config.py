@@ -53,6 +53,7 @@ class TestCase:
     scheduler_config: str | None
     feature_gates: dict
     base: Path = field(repr=False)  # template paths are relative to the config file's folder
+    unsupported: Exception | None = None   # an op or field kschedcore does not run
 
 
 def load_perf_config(path) -> list:
@@ -78,8 +79,12 @@ def _test_case(raw, where, base) -> TestCase:
     ops = raw.get("workloadTemplate")
     if not isinstance(ops, list) or not ops:
         raise WorkloadError(where, "workloadTemplate", "expected a non-empty list of ops")
+    unsupported = None
     for i, op in enumerate(ops):
-        _check_op(op, where, f"workloadTemplate[{i}]")
+        try:
+            _check_op(op, where, f"workloadTemplate[{i}]")
+        except UnsupportedError as e:   # upstream runs it; kschedcore cannot: said when selected
+            unsupported = unsupported or e
     workloads = []
     for i, w in enumerate(raw.get("workloads") or []):
         if not isinstance(w, dict):
@@ -91,7 +96,7 @@ def _test_case(raw, where, base) -> TestCase:
         workloads.append(Workload(str(w.get("name")), dict(w.get("params") or {}), list(w.get("labels") or []),
                                   float(threshold) if threshold else None, dict(w.get("featureGates") or {})))
     return TestCase(str(name), ops, workloads, list(raw.get("labels") or []), raw.get("defaultPodTemplatePath"),
-                    raw.get("schedulerConfigPath"), dict(raw.get("featureGates") or {}), base)
+                    raw.get("schedulerConfigPath"), dict(raw.get("featureGates") or {}), base, unsupported)
 
 
 def _strict(raw: dict, known: set, where: str, prefix: str):

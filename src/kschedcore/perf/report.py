@@ -36,4 +36,8 @@ def print_table(results, file=None) -> None:
             table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}",
                           *(f"{m.data[k]:,.0f}" if k in m.data else "-" for k in ("Average", "Perc50", "Perc90", "Perc99")),
                           f"{r.threshold:,.0f}" if r.threshold else "-", ratio)
-    Console(file=file, width=160).print(table)
+    console = Console(file=file, width=160)
+    console.print(table)
+    gates = sorted({f"{k}={str(v).lower()}" for r in results for k, v in r.ignored_feature_gates.items()})
+    if gates:
+        console.print("feature gates not applied (kschedcore runs kube-scheduler v1.34's defaults): " + ", ".join(gates))
