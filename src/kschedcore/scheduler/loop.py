@@ -262,7 +262,7 @@ class Simulation:
     def _failed(self, pod, outcome, result, pinfo) -> None:
         """A failed attempt: the message, PostFilter's nomination acted on, the pod requeued
         with the plugins that rejected it."""
-        outcome.result = result
+        outcome.result = result.summary()
         if result.fit_error is not None:
             plugins = result.cycle.diagnosis().rejector_plugins() if result.cycle is not None else set()
             outcome.message = result.fit_error.full_message

@@ -35,6 +35,16 @@ class ScheduleResult:
         if error is not None:
             self.error = error
 
+    def summary(self) -> "ScheduleResult":
+        """What outlives the cycle: the outcome, its FitError or error, the preemption
+        candidates' count -- not the cycle's record (its per-node statuses, its CycleState),
+        which costs a few bytes per node and would be kept for every pod still pending."""
+        out = ScheduleResult(self.pod, self.node, self.feasible_nodes, self.evaluated_nodes, self.fit_error,
+                             self.error)
+        if self.preemption_candidates:
+            out.preemption_candidates = (len(self.preemption_candidates),)
+        return out
+
     def __repr__(self):
         why = f", fit_error={self.fit_error.message!r}" if self.fit_error else f", error={self.error!r}" if self.error else ""
         return f"ScheduleResult({self.pod}, node={self.node}, feasible={self.feasible_nodes}{why})"
