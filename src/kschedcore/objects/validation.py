@@ -43,8 +43,8 @@ def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
-@lru_cache(maxsize=65536)
-def dns1123_subdomain_errors(value: str) -> tuple:
+def subdomain_errors(value: str) -> tuple:
+    """IsDNS1123Subdomain, not cached: for names, which are nearly all distinct."""
     errs = []
     if len(value) > 253:
         errs.append(_max_len(253))
@@ -53,11 +53,15 @@ def dns1123_subdomain_errors(value: str) -> tuple:
     return tuple(errs)
 
 
+#: cached: prefixes of label keys, node names in selectors, class names repeat
+dns1123_subdomain_errors = lru_cache(maxsize=4096)(subdomain_errors)
+
+
 def pod_name_errors(value: str) -> tuple:
     """ValidatePodName (a DNS-1123 subdomain), except that '_' is let through: the API server
     refuses it, but kube-scheduler schedules such pods like any other (the parity workloads,
     the truth this project reproduces, name pods "p-001-preempt_big")."""
-    return dns1123_subdomain_errors(value.replace("_", "-"))
+    return subdomain_errors(value.replace("_", "-"))
 
 
 @lru_cache(maxsize=4096)
@@ -73,7 +77,7 @@ def dns1123_label_errors(value: str) -> tuple:
     return tuple(errs)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def qualified_name_errors(value: str) -> tuple:
     """validation.IsQualifiedName: [DNS-1123 subdomain prefix '/'] name of at most 63 characters."""
     parts = value.split("/")
@@ -97,7 +101,7 @@ def qualified_name_errors(value: str) -> tuple:
     return tuple(errs)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def label_value_errors(value: str) -> tuple:
     errs = []
     if len(value) > 63:
@@ -145,7 +149,7 @@ def check_annotation_keys(obj: str, annotations, path: str):
         raise ObjectError(obj, path, f"Too long: may not be more than {256 * 1024} bytes")
 
 
-def check_meta(obj: str, namespace: str | None, name: str, meta: dict, name_errors=dns1123_subdomain_errors):
+def check_meta(obj: str, namespace: str | None, name: str, meta: dict, name_errors=subdomain_errors):
     """ValidateObjectMeta: the name (by the kind's rule), the namespace (a DNS-1123 label),
     labels and annotation keys."""
     check(obj, "metadata.name", name, name_errors(name))

@@ -27,13 +27,14 @@ def passed(result) -> bool | None:
 
 def print_table(results, file=None) -> None:
     table = Table(title="SchedulingThroughput (pods/s)")
-    for col in ("workload", "pods", "seconds", "Average", "Perc50", "Perc90", "Perc99", "threshold", "x threshold"):
+    for col in ("workload", "pods", "seconds", "window pods/s", "Average", "Perc50", "Perc90", "Perc99", "threshold",
+                "x threshold"):
         table.add_column(col, justify="left" if col == "workload" else "right")
     for r in results:
         for m in r.measurements:
             avg = m.data.get("Average")
             ratio = f"{avg / r.threshold:,.0f}x" if avg and r.threshold else "-"
-            table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}",
+            table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}", f"{m.pods / m.seconds:,.0f}" if m.seconds else "-",
                           *(f"{m.data[k]:,.0f}" if k in m.data else "-" for k in ("Average", "Perc50", "Perc90", "Perc99")),
                           f"{r.threshold:,.0f}" if r.threshold else "-", ratio)
     console = Console(file=file, width=160)

@@ -26,6 +26,7 @@ from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
 from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
                                         build_queueing_hint_map, node_scheduling_properties_change)
+from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
@@ -55,6 +56,7 @@ class Simulation:
 
     def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, permit_plugins=(),
                  plugins=(), bind_dispatch=None, listener=None, **queue_options):
+        fix_mmap_threshold()         # long runs: the C heap gives back what node churn frees
         self.sched = scheduler
         self.listener = listener or SimulationListener()
         self.clock = clock or VirtualClock()
