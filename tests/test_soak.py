@@ -7,8 +7,9 @@ deleted, as the pod garbage collector would); 20% of Binds fail and 5% time out.
 cycles the loop's invariants are checked -- each pod in exactly one place (queue, binding,
 bound), the cache's placements exactly the binding and bound pods, no node over allocatable, the
 node table equal to a recount from the truth -- no pod is lost (every pod that arrived is
-pending, bound, departed or preempted), and the RSS is recorded. The figures are printed (run
-with -s).
+pending, bound, departed or preempted), and the RSS is recorded; the memory trend is fitted
+against the cycles and the pods held (memory_trend). A second test runs live mode (threads, a
+binder pool). The figures are printed (run with -s).
 """
 import os
 import random
@@ -177,7 +178,6 @@ def test_live_soak_event_threads_and_binder_pool():
 
     from kschedcore.scheduler.live import LiveScheduler
     listener = Preempted()
-    state = threading.Lock()
     rngs = [random.Random(100 + i) for i in range(LIVE_THREADS + 1)]
 
     def binder(pod, node_name):
