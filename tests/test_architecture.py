@@ -29,7 +29,7 @@ ALLOWED = {
     "reference": {"objects", "framework", "sources"},
     "replay": {"scheduler", "sources", "objects", "output"},
     "capacity": {"scheduler", "framework", "sources", "objects"},
-    "perf": {"scheduler", "framework", "objects"},
+    "perf": {"scheduler", "framework", "sources", "objects"},
 }
 
 

@@ -77,13 +77,6 @@ def load_config(path, registry=None) -> SchedulerConfig:
     return parse_config(doc, source=str(path), registry=registry)
 
 
-def _at(value, path: str):
-    """The value at a schema path ("resources[0].name") of a decoded document."""
-    for part in filter(None, path.replace("]", "").replace("[", ".").split(".")):
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    return value
-
-
 def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None) -> SchedulerConfig:
     """Defaults and validates a KubeSchedulerConfiguration document; `registry`
     (framework.registry.Registry) adds out-of-tree plugin names."""
@@ -111,7 +104,7 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
             wrong = wrong_type(pc.get("args"), schema) if schema else None
             if wrong:
                 where = f"profiles[{i}].pluginConfig[{j}].args" + (f".{wrong[0]}" if wrong[0] else "")
-                fail(where, f"expected {wrong[1]}, got {type(_at(pc['args'], wrong[0])).__name__}")
+                fail(where, f"expected {wrong[1]}, got {type(wrong[2]).__name__}")
     global_pct = _percentage(doc.get("percentageOfNodesToScore"), "percentageOfNodesToScore", fail)
     raw_profiles = doc.get("profiles") or [{}]
     if not isinstance(raw_profiles, list):

@@ -75,16 +75,16 @@ def unknown_fields(value, schema, path: str = "") -> list:
 
 
 def wrong_type(value, schema, path: str = ""):
-    """(path, expected) of the first value that is not the list or object its schema says, or None
-    (a null is an unset field)."""
+    """(path, expected, the value) of the first value that is not the list or object its schema
+    says, or None (a null is an unset field)."""
     if schema is ANY or value is None:
         return None
     if isinstance(schema, LIST):
         if not isinstance(value, list):
-            return path, "a list"
+            return path, "a list", value
         return next((w for i, item in enumerate(value) if (w := wrong_type(item, schema.item, f"{path}[{i}]"))), None)
     if not isinstance(value, dict):
-        return path, "an object"
+        return path, "an object", value
     return next((w for key, sub in value.items() if key in schema
                  and (w := wrong_type(sub, schema[key], f"{path}.{key}" if path else str(key)))), None)
 

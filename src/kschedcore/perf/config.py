@@ -4,9 +4,8 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from ..errors import UnsupportedError, WorkloadError
+from ..sources.files import documents, read_text
 
 TEST_CASE_KEYS = {"name", "featureGates", "defaultPodTemplatePath", "schedulerConfigPath", "metricsCollectorConfig",
                   "labels", "workloadTemplate", "workloads"}
@@ -59,12 +58,8 @@ class TestCase:
 def load_perf_config(path) -> list:
     """The test cases of a performance-config.yaml."""
     path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise WorkloadError(str(path), "", e.strerror or str(e)) from None
-    except yaml.YAMLError as e:
-        raise WorkloadError(str(path), "", f"invalid YAML: {e}") from None
+    docs = documents(path, read_text(path))
+    doc = docs[0] if len(docs) == 1 else None
     if not isinstance(doc, list):
         raise WorkloadError(str(path), "", "expected a list of test cases (a scheduler_perf performance-config.yaml)")
     return [_test_case(tc, f"{path}: [{i}]", path.parent) for i, tc in enumerate(doc)]

@@ -6,13 +6,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
 from ..errors import UnsupportedError, WorkloadError
 from ..framework.config import load_config
 from ..objects.selector_syntax import parse_selector
 from ..scheduler import Scheduler
 from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
+from ..sources.files import documents, read_text
+from ..util.gomath import parse_go_duration
 from .config import fill
 from .template import render
 from .throughput import ThroughputCollector
@@ -95,10 +96,7 @@ class Runner:
         if rel is None:
             return lambda i, params=None: copy.deepcopy(default)
         path = self._path(rel)
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise WorkloadError(str(path), "", e.strerror or str(e)) from None
+        text = read_text(path)
         if "{{" not in text:
             obj = self._yaml(text, path)
             return lambda i, params=None: copy.deepcopy(obj)
@@ -106,13 +104,10 @@ class Runner:
 
     @staticmethod
     def _yaml(text, path):
-        try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise WorkloadError(str(path), "", f"invalid YAML: {e}") from None
-        if not isinstance(obj, dict):
+        docs = documents(path, text)
+        if len(docs) != 1 or not isinstance(docs[0], dict):
             raise WorkloadError(str(path), "", "expected one Kubernetes object")
-        return obj
+        return docs[0]
 
     def _name(self, obj, fallback) -> str:
         """metadata.name, or generateName + a counter (the API server adds 5 random characters)."""
@@ -142,12 +137,12 @@ class Runner:
                     churn.tick(now)
                 if progressed:
                     continue
-                wake = [t for t in (sim.queue.next_wakeup(), sim.bindings.next_wakeup()) if t is not None]
-                if not wake or min(wake) > deadline:
-                    if not self.churns or not self.churns[0].pending(now):
+                wake = sim.next_wakeup()
+                if wake is None or wake > deadline:
+                    if not self.churns or not self.churns[0].pending():
                         return done()
                     continue
-                sim.clock.advance_to(max(min(wake), sim.clock.now()))
+                sim.clock.advance_to(max(wake, sim.clock.now()))
         return True
 
     def _all_bound(self, keys):
@@ -333,7 +328,7 @@ class Churn:
         self.ticks = 0
         self.slots = [[None] * max(self.number, 1) for _ in self.makers]
 
-    def pending(self, now) -> bool:
+    def pending(self) -> bool:
         return self.mode == "recreate" or not self.number or self.ticks < self.number
 
     def tick(self, now):
@@ -367,8 +362,7 @@ class Churn:
 
 
 def _seconds(text, where) -> float:
-    import re
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", str(text or ""))
-    if not m:
-        raise WorkloadError(where, "duration", f'expected a duration such as "5s", got {text!r}')
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]
+    seconds = parse_go_duration(text) if isinstance(text, str) else None
+    if seconds is None or seconds < 0:
+        raise WorkloadError(where, "duration", f'expected a Go duration such as "5s", got {text!r}')
+    return seconds

@@ -403,6 +403,12 @@ class Simulation:
         self.bindings.reject_waiting(key, message)
 
     # ---- running ---------------------------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        """When, on the virtual clock, the next thing is due: a backoff ends or a flush moves a
+        pod, or a binding with latency lands; None if nothing waits on time."""
+        wake = [t for t in (self.queue.next_wakeup(), self.bindings.next_wakeup()) if t is not None]
+        return min(wake) if wake else None
+
     def run_until_idle(self, max_seconds: float = 3600.0) -> list:
         """Schedules until nothing can progress within `max_seconds` of virtual time; returns
         the outcomes of the pods that came through the queue, in arrival order.
@@ -412,12 +418,12 @@ class Simulation:
             while True:
                 while self.schedule_one():
                     pass
-                wake = [t for t in (self.queue.next_wakeup(), self.bindings.next_wakeup()) if t is not None]
+                wake = self.next_wakeup()
                 #: work was left for after the horizon (pods backing off or waiting for a flush)
-                self.horizon_reached = bool(wake) and min(wake) > deadline
-                if not wake or min(wake) > deadline:
+                self.horizon_reached = wake is not None and wake > deadline
+                if wake is None or wake > deadline:
                     break
-                self.clock.advance_to(max(min(wake), self.clock.now()))
+                self.clock.advance_to(max(wake, self.clock.now()))
             self.bindings.complete_due()
         return list(self.outcomes.values())
 
