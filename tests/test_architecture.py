@@ -30,6 +30,7 @@ ALLOWED = {
     "replay": {"scheduler", "sources", "objects", "output"},
     "capacity": {"scheduler", "framework", "sources", "objects"},
     "perf": {"scheduler", "framework", "sources", "objects"},
+    "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
 }
 
 

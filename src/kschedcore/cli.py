@@ -1,4 +1,4 @@
-"""The `kschedcore` command: explain, simulate, replay, report, capacity, whatif and perf.
+"""The `kschedcore` command: explain, simulate, replay, report, capacity, whatif, perf and sweep.
 
 Bad input prints one line naming the object and field, and exits 2 -- never a traceback.
 """
@@ -144,6 +144,19 @@ def _parser():
     perf.add_argument("--sample-interval", type=float, default=0.01, metavar="SECONDS",
                       help="the throughput collector's tick (upstream: 1 s; default 0.01)")
     perf.add_argument("-o", "--output", choices=("table", "json"), default="table")
+
+    sw = sub.add_parser("sweep", help="a grid of workloads x configurations x seeds x modes: one results table "
+                                      "and a summary plot, on a local process pool or a Ray cluster")
+    sw.add_argument("sweep", metavar="SWEEP.yaml", help="the grid (docs/formats.md, Sweep input and output)")
+    sw.add_argument("-o", "--output", metavar="RESULTS.csv|RESULTS.parquet",
+                    help="the results table (Parquet needs kschedcore[sweep]); default: a table on stdout")
+    sw.add_argument("--json", metavar="RESULTS.json", help="also the results (and the run's throughput) as JSON")
+    sw.add_argument("--plot", metavar="SUMMARY.png", help="the summary plot (needs kschedcore[sweep])")
+    sw.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="local worker processes (default: the CPU count; 1: in this process)")
+    sw.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                    help="run on Ray (needs kschedcore[ray]): without ADDRESS ray.init()'s local instance, "
+                         "else the cluster at ADDRESS (put --ray after SWEEP.yaml)")
     return p
 
 
@@ -338,8 +351,8 @@ def cmd_simulate(args) -> int:
 class _progress:
     """A rich progress bar on a terminal; nothing otherwise (and for -o json)."""
 
-    def __init__(self, total, output, what="scheduling"):
-        self.total, self.what = total, what
+    def __init__(self, total, output, what="scheduling", every=1000):
+        self.total, self.what, self.every = total, what, every
         self.bar = None
         if sys.stderr.isatty() and output != "json":
             from rich.progress import Progress
@@ -354,7 +367,7 @@ class _progress:
 
         def tick(_result):
             count[0] += 1
-            if count[0] % 1000 == 0:
+            if count[0] % self.every == 0:
                 self.bar.update(task, completed=count[0])
         return tick
 
@@ -420,8 +433,37 @@ def cmd_perf(args) -> int:
     return 0
 
 
+# ---- sweep ----------------------------------------------------------------------------------
+def cmd_sweep(args) -> int:
+    from . import sweep
+    if args.jobs is not None and args.jobs < 1:
+        raise ValidationError("--jobs", "", f"must be at least 1, got {args.jobs}")
+    if args.jobs is not None and args.ray is not None:
+        raise ValidationError("--jobs", "", "the local pool's size: not with --ray (Ray's CPUs run the tasks)")
+    if args.output and sweep.table_format(args.output) == "parquet":     # missing extras: before any work
+        sweep.require("pyarrow", "Parquet output", "sweep")
+    if args.plot:
+        sweep.require("matplotlib", "the summary plot", "sweep")
+    if args.ray is not None:
+        sweep.require("ray", "--ray", "ray")
+    plan = sweep.plan(sweep.load_sweep(args.sweep))
+    with _progress(len(plan.tasks), "table", "sweeping", every=1) as tick:
+        result = sweep.run(plan, jobs=args.jobs, ray=args.ray is not None, ray_address=args.ray or None, on_row=tick)
+    if args.output:
+        sweep.write_table(result.rows, args.output)
+    if args.json:
+        sweep.write_json(result.rows, result.summary, args.json)
+    if args.plot:
+        sweep.write_plot(result.rows, result.summary, args.plot)
+    if args.output:
+        print(sweep.summary_line(result.summary), file=sys.stderr)
+    else:
+        sweep.print_table(result.rows, result.summary)
+    return 0
+
+
 COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
-            "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf}
+            "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf, "sweep": cmd_sweep}
 
 if __name__ == "__main__":
     sys.exit(main())

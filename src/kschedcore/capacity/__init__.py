@@ -1,6 +1,6 @@
 """Capacity questions: how many more copies of a pod fit (cluster-capacity's answer, exactly),
 whether a mix of workloads fits, and how many nodes of a shape must be added for it to fit."""
-from .cluster import build_cluster, capacity_config, cluster_workload, load_cluster
+from .cluster import as_listed, build_cluster, capacity_config, cluster_workload, load_cluster
 from .nodes import NodesNeeded, node_copies, nodes_needed, read_node_template
 from .targets import TemplateFit, fit_templates, free_resources, gangs_that_fit
 from .estimate import LIMIT_REACHED, UNSCHEDULABLE, Bound, Estimate, run
@@ -9,7 +9,7 @@ from . import answers
 from .review import render, review
 
 __all__ = ["Bound", "Estimate", "LIMIT_REACHED", "NodesNeeded", "PROVISIONER_ANNOTATION", "Template", "TemplateFit",
-           "UNSCHEDULABLE", "build_cluster", "capacity_config", "cluster_capacity", "cluster_workload",
+           "UNSCHEDULABLE", "as_listed", "build_cluster", "capacity_config", "cluster_capacity", "cluster_workload",
            "fit_templates", "free_resources", "gangs_that_fit", "load_cluster", "node_copies", "nodes_needed",
            "read_node_template", "read_template", "render", "review", "run"]
 

@@ -30,7 +30,12 @@ def capacity_config(path=None) -> SchedulerConfig:
 
 def cluster_workload(paths, exclude_nodes=()):
     """The input files as cluster-capacity's API lists them (module docstring)."""
-    workload = load_workload(*paths)
+    return as_listed(load_workload(*paths), exclude_nodes)
+
+
+def as_listed(workload, exclude_nodes=()):
+    """A Workload as cluster-capacity's API lists it, in place: the excluded nodes left out,
+    nodes by name, pods by namespace and name."""
     known = {_name(n) for n in workload.nodes}
     unknown = [n for n in exclude_nodes if n not in known]
     if unknown:

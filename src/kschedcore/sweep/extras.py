@@ -1,0 +1,17 @@
+"""The sweep's optional dependencies: a missing one is one line saying which extra to install."""
+import importlib
+
+from ..errors import KSchedCoreError
+
+
+class MissingExtra(KSchedCoreError):
+    """An optional dependency a requested output or runner needs is not installed."""
+
+
+def require(module: str, what: str, extra: str):
+    """The module, imported; MissingExtra when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(f"{what} needs {module}, which is not installed: "
+                           f"pip install 'kschedcore[{extra}]'") from None
