@@ -272,7 +272,7 @@ class Cache:
         self._priorities[pl.pod.priority] -= 1
         row = t.row_of[pl.node]
         if self._by_priority is not None:
-            self._priority_changed(pl, row)
+            self._priority_changed(pl, row, removed=True)
         table_add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
@@ -358,11 +358,20 @@ class Cache:
             st.build(row, [self._placed[key] for key in keys], self.start_time)
         return st
 
-    def _priority_changed(self, pl: Placement, row: int):
-        """Pods of lower priority than a pod placed on or taken off a row see its pods change."""
+    def _priority_changed(self, pl: Placement, row: int, removed: bool = False):
+        """Pods of lower priority than a pod placed on or taken off a row see its pods change.
+        A layout for an older node table goes at once (it is built anew when next needed), and
+        a pod taken off leaves its slot: neither may keep deleted pods alive."""
         st = self._by_priority
-        if st.shape == self.table.alloc.shape and pl.pod.priority < st.changed[row]:
+        if st is None:
+            return
+        if st.shape != self.table.alloc.shape:
+            self._by_priority = None
+            return
+        if pl.pod.priority < st.changed[row]:
             st.changed[row] = pl.pod.priority
+        if removed:
+            st.forget(row, pl.pod)
 
     # ---- other objects -----------------------------------------------------------------------
     def add_object(self, obj, index_hint: str = "") -> None:

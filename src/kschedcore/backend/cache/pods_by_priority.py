@@ -60,6 +60,16 @@ class PodsByPriority:
         self.pods[row] = [pl.pod for pl in pls]
         self.changed[row] = _EMPTY
 
+    def forget(self, row, pod) -> None:
+        """A pod taken off the row: its slot holds None from now on. Only preemptors of a
+        priority at or below `changed[row]` (now at most the pod's) still read the row as
+        built, and they read the slots below their priority -- never this pod's."""
+        pods = self.pods[row]
+        for i, p in enumerate(pods):
+            if p is pod:
+                pods[i] = None
+                return
+
     def lower(self, rows, priority):
         """Per row, the first slot of the pods below `priority` and how many there are."""
         n_low = (self.prio.take(rows, axis=1) < priority).sum(axis=0)
