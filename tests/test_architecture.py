@@ -17,6 +17,8 @@ MAX_FILE_LINES = 600
 MAX_CLASS_LINES = 400
 #: rooms every room may use: leaves that import nothing of the package above them
 LEAVES = {"errors", "util", "_kernel"}
+#: the package's front door (top-level modules: the CLI, the public names) may import any room
+FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
     "objects": set(),
@@ -31,6 +33,7 @@ ALLOWED = {
     "capacity": {"scheduler", "framework", "sources", "objects"},
     "perf": {"scheduler", "framework", "sources", "objects"},
     "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
+    "testing": {"scheduler", "framework", "sources"},
 }
 
 
@@ -93,7 +96,10 @@ def test_rooms_import_only_what_they_may():
     bad = []
     for src, targets in edges.items():
         room = _room(src)
-        if room not in ALLOWED:
+        if room in FRONT:
+            continue
+        if room not in ALLOWED:         # a new room says what it may import
+            bad.append(f"{src}: room {room!r} is not in ALLOWED")
             continue
         for dst in targets:
             other = _room(dst)

@@ -1,0 +1,26 @@
+"""The pytest plugin (`pytest_plugins = ["kschedcore.testing.plugin"]`): the `kschedcore_perf`
+fixture and a terminal summary of every gated run."""
+import pytest
+
+from .gate import PerfGate
+
+_RUNS = []
+
+
+@pytest.fixture
+def kschedcore_perf() -> PerfGate:
+    """Runs workloads and checks their speed or outcome: see kschedcore.testing."""
+    gate = PerfGate()
+    yield gate
+    _RUNS.extend(gate.runs)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _RUNS:
+        return
+    terminalreporter.section("kschedcore gates")
+    for run in _RUNS:
+        util = ", ".join(f"{k} {100 * v:.1f}%" for k, v in run.utilisation.items())
+        terminalreporter.write_line(
+            f"{run.name}: {run.scheduled}/{run.pods} scheduled, {run.pods_per_second:,.0f} pods/s "
+            f"(median of {len(run.rounds)}), relative {run.relative:.2f}, {util}")
