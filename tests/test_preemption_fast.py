@@ -252,3 +252,31 @@ def test_dry_runs_leave_the_placement_order():
         {"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}})
     sched.select_victims(preemptor, "a")
     assert sched.cache.keys_on("a") == before
+
+
+def test_pods_by_priority_keeps_no_deleted_pod():
+    """The layout preemption builds (Cache.by_priority) holds only placed pods: a pod deleted
+    after it was built leaves its slot (a 5,000-node soak held a second cluster's worth of
+    deleted pods in it, and RSS grew by a third)."""
+    def node(i):
+        return {"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}}
+
+    def pod(name, prio):
+        return {"metadata": {"name": name, "namespace": "default"},
+                "spec": {"priority": prio, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    nodes = on_resources.MIN_SCREEN + 2          # enough candidates for the array path
+    sched = Scheduler([node(i) for i in range(nodes)])
+    sim = Simulation(sched)
+    for i in range(2 * nodes):
+        sim.add_pod(pod(f"low{i}", 0))
+    sim.run_until_idle()
+    sim.add_pod(pod("high", 100))
+    sim.run_until_idle()
+    assert sim.preemptions and sim.bound.get("default/high")
+    st = sched.cache._by_priority
+    assert st is not None and any(p is not None for row in st.pods for p in row)
+    for key in [k for k in sim.bound if k.startswith("default/low")][::2]:
+        sim.delete_pod(key)
+    placed = {id(pl.pod) for pl in sched.cache.placements()}
+    held = [p for row in st.pods for p in row if p is not None]
+    assert held and not [p.key for p in held if id(p) not in placed]
