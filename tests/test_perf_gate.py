@@ -1,7 +1,9 @@
 """The performance gate a user puts in their own CI (kschedcore.testing): the fixture runs a
 real workload through pytest (pytester), its requirements pass or fail with every miss named,
 and the machine reference it divides out is deterministic work."""
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,22 @@ def test_fixture_in_a_users_test_suite(pytester, files):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*kschedcore gate all-of-them: 1 pods unschedulable > 0 allowed*",
                                  "*kschedcore gates*", "fits: 8/9 scheduled*cpu 100.0%*"])
+
+
+def test_readme_gate_example_runs_as_written(pytester):
+    """The README's example, conftest and test as printed, on a cluster that meets it."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", readme.split("**A performance gate in your own CI.**", 1)[1], re.S).group(1)
+    conftest, test = block.split("# test_scheduling_gate.py\n")
+    pytester.makeconftest(conftest)
+    pytester.makepyfile(test_scheduling_gate=test)
+    nodes = "".join(f"\n- {{kind: Node, metadata: {{name: n{i}}}, status: {{allocatable: "
+                    f"{{cpu: '4', memory: 16Gi, pods: '110'}}}}}}" for i in range(20))
+    pytester.path.joinpath("cluster.yaml").write_text("apiVersion: v1\nkind: List\nitems:" + nodes + "\n")
+    pytester.path.joinpath("pods.yaml").write_text(pods(300, cpu="200m"))     # 75% of the CPUs
+    pytester.path.joinpath("scheduler-config.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: default-scheduler\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*kschedcore gates*", "*300/300 scheduled*cpu 75.0%*"])
