@@ -371,3 +371,15 @@ def test_ray_rows_equal_local(files, ray_cluster, capsys):
         assert len(b["rows"]) == tasks and decisions(b["rows"]) == decisions(a["rows"])
         assert (b["summary"]["runner"], b["summary"]["address"], b["summary"]["cpus"]) == ("ray", ray_cluster, 2)
     assert f"on Ray at {ray_cluster} (2 CPUs)" in capsys.readouterr().out
+
+
+def test_readme_example(files, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("### Sweeps\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    write_sweep(files, sweep_doc(seeds=[1]))
+    monkeypatch.chdir(files)
+    scope = {}
+    exec(block, scope)
+    assert len(scope["result"].rows) == 8 and scope["result"].summary["tasksPerSecond"] > 0
+    with open(files / "results.csv", newline="") as f:
+        assert [row["mode"] for row in csv.DictReader(f)][:4] == ["schedule", "queue", "replay", "capacity"]
