@@ -2,24 +2,14 @@
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
 
 from .custom cimport CustomSlots
+from .equivalence cimport EquivalenceCache, EqSlot
+from .scan cimport Buffers
 from .cycle cimport Config, Cycle
 from .inter_pod cimport InterPodState
 from .pod cimport CompiledPod, PodView
 from .spread cimport SpreadState
 from .table cimport Table
 from .volumes cimport VolumeStatus
-
-
-# The per-cycle output buffers, as raw pointers (taken at bind).
-cdef struct Buffers:
-    Py_ssize_t cap
-    int8_t* st_code
-    int8_t* st_plugin
-    int64_t* st_detail
-    int32_t* feasible
-    int32_t* feas_pos
-    int64_t* totals
-    int64_t* raw
 
 
 # One round of a scan shared between threads: chunk k covers positions [k*chunk, (k+1)*chunk).
@@ -61,6 +51,8 @@ cdef class NodeKernel:
     cdef readonly InterPodState inter_pod
     cdef readonly VolumeStatus volumes
     cdef readonly CustomSlots custom
+    # per template, rows' verdicts and raw scores of node-local cycles (equivalence.pyx)
+    cdef readonly EquivalenceCache equivalence
     cdef Py_ssize_t cap
     # configuration
     cdef public int64_t[::1] weights

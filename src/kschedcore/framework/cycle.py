@@ -23,6 +23,7 @@ class Cycle:
     rejection = None            # PreFilterRejection that ended the cycle
     acted_filters = acted_scores = ()
     score_after = ()            # the in-tree plugins that score after the pass, in Python
+    dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
     _diagnosis = None
 
     def __init__(self, framework, cache, pod, cp, state, what_if=False):

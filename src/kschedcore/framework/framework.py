@@ -144,6 +144,18 @@ class Framework:
         pod.compiled = (self.token, cp)
         return cp
 
+    def equivalence_slot(self, cycle, pod, cp) -> int:
+        """The kernel's equivalence-cache slot for a node-local cycle (after PreFilter: no
+        dynamic plugin acted, no PreFilterResult, no custom plugin, no host ports, volumes or
+        nodeName), else -1. The cache is keyed on the table's layout, node version and epoch:
+        what changes rows without bumping their generations changes one of them."""
+        if cycle.dynamic or self.custom.any or self.kernel.threads > 1 or cycle.names is not None:
+            return -1
+        if pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error:
+            return -1
+        t = self.cache.table
+        return self.kernel.equivalence.slot(cp, (t.layout, t.node_version, t.epoch))
+
     def node_local(self, pod, cp) -> bool:
         """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
         the candidate node's row only: no PreFilter work (pod affinity, spreading, volumes,
@@ -193,6 +205,8 @@ class Framework:
             self._armed = tuple(armed)
         if self.custom.pre_filters and not cycle.what_if:
             self.custom.run_pre_filter(cycle, self.node_columns())
+        elif not todo:
+            cycle.dynamic = False
 
     def node_columns(self):
         return self.custom.node_columns(self.cache.table)

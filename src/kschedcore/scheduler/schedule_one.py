@@ -20,6 +20,12 @@ class ScheduleOne:
     def __init__(self, cache, frameworks: dict, tie_first: bool, rng):
         self.cache, self.frameworks, self.tie_first, self.rng = cache, frameworks, tie_first, rng
         self.next_start_node_index = 0
+        #: node-local cycles reuse rows' verdicts per template (NodeKernel's EquivalenceCache)
+        self.equivalence = True
+        #: schedule_pending schedules runs of identical node-local pods (at least min_copies) in
+        #: one kernel call
+        self.batch_copies = True
+        self.min_copies = 2
 
     def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
         """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
@@ -71,7 +77,8 @@ class ScheduleOne:
         else:
             to_find = fw.num_to_find(len(scan))
         node_name_row = -1 if not pod.node_name else t.row_of.get(pod.node_name, -2)
-        best, nf, processed = fw.kernel.run(cp, scan, start, to_find, node_name_row, n_all, self.tie_first)
+        eq = fw.equivalence_slot(cycle, pod, cp) if only_rows is None and self.equivalence else -1
+        best, nf, processed = fw.kernel.run(cp, scan, start, to_find, node_name_row, n_all, self.tie_first, eq)
         fw.passes += 1
         cycle.ran = (scan, start, processed, nf, fw.passes)
         if only_rows is None:
@@ -91,12 +98,13 @@ class ScheduleOne:
         reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
         return ScheduleResult(pod.key, None, 0, processed, FitError(pod.key, n_all, reasons=reasons), None, state, cycle)
 
-    def schedule_copies(self, pod, count: int):
+    def schedule_copies(self, pod, count: int, counts=None):
         """The node rows of up to `count` identical copies of `pod`, a pod whose cycle just ran,
         each scheduled as schedule_pod would and written into the table before the next (the
         caller records them: Cache.place(written=True)). Fewer than `count` when a copy fits
         nowhere: its cycle is schedule_pod's, for the FitError. None when the pod's cycles do
-        more than the node-local kernel pass (Framework.node_local): each copy needs its cycle."""
+        more than the node-local kernel pass (Framework.node_local): each copy needs its cycle.
+        counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes."""
         fw = self.frameworks.get(pod.scheduler_name)
         cached = pod.compiled
         if fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
@@ -112,9 +120,10 @@ class ScheduleOne:
         if len(scan) != len(t.row_of):
             return None
         chosen = np.empty(count, np.int32)
+        slot = fw.kernel.equivalence.slot(cached[1], (t.layout, t.node_version, t.epoch))
         placed, self.next_start_node_index = fw.kernel.run_copies(
             cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
-            self.tie_first, chosen)
+            self.tie_first, chosen, slot, counts)
         fw.passes += placed
         return chosen[:placed]
 

@@ -6,10 +6,13 @@ kernel), and the scheduling cycle (schedule_one.py). The loop (loop.py) drives i
 public methods only.
 """
 import gc
+import itertools
 import random
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
+
+import numpy as np
 
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
@@ -27,6 +30,8 @@ from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
 TIE_BREAKS = ("random", "first")
+#: the most copies of a pod one kernel call schedules (schedule_pending)
+COPIES_AT_ONCE = 4096
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
@@ -300,7 +305,10 @@ class Scheduler(WhatIfOperations):
     def _schedule_pending(self, callback):
         results = []
         pending, self.pending = self.pending, []
-        for pod in pending:
+        i = 0
+        while i < len(pending):
+            pod = pending[i]
+            i += 1
             if pod.node_name:   # pre-bound: kube-scheduler never schedules it
                 self.cache.add_pod(pod)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
@@ -320,7 +328,45 @@ class Scheduler(WhatIfOperations):
             results.append(result)
             if callback is not None:
                 callback(result)
+            if result.node is not None and self.cycles.batch_copies:
+                # the pod after the copies (another template, or one that fits nowhere) has
+                # its own cycle next
+                i += self._copies_after(pod, pending, i, results, callback)
         return results
+
+    def _copies_after(self, pod, pending, i, results, callback) -> int:
+        """The pods from pending[i] on that are identical copies of `pod` (one template, a
+        node-local cycle) scheduled at once by the kernel (ScheduleOne.schedule_copies), each
+        as its own cycle would; returns how many were placed."""
+        fw = self.profiles.get(pod.scheduler_name)
+        cp = pod.compiled[1] if pod.compiled is not None else None
+        nxt = pending[i] if i < len(pending) else None
+        # the next pod another template: known at once (its cycle reuses the compiled form)
+        if cp is None or nxt is None or nxt.scheduler_name != pod.scheduler_name or fw.compile(nxt) is not cp \
+                or not fw.node_local(pod, cp):
+            return 0
+        run = []
+        for q in itertools.islice(pending, i, i + COPIES_AT_ONCE):
+            if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp \
+                    or not fw.node_local(q, cp):
+                break
+            run.append(q)
+        if len(run) < self.cycles.min_copies:
+            return 0
+        counts = np.zeros((len(run), 2), np.int64)
+        rows = self.cycles.schedule_copies(pod, len(run), counts)
+        if rows is None or not len(rows):
+            return 0
+        nodes = self.cache.table.nodes
+        names = [nodes[row].name for row in rows.tolist()]
+        placed = run[:len(names)]
+        self.cache.place_written(placed, names)
+        for q, name, (nf, processed) in zip(placed, names, counts.tolist()):
+            result = ScheduleResult(q.key, name, nf, processed)
+            results.append(result)
+            if callback is not None:
+                callback(result)
+        return len(placed)
 
     def explain(self, pod) -> dict:
         """One scheduling cycle for `pod` with per-node filter results and per-plugin scores.

@@ -100,6 +100,7 @@ class TableJournal:
                 getattr(t, name)[row] = v
             t.nodes[row], t.zone_of[row], t.port_counts[row] = node, zone, ports
         t.stale_images = set(self.stale)
+        t.epoch += 1                     # generations went back with their rows
         for v in VERSIONS:
             if getattr(t, v) != self.versions[v] or peak[v] != self.versions[v]:
                 setattr(t, v, max(peak[v], getattr(t, v)) + 1)     # forward, past every value used

@@ -94,6 +94,9 @@ class NodeTable:
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
+        #: bumped by every change to rows that does not bump their generations (nominated pods
+        #: counted for a cycle, a fork's revert): caches of rows by generation key on it too
+        self.epoch = 0
         self.journal = None                      # the open fork's TableJournal (backend/cache/fork.py)
         self._alloc_columns(capacity)
 

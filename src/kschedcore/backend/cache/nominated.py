@@ -126,6 +126,7 @@ class NominatedUsage:
                 added.append(key)
         delta = self._delta(pod) if batch and self._plain else None
         if delta is not None:
+            t.epoch += 1                 # rows change without their generations, until the end
             shape = t.requested.shape
             t.requested += delta[0]
             t.nonzero += delta[1]
@@ -140,3 +141,4 @@ class NominatedUsage:
                 t.requested[:r, :k] -= delta[0]
                 t.nonzero[:r] -= delta[1]
                 t.pod_count[:r] -= delta[2]
+                t.epoch += 1

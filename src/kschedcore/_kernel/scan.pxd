@@ -1,0 +1,157 @@
+# The pass over scan positions (sequential, per chunk, or through the equivalence cache),
+# inlined into node_kernel's run(): cdef inline, so that the hot loop makes no cross-module call.
+from libc.stdint cimport int8_t, int32_t, int64_t
+
+from .cycle cimport Config, Cycle
+from .equivalence cimport N_ROW_SCORES, EqSlot
+from .filters cimport filter_node
+from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
+                   S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
+from .pod cimport PodView
+from .scores cimport (balanced_score, fit_score, image_score, inter_pod_score, node_affinity_score,
+                      taint_score)
+from .table cimport Table
+
+
+# The per-cycle output buffers, as raw pointers (taken at bind).
+cdef struct Buffers:
+    Py_ssize_t cap
+    int8_t* st_code
+    int8_t* st_plugin
+    int64_t* st_detail
+    int32_t* feasible
+    int32_t* feas_pos
+    int64_t* totals
+    int64_t* raw
+
+
+cdef inline void compact_feasible(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
+    """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
+    cdef Py_ssize_t i, s
+    if src == dst:
+        return
+    for i in range(count):
+        b.feasible[dst + i] = b.feasible[src + i]
+        b.feas_pos[dst + i] = b.feas_pos[src + i]
+        b.totals[dst + i] = b.totals[src + i]
+        for s in range(N_SCORES):
+            b.raw[s * b.cap + dst + i] = b.raw[s * b.cap + src + i]
+
+
+cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b,
+                                   const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
+                                   Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+    """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
+
+    A feasible node goes to index `out` + k of the feasible buffers with its position
+    (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
+    the plugins that need no normalisation. Returns the number of feasible nodes.
+    """
+    cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
+    cdef int code, plugin = 0
+    cdef int64_t detail
+    cdef int64_t* raw = b.raw
+    for i in range(count):
+        if f >= limit:
+            break
+        row = scan[pos]
+        pos += 1
+        if pos == n:
+            pos = 0
+        code = filter_node(t, p, y, row, &detail, &plugin)
+        b.st_code[row] = code
+        if code != C_SUCCESS:
+            b.st_plugin[row] = plugin
+            b.st_detail[row] = detail
+            continue
+        j = out + f
+        f += 1
+        b.feasible[j] = row
+        b.feas_pos[j] = offset + i
+        b.totals[j] = score_row(t, p, c, y, row, raw + j, cap)
+    return f
+
+
+cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b, EqSlot* e,
+                                      const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
+                                      Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+    """eval_range for a node-local cycle, through its template's slot: a row whose generation
+    is the one its entry was made at gets the entry's verdict and raw scores; the others are
+    filtered and scored, and their entries written. (Pointers in locals: see _select.)"""
+    cdef Py_ssize_t i, row, j, s, f = 0, cap = b.cap, stride = e.stride, n_used = 0
+    cdef int code, plugin = 0
+    cdef int64_t detail, g
+    cdef int64_t* raw = b.raw
+    cdef int8_t* st_code = b.st_code
+    cdef int32_t* feasible = b.feasible
+    cdef int32_t* feas_pos = b.feas_pos
+    cdef int64_t* totals = b.totals
+    cdef const int64_t* generation = t.generation
+    cdef int64_t* e_gen = e.gen
+    cdef int8_t* e_code = e.code
+    cdef int64_t* e_total = e.total
+    cdef int64_t* e_raw = e.raw
+    cdef Py_ssize_t used[N_ROW_SCORES]
+    for s in range(N_ROW_SCORES):       # the scores score_row writes
+        if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
+            used[n_used] = s
+            n_used += 1
+    for i in range(count):
+        if f >= limit:
+            break
+        row = scan[pos]
+        pos += 1
+        if pos == n:
+            pos = 0
+        g = generation[row]
+        if e_gen[row] != g:
+            code = filter_node(t, p, y, row, &detail, &plugin)
+            e_gen[row] = g
+            e_code[row] = code
+            if code != C_SUCCESS:
+                e.plugin[row] = plugin
+                e.detail[row] = detail
+            else:
+                e_total[row] = score_row(t, p, c, y, row, e_raw + row, stride)
+        else:
+            code = e_code[row]
+        st_code[row] = code
+        if code != C_SUCCESS:
+            b.st_plugin[row] = e.plugin[row]
+            b.st_detail[row] = e.detail[row]
+            continue
+        j = out + f
+        f += 1
+        feasible[j] = row
+        feas_pos[j] = offset + i
+        totals[j] = e_total[row]
+        for s in range(n_used):
+            raw[used[s] * cap + j] = e_raw[used[s] * stride + row]
+    return f
+
+
+cdef inline int64_t score_row(Table* t, PodView* p, Config* c, Cycle* y, Py_ssize_t row,
+                               int64_t* out, Py_ssize_t stride) noexcept nogil:
+    """A feasible row's raw scores, score s at out[s * stride]; returns the weighted sum of the
+    plugins that need no normalisation."""
+    cdef int64_t total = 0, v
+    cdef int64_t* w = c.weights
+    if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
+        out[S_TAINT_TOLERATION * stride] = taint_score(t, p, row)
+    if y.use[S_NODE_AFFINITY]:
+        out[S_NODE_AFFINITY * stride] = node_affinity_score(t, p, row)
+    if y.use[S_NODE_RESOURCES_FIT]:
+        v = fit_score(t, p, c, row)
+        out[S_NODE_RESOURCES_FIT * stride] = v
+        total += w[S_NODE_RESOURCES_FIT] * v
+    if y.use[S_BALANCED_ALLOCATION]:
+        v = balanced_score(t, p, c, row)
+        out[S_BALANCED_ALLOCATION * stride] = v
+        total += w[S_BALANCED_ALLOCATION] * v
+    if y.use[S_INTER_POD_AFFINITY]:
+        out[S_INTER_POD_AFFINITY * stride] = inter_pod_score(t, p, row)
+    if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
+        v = image_score(t, p, row, y.n_all_nodes)
+        out[S_IMAGE_LOCALITY * stride] = v
+        total += w[S_IMAGE_LOCALITY] * v
+    return total

@@ -1,0 +1,202 @@
+"""The equivalence cache (NodeKernel's per-template row verdicts, _kernel/equivalence.pyx) and
+schedule_pending's batches of identical pods (NodeKernel.run_copies) never change a decision:
+the same workloads scheduled with them and without them give identical results -- chosen
+node, feasible and evaluated counts, FitError text, explain records -- also under churn (pods
+and nodes coming and going, cordons), nominated pods, preemption and forks."""
+import copy
+import random
+
+from hypothesis import given, settings, strategies as st
+
+import strategies as S
+from kschedcore import Scheduler
+from kschedcore.scheduler.loop import Simulation
+
+
+def _copies(pending, k, grouped=False):
+    """k copies of each pending pod, interleaved (p0, p1, .., p0', p1', ..: the cache) or
+    grouped (p0, p0', .., p1, p1', ..: batches)."""
+    out = []
+    for c, p in ((c, p) for p in pending for c in range(k)) if grouped else ((c, p) for c in range(k) for p in pending):
+        q = copy.deepcopy(p)
+        q["metadata"]["name"] = f"{p['metadata']['name']}-c{c}"
+        out.append(q)
+    return out
+
+
+def _schedule(nodes, bound, pending, eq, **options):
+    sched = Scheduler(nodes, bound + pending, **options)
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sched.cycles.min_copies = 2          # small workloads: batches of any run
+    out = [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message) for r in sched.schedule_pending()]
+    return out, sched.cycles.frameworks
+
+
+def _same(nodes, bound, pending, **options):
+    on, fws = _schedule(nodes, bound, pending, True, **options)
+    off, _ = _schedule(nodes, bound, pending, False, **options)
+    assert on == off
+    return fws
+
+
+@settings(max_examples=150, deadline=None)
+@given(S.workloads(max_pending=5), st.integers(2, 5), st.booleans(), st.sampled_from([0, 30, 100]),
+       st.sampled_from(["first", "random"]))
+def test_schedule_pending_identical(workload, k, grouped, pct, tie_break):
+    nodes, bound, pending = workload
+    _same(nodes, bound, _copies(pending, k, grouped), percentage_of_nodes_to_score=pct, tie_break=tie_break,
+          seed=3)
+
+
+def test_the_cache_is_used():
+    """Not vacuous: repeated templates hit the cache (and the decisions still agree). The
+    templates alternate pod by pod, so no run of identical pods is batched."""
+    nodes = [{"metadata": {"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 3}"}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20"}}} for i in range(300)]
+    pods = [{"metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": f"{100 * (1 + i % 3)}m"}}}]}}
+            for i in range(900)]
+    fws = _same(nodes, [], pods, percentage_of_nodes_to_score=20)
+    eq = next(iter(fws.values())).kernel.equivalence
+    assert eq.hits >= 890 and eq.misses <= 10, (eq.hits, eq.misses)
+
+
+def test_batches_are_used():
+    """Not vacuous: runs of identical pods go through NodeKernel.run_copies, and a run ends
+    where a pod fits nowhere (its own cycle gives the FitError) or another template starts."""
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "20"}}}
+             for i in range(50)]
+    pods = [{"metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m" if i < 50 else "1"}}}]}}
+            for i in range(200)]
+    batched = []
+    sched = Scheduler(nodes, pods)           # runs of 49 and 149: above min_copies
+    original = sched.cycles.schedule_copies
+    sched.cycles.schedule_copies = lambda pod, count, counts=None: batched.append(count) or original(pod, count, counts)
+    results = sched.schedule_pending()
+    # 50 pods of 100m spread one a node, then one 1-CPU pod fits on each of the 50 nodes
+    assert sum(r.node is None for r in results) == 100
+    assert batched == [49, 149], batched
+    off, _ = _schedule(nodes, [], pods, False)
+    assert [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message) for r in results] == off
+
+
+def test_explain_records_identical():
+    rng = random.Random(5)
+    nodes = [{"metadata": {"name": f"n{i}", "labels": {"pool": rng.choice("ab")}},
+              "spec": {"taints": [{"key": "t", "value": "x", "effect": "PreferNoSchedule"}]} if i % 4 == 0 else {},
+              "status": {"allocatable": {"cpu": str(rng.choice((2, 4))), "memory": "8Gi", "pods": "5"}}}
+             for i in range(40)]
+    pods = [{"metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"nodeSelector": {"pool": "a"} if i % 3 == 0 else {},
+                      "containers": [{"name": "c", "resources": {"requests": {"cpu": "1500m"}}}]}}
+            for i in range(120)]
+    records = []
+    for eq in (True, False):
+        sched = Scheduler(nodes, pods, percentage_of_nodes_to_score=100, tie_break="first")
+        sched.cycles.equivalence = sched.cycles.batch_copies = eq
+        records.append(sched.explain_pending())
+    assert records[0] == records[1]
+    assert any(r["node"] is None for r in records[0]) and any(r["node"] for r in records[0])
+
+
+def _node(i, cpu=4):
+    return {"metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}",
+                                                    "topology.kubernetes.io/zone": f"z{i % 3}"}},
+            "status": {"allocatable": {"cpu": str(cpu), "memory": "16Gi", "pods": "12"}}}
+
+
+def _pod(k, rng):
+    return {"metadata": {"name": f"p{k}", "namespace": "default"},
+            "spec": {"priority": rng.choice((0, 0, 0, 100)),
+                     "containers": [{"name": "c", "resources": {"requests": {
+                         "cpu": rng.choice(("250m", "500m", "1")), "memory": rng.choice(("1Gi", "2Gi"))}}}]}}
+
+
+def _churn(eq, seed, steps=40):
+    """The whole loop under churn, preemption (nominated pods) and forks, in lockstep."""
+    rng = random.Random(seed)
+    sched = Scheduler([_node(i, rng.choice((2, 4))) for i in range(30)], seed=seed, percentage_of_nodes_to_score=40)
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sim = Simulation(sched)
+    k, next_node, trace = 0, 30, []
+    for _ in range(steps):
+        for _ in range(rng.randint(5, 25)):
+            sim.add_pod(_pod(k, rng))
+            k += 1
+        for key in rng.sample(sorted(sim.pods), min(rng.randint(0, 8), len(sim.pods))):
+            sim.delete_pod(key)
+        r = rng.random()
+        names = sorted(sched.table.row_of)
+        if r < 0.15:
+            sim.add_node(_node(next_node, rng.choice((2, 4))))
+            next_node += 1
+        elif r < 0.3:
+            sim.update_node(dict(sched.cache.node(rng.choice(names)).raw, spec={"unschedulable": True}))
+        elif r < 0.4 and len(names) > 20:
+            name = rng.choice(names)
+            for key in [p.key for p in sched.cache.pods_on(name)]:
+                sim.delete_pod(key)
+            sim.remove_node(name)
+        elif r < 0.5 and not sim.binding:
+            # a fork between loop runs: what-if cycles, then the revert
+            with_fork = sched.fork()
+            sched.schedule_pending()
+            with_fork.revert()
+        sim.run_until_idle()
+        trace.append((sorted(sim.bound.items()), len(sim.preemptions)))
+    return trace, sim
+
+
+def test_loop_under_churn_identical():
+    for seed in range(3):
+        on, sim = _churn(True, seed)
+        off, _ = _churn(False, seed)
+        assert on == off, seed
+    assert sim.preemptions, "no preemption happened: the nominated path went untested"
+
+
+def _small(cpu="2"):
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}}}
+             for i in range(3)]
+    sched = Scheduler(nodes, tie_break="first", percentage_of_nodes_to_score=100)
+    return sched
+
+
+def _p(name, cpu, priority=0):
+    return {"metadata": {"name": name, "namespace": "default"},
+            "spec": {"priority": priority, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+
+
+def test_nominated_pods_counted_for_a_cycle_are_seen():
+    """Nominated pods' requests enter the table for a cycle without bumping generations (the
+    table's epoch changes instead): a template's verdict on a row made while they were not
+    counted (a pod of higher priority) is not reused while they are (the same template, lower
+    priority)."""
+    from kschedcore.backend.cache.nominated import NominatedUsage
+    from kschedcore.backend.queue.nominator import Nominator
+    for eq in (True, False):
+        sched = _small()
+        sched.cycles.equivalence = eq
+        usage = NominatedUsage(sched.cache)
+        nominator = Nominator(listener=usage)
+        nominator.add(sched.parse_pod(_p("x", "2", priority=50)), "n0")
+        high = sched.cycles.attempt(sched.parse_pod(_p("high", "1", priority=100)), nominator, usage.counted)
+        low = sched.cycles.attempt(sched.parse_pod(_p("low", "1", priority=0)), nominator, usage.counted)
+        assert (high.node, low.node) == ("n0", "n1"), eq
+
+
+def test_a_forks_revert_is_seen():
+    """A fork's revert puts generations back: a row may come back to a generation it had in the
+    fork with other contents (the table's epoch changes on revert)."""
+    for eq in (True, False):
+        sched = _small()
+        sched.cycles.equivalence = eq
+        sched.schedule(_p("warm", "1"))      # compiled before the fork: nothing new to intern in it
+        fork = sched.fork()
+        assert sched.schedule_one(_p("a", "1")).node == "n0"  # n0's generation g + 1
+        assert sched.schedule_one(_p("b", "1")).node == "n1"  # n0's verdict made at g + 1
+        fork.revert()                                         # n0 at g again, empty
+        for i in range(3):                                    # n0 at g + 1 again, and full
+            sched.assume(sched.parse_pod(_p(f"big{i}", "2")), f"n{i}")
+        assert sched.schedule_one(_p("c", "1")).node is None, eq
