@@ -12,10 +12,16 @@ module's pass: no cross-module call per node.
 """
 from libc.stdint cimport INT64_MAX, INT64_MIN
 
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) nogil
+
 import numpy as np
 
 from .arith cimport div_small, next_random
 from .cycle cimport begin_cycle
+from .equivalence cimport EqSlot, EquivalenceCache
+from .scan cimport Buffers, compact_feasible, eval_range, eval_range_cached, score_row
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
                    N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_BALANCED_ALLOCATION, S_CUSTOM_0,
@@ -36,86 +42,12 @@ _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
 
 
-cdef void _compact(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
-    """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
-    cdef Py_ssize_t i, s
-    if src == dst:
-        return
-    for i in range(count):
-        b.feasible[dst + i] = b.feasible[src + i]
-        b.feas_pos[dst + i] = b.feas_pos[src + i]
-        b.totals[dst + i] = b.totals[src + i]
-        for s in range(N_SCORES):
-            b.raw[s * b.cap + dst + i] = b.raw[s * b.cap + src + i]
-
-
-cdef Py_ssize_t _eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b,
-                            const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
-                            Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
-    """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
-
-    A feasible node goes to index `out` + k of the feasible buffers with its position
-    (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
-    the plugins that need no normalisation. Returns the number of feasible nodes.
-    """
-    cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
-    cdef int code, plugin = 0
-    cdef int64_t detail
-    cdef int64_t* raw = b.raw
-    for i in range(count):
-        if f >= limit:
-            break
-        row = scan[pos]
-        pos += 1
-        if pos == n:
-            pos = 0
-        code = filter_node(t, p, y, row, &detail, &plugin)
-        b.st_code[row] = code
-        if code != C_SUCCESS:
-            b.st_plugin[row] = plugin
-            b.st_detail[row] = detail
-            continue
-        j = out + f
-        f += 1
-        b.feasible[j] = row
-        b.feas_pos[j] = offset + i
-        b.totals[j] = _score_row(t, p, c, y, row, raw + j, cap)
-    return f
-
-
-cdef inline int64_t _score_row(Table* t, PodView* p, Config* c, Cycle* y, Py_ssize_t row,
-                               int64_t* out, Py_ssize_t stride) noexcept nogil:
-    """A feasible row's raw scores, score s at out[s * stride]; returns the weighted sum of the
-    plugins that need no normalisation."""
-    cdef int64_t total = 0, v
-    cdef int64_t* w = c.weights
-    if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]:
-        out[S_TAINT_TOLERATION * stride] = taint_score(t, p, row)
-    if y.use[S_NODE_AFFINITY]:
-        out[S_NODE_AFFINITY * stride] = node_affinity_score(t, p, row)
-    if y.use[S_NODE_RESOURCES_FIT]:
-        v = fit_score(t, p, c, row)
-        out[S_NODE_RESOURCES_FIT * stride] = v
-        total += w[S_NODE_RESOURCES_FIT] * v
-    if y.use[S_BALANCED_ALLOCATION]:
-        v = balanced_score(t, p, c, row)
-        out[S_BALANCED_ALLOCATION * stride] = v
-        total += w[S_BALANCED_ALLOCATION] * v
-    if y.use[S_INTER_POD_AFFINITY]:
-        out[S_INTER_POD_AFFINITY * stride] = inter_pod_score(t, p, row)
-    if y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]:
-        v = image_score(t, p, row, y.n_all_nodes)
-        out[S_IMAGE_LOCALITY * stride] = v
-        total += w[S_IMAGE_LOCALITY] * v
-    return total
-
-
 cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
     """One chunk of a scan round (run on either thread of the pool)."""
     cdef Round* r = <Round*>ctx
     cdef Py_ssize_t lo = k * r.chunk
     cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
-    r.counts[k] = _eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
+    r.counts[k] = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
                               r.offset + lo, r.out + lo, r.limit)
 
 
@@ -142,6 +74,9 @@ cdef class NodeKernel:
             self.totals = np.zeros(cap, np.int64)
             self.feas_pos = np.zeros(cap, np.int32)
             self.chunk_counts = np.zeros(cap // CHUNK_NODES + 2, np.intp)
+            self.equivalence.resize(cap)
+        else:
+            self.equivalence.clear()         # the table's arrays were reallocated
         b = &self.b
         b.cap = cap
         b.st_code, b.st_plugin, b.st_detail = &self.st_code[0], &self.st_plugin[0], &self.st_detail[0]
@@ -159,6 +94,7 @@ cdef class NodeKernel:
         self.inter_pod = InterPodState()
         self.volumes = VolumeStatus()
         self.custom = CustomSlots()
+        self.equivalence = EquivalenceCache()
         self.filter_order = _EMPTY_I32
         self.score_enabled = np.zeros(N_SCORES, np.uint8)
         self.weights = np.zeros(N_SCORES, np.int64)
@@ -267,12 +203,13 @@ cdef class NodeKernel:
         return 0
 
     def run(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
-            Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first):
+            Py_ssize_t node_name_row, int64_t n_all_nodes, bint tie_first, Py_ssize_t eq_slot=-1):
         """Filters nodes scan[(start + i) % len(scan)] until num_to_find pass, then scores them.
 
         Returns (chosen row or -1, number feasible, number processed). With `threads` > 1 the
         scan runs in rounds split between threads; results are merged in scan order, so they
-        are identical to the sequential scan's.
+        are identical to the sequential scan's. eq_slot >= 0: a node-local cycle, through that
+        slot of the equivalence cache (EquivalenceCache.slot), on one thread.
         """
         cdef PodView p
         cdef Config c
@@ -285,8 +222,12 @@ cdef class NodeKernel:
         begin_cycle(&self.t, &p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
         cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
-        cdef bint parallel = self.threads > 1 and self._start_pool()
+        cdef bint cached = eq_slot >= 0
+        cdef bint parallel = not cached and self.threads > 1 and self._start_pool()
         cdef Round r
+        cdef EqSlot e
+        if cached:
+            self.equivalence.view(eq_slot, &e)
         cdef Buffers* b = &self.b
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
@@ -303,8 +244,11 @@ cdef class NodeKernel:
                     size = 256
                 if size > n - processed:
                     size = n - processed
-                if not parallel or size < PARALLEL_MIN_NODES:
-                    got = _eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
+                if cached:
+                    got = eval_range_cached(&self.t, &p, &c, &y, b, &e, r.scan, n, (pos + processed) % n, size,
+                                         processed, nf, need)
+                elif not parallel or size < PARALLEL_MIN_NODES:
+                    got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
                                       processed, nf, need)
                 else:
                     # chunks in parallel, each writing from its own offset; then merged in
@@ -315,7 +259,7 @@ cdef class NodeKernel:
                     got = 0
                     for k in range(n_chunks):
                         take = r.counts[k] if r.counts[k] < need - got else need - got
-                        _compact(b, nf + k * CHUNK_NODES, nf + got, take)
+                        compact_feasible(b, nf + k * CHUNK_NODES, nf + got, take)
                         got += take
                         if got >= need:
                             break
@@ -333,91 +277,55 @@ cdef class NodeKernel:
         return best, nf, processed
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
-                   int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen):
+                   int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen, Py_ssize_t eq_slot,
+                   int64_t[:, ::1] counts=None):
         """Identical copies of a pod whose Filters and Scores read its candidate node's row only
         (no pod affinity, spreading, ports, volumes or custom plugins): each is scheduled as
-        run() would, then placed (place()) before the next -- but a row's filter status and
-        raw scores are computed once and kept until a copy lands on that row, so a copy costs
-        a scan of cached verdicts, not a pass of the Filters.
+        run() would, then placed (place()) before the next -- through the template's slot of
+        the equivalence cache (EquivalenceCache.slot), so a copy costs a scan of cached
+        verdicts; only the row a copy lands on is filtered and scored again.
 
-        Up to len(chosen) copies; chosen[k] is copy k's row. Returns (copies placed, the next
+        Up to len(chosen) copies; chosen[k] is copy k's row, counts[k] (if given) its number of
+        feasible and of processed nodes, as run() returns them. Returns (copies placed, the next
         start index): fewer than asked when a copy found no feasible node (its cycle is left to
         run() for the FitError). The scan must be the whole table's.
         """
         cdef PodView p
         cdef Config c
         cdef Cycle y
+        cdef EqSlot e
         cdef Table* t = &self.t
         cdef Buffers* b = &self.b
-        cdef Py_ssize_t n = scan.shape[0], cap = self.cap, rows = self.t.n_rows
-        cdef Py_ssize_t k, i, j, pos, row, nf, processed, best, m = chosen.shape[0], placed = 0
-        cdef int code, plugin = 0
-        cdef int64_t detail
+        cdef Py_ssize_t n = scan.shape[0]
+        cdef Py_ssize_t k, i, nf, processed, best, m = chosen.shape[0], placed = 0
         if n == 0 or n != n_all_nodes:
             return 0, start
         load_pod(cp, &p)
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
-        valid_arr = np.zeros(rows, np.uint8)
-        raw_arr = np.zeros((N_SCORES, rows), np.int64)
-        total_arr = np.zeros(rows, np.int64)
-        cdef uint8_t[::1] valid = valid_arr
-        cdef int64_t[:, ::1] rraw = raw_arr
-        cdef int64_t[::1] rtotal = total_arr
-        cdef bint use_tt = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
-        cdef bint use_na = y.use[S_NODE_AFFINITY], use_fit = y.use[S_NODE_RESOURCES_FIT]
-        cdef bint use_bal = y.use[S_BALANCED_ALLOCATION]
-        cdef bint use_img = y.use[S_IMAGE_LOCALITY] and not y.zero[S_IMAGE_LOCALITY]
+        self.equivalence.view(eq_slot, &e)
         cdef const int64_t[::1] ucols = cp.usage_cols
         cdef const int64_t[::1] uvals = cp.usage_vals
         cdef Py_ssize_t n_usage = ucols.shape[0]
         cdef int64_t nz_cpu = cp.usage_nz_cpu, nz_mem = cp.usage_nz_mem
+        cdef int64_t* counted = NULL
+        if counts is not None and counts.shape[0] >= m and counts.shape[1] == 2:
+            counted = &counts[0, 0]
         with nogil:
             for k in range(m):
-                nf = 0
-                pos = start % n
-                for i in range(n):
-                    if nf >= num_to_find:
-                        break
-                    row = scan[pos]
-                    pos += 1
-                    if pos == n:
-                        pos = 0
-                    if not valid[row]:
-                        valid[row] = 1
-                        code = filter_node(t, &p, &y, row, &detail, &plugin)
-                        b.st_code[row] = code
-                        if code != C_SUCCESS:
-                            b.st_plugin[row] = plugin
-                            b.st_detail[row] = detail
-                            continue
-                        rtotal[row] = _score_row(t, &p, &c, &y, row, &rraw[0, row], rows)
-                    elif b.st_code[row] != C_SUCCESS:
-                        continue
-                    j = nf
-                    nf += 1
-                    b.feasible[j] = row
-                    b.feas_pos[j] = i
-                    b.totals[j] = rtotal[row]
-                    if use_tt:
-                        b.raw[S_TAINT_TOLERATION * cap + j] = rraw[S_TAINT_TOLERATION, row]
-                    if use_na:
-                        b.raw[S_NODE_AFFINITY * cap + j] = rraw[S_NODE_AFFINITY, row]
-                    if use_fit:
-                        b.raw[S_NODE_RESOURCES_FIT * cap + j] = rraw[S_NODE_RESOURCES_FIT, row]
-                    if use_bal:
-                        b.raw[S_BALANCED_ALLOCATION * cap + j] = rraw[S_BALANCED_ALLOCATION, row]
-                    if use_img:
-                        b.raw[S_IMAGE_LOCALITY * cap + j] = rraw[S_IMAGE_LOCALITY, row]
+                nf = eval_range_cached(t, &p, &c, &y, b, &e, &scan[0], n, start % n, n, 0, 0, num_to_find)
                 if nf == 0:
                     break
                 processed = b.feas_pos[nf - 1] + 1 if nf >= num_to_find else n
                 best = b.feasible[0] if nf == 1 else self._select(&c, &y, nf, tie_first)
                 chosen[k] = <int32_t>best
+                if counted != NULL:
+                    counted[2 * k], counted[2 * k + 1] = nf, processed
                 placed += 1
                 start = (start + processed) % n_all_nodes
-                # place(): the row's usage, then its snapshot's image NumNodes (UpdateSnapshot)
+                # place(): the row's usage, then its snapshot's image NumNodes (UpdateSnapshot);
+                # the generation bump retires the row's cached entry
                 for i in range(n_usage):
                     t.requested[best * t.n_res + ucols[i]] += uvals[i]
                 t.nonzero[best * 2] += nz_cpu
@@ -426,13 +334,12 @@ cdef class NodeKernel:
                 t.generation[best] += 1
                 for i in range(t.n_images[best]):
                     t.image_nn[best * t.image_w + i] = <int32_t>t.image_count[t.images[best * t.image_w + i]]
-                valid[best] = 0
         return placed, start
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil:
         """FitError counts: per filter plugin, per untolerated taint, per missing resource."""
-        cdef Py_ssize_t i, row, b
+        cdef Py_ssize_t i, row
         cdef uint64_t bits
         cdef int plugin
         self.hist_plugin[:] = 0
@@ -451,26 +358,39 @@ cdef class NodeKernel:
                 self.hist_detail[plugin, self.st_detail[row] & 15] += 1
             else:
                 bits = <uint64_t>self.st_detail[row]
-                for b in range(64):
-                    if (bits >> b) & 1:
-                        self.hist_fit[b] += 1
+                while bits:                      # the set bits only: the missing resources
+                    self.hist_fit[__builtin_ctzll(bits)] += 1
+                    bits &= bits - 1
 
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
         """NormalizeScore (TaintToleration reversed, NodeAffinity, InterPodAffinity), the
         kernel-scored PodTopologySpread and native custom Scores, weights and selectHost.
 
         Only the normalised plugins get a `scores` row; the others' scores are their raw ones.
+        The loops read locals only: with no strict aliasing (CPython's flags), every store
+        would otherwise reload the flags and pointers they read.
         """
         cdef Table* t = &self.t
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
-        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
+        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v, key
         cdef int64_t max_taint = 0, max_affinity = 0
         cdef bint extra
         cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
         cdef int64_t* raw = &self.raw_scores[0, 0]
         cdef int64_t* norm = &self.scores[0, 0]
         cdef int32_t* feasible = &self.feasible[0]
+        cdef int64_t* totals = &self.totals[0]
+        cdef const int64_t* order_key = t.order_key
         cdef bint spread = self.spread.n_score >= 0
+        cdef bint use_taint = y.use[S_TAINT_TOLERATION], use_affinity = y.use[S_NODE_AFFINITY]
+        cdef bint use_ipa = y.use[S_INTER_POD_AFFINITY]
+        cdef bint taint_raw = use_taint and not y.zero[S_TAINT_TOLERATION]
+        cdef int64_t w_taint = c.weights[S_TAINT_TOLERATION], w_affinity = c.weights[S_NODE_AFFINITY]
+        cdef int64_t w_ipa = c.weights[S_INTER_POD_AFFINITY], w_spread = c.weights[S_POD_TOPOLOGY_SPREAD]
+        cdef int64_t* raw_taint = raw + S_TAINT_TOLERATION * cap
+        cdef int64_t* raw_affinity = raw + S_NODE_AFFINITY * cap
+        cdef int64_t* raw_ipa = raw + S_INTER_POD_AFFINITY * cap
+        cdef uint64_t rng = self.rng_state
         for s in range(N_SCORES):
             self.score_ran[s] = y.use[s]
             self.score_zero[s] = y.use[s] and y.zero[s]
@@ -484,57 +404,63 @@ cdef class NodeKernel:
                                   norm + (S_CUSTOM_0 + s) * cap, nf)
         # scores added after normalisation besides the in-tree three: spread, custom
         extra = spread or y.any_custom_score
-        for j in range(nf):
-            if y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION] and \
-                    raw[S_TAINT_TOLERATION * cap + j] > max_taint:
-                max_taint = raw[S_TAINT_TOLERATION * cap + j]
-            if y.use[S_NODE_AFFINITY] and raw[S_NODE_AFFINITY * cap + j] > max_affinity:
-                max_affinity = raw[S_NODE_AFFINITY * cap + j]
-            if y.use[S_INTER_POD_AFFINITY]:
-                v = raw[S_INTER_POD_AFFINITY * cap + j]
+        if taint_raw:
+            for j in range(nf):
+                if raw_taint[j] > max_taint:
+                    max_taint = raw_taint[j]
+        if use_affinity:
+            for j in range(nf):
+                if raw_affinity[j] > max_affinity:
+                    max_affinity = raw_affinity[j]
+        if use_ipa:
+            for j in range(nf):
+                v = raw_ipa[j]
                 if v < ipa_min:
                     ipa_min = v
                 if v > ipa_max:
                     ipa_max = v
         for j in range(nf):
-            total = self.totals[j]
-            if y.use[S_TAINT_TOLERATION]:
+            total = totals[j]
+            if use_taint:
                 v = MAX_NODE_SCORE     # all raw scores 0 (max_taint 0): every node gets 100
                 if max_taint > 0:
-                    v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * raw[S_TAINT_TOLERATION * cap + j], max_taint)
+                    v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * raw_taint[j], max_taint)
                 norm[S_TAINT_TOLERATION * cap + j] = v
-                total += c.weights[S_TAINT_TOLERATION] * v
-            if y.use[S_NODE_AFFINITY]:
-                v = raw[S_NODE_AFFINITY * cap + j]
+                total += w_taint * v
+            if use_affinity:
+                v = raw_affinity[j]
                 if max_affinity > 0:
                     v = div_small(MAX_NODE_SCORE * v, max_affinity)
                 norm[S_NODE_AFFINITY * cap + j] = v
-                total += c.weights[S_NODE_AFFINITY] * v
-            if y.use[S_INTER_POD_AFFINITY]:
+                total += w_affinity * v
+            if use_ipa:
                 # min-max normalisation (scores may be negative), float64 as upstream
                 v = 0
                 if ipa_max - ipa_min > 0:
-                    v = <int64_t>(<double>MAX_NODE_SCORE * (<double>(raw[S_INTER_POD_AFFINITY * cap + j] - ipa_min)
+                    v = <int64_t>(<double>MAX_NODE_SCORE * (<double>(raw_ipa[j] - ipa_min)
                                                         / <double>(ipa_max - ipa_min)))
                 norm[S_INTER_POD_AFFINITY * cap + j] = v
-                total += c.weights[S_INTER_POD_AFFINITY] * v
+                total += w_ipa * v
             if extra:
                 if spread:
-                    total += c.weights[S_POD_TOPOLOGY_SPREAD] * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
+                    total += w_spread * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
                 for s in range(N_CUSTOM):
                     if y.use[S_CUSTOM_0 + s]:
                         total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
-            self.totals[j] = total
-            row = self.feasible[j]
+            totals[j] = total
+            if total < best_total:
+                continue
+            row = feasible[j]
+            key = order_key[row]
             if total > best_total:
-                best_total, best, best_key, ties = total, row, t.order_key[row], 1
-            elif total == best_total:
+                best_total, best, best_key, ties = total, row, key, 1
+            elif tie_first:
                 # selectHost: uniform among the best (reservoir sampling), or first in input order
-                if tie_first:
-                    if t.order_key[row] < best_key:
-                        best, best_key = row, t.order_key[row]
-                else:
-                    ties += 1
-                    if next_random(&self.rng_state) % <uint64_t>ties == 0:
-                        best = row
+                if key < best_key:
+                    best, best_key = row, key
+            else:
+                ties += 1
+                if next_random(&rng) % <uint64_t>ties == 0:
+                    best = row
+        self.rng_state = rng
         return best
