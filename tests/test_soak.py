@@ -153,16 +153,18 @@ def test_soak_under_churn_and_faults():
             checks.append(sim.cycles)
             rss.append(rss_kb())
             held.append(len(sim.pods))
-    warm, half = len(rss) // 5, len(rss) // 2
+    warm, half, third = len(rss) // 5, len(rss) // 2, 2 * len(rss) // 3
     slope, per_pod, residual = memory_trend(checks[warm:], rss[warm:], held[warm:])
     late_slope = memory_trend(checks[half:], rss[half:], held[half:])[0]
+    last_slope = memory_trend(checks[third:], rss[third:], held[third:])[0]
     print(f"\nsoak: {sim.cycles} cycles, {arrived} pods arrived, {departed} departed, {len(listener.keys)} preempted, "
           f"{len(sim.bound)} bound, {len(sim.pods) - len(sim.bound) - len(sim.binding)} pending at the end, "
           f"{len(checks)} checks passed; RSS {rss[0] // 1024 if rss else 0}-{max(rss) // 1024 if rss else 0} MiB, "
           f"{held[0] if held else 0}-{max(held) if held else 0} pods held; after warm-up: RSS slope {slope:.1f} KiB "
           f"per 10^4 cycles; {per_pod:.2f} KiB per pod held and {residual:.1f} KiB per 10^4 cycles at a constant "
           f"number of pods; over the second half: RSS {rss[half] // 1024 if rss else 0}-{rss[-1] // 1024 if rss else 0} MiB, "
-          f"slope {late_slope:.1f} KiB per 10^4 cycles")
+          f"slope {late_slope:.1f} KiB per 10^4 cycles; over the last third: RSS {rss[third] // 1024 if rss else 0}-"
+          f"{rss[-1] // 1024 if rss else 0} MiB, slope {last_slope:.1f} KiB per 10^4 cycles")
     assert len(checks) >= 1
 
 

@@ -149,7 +149,7 @@ class Framework:
         dynamic plugin acted, no PreFilterResult, no custom plugin, no host ports, volumes or
         nodeName), else -1. The cache is keyed on the table's layout, node version and epoch:
         what changes rows without bumping their generations changes one of them."""
-        if cycle.dynamic or self.custom.any or self.kernel.threads > 1 or cycle.names is not None:
+        if cycle.dynamic or self.custom.any or cycle.names is not None:
             return -1
         if pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error:
             return -1

@@ -309,6 +309,7 @@ class Scheduler(WhatIfOperations):
         while i < len(pending):
             pod = pending[i]
             i += 1
+            node_local = False
             if pod.node_name:   # pre-bound: kube-scheduler never schedules it
                 self.cache.add_pod(pod)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
@@ -317,6 +318,7 @@ class Scheduler(WhatIfOperations):
                 self.pending.append(pod)
             else:
                 result = self.cycles.schedule_pod(pod)
+                node_local = result.cycle is not None and not result.cycle.dynamic
                 if result.node is not None:
                     self.assume_scheduled(pod, result)
                     # the kernel's buffers are the next cycle's: a batch keeps the record of
@@ -328,7 +330,7 @@ class Scheduler(WhatIfOperations):
             results.append(result)
             if callback is not None:
                 callback(result)
-            if result.node is not None and self.cycles.batch_copies:
+            if result.node is not None and node_local and self.cycles.batch_copies:
                 # the pod after the copies (another template, or one that fits nowhere) has
                 # its own cycle next
                 i += self._copies_after(pod, pending, i, results, callback)
