@@ -16,6 +16,10 @@ from ..errors import WorkloadError
 
 #: libyaml's parser when PyYAML was built with it (the wheels are): about 10x the pure-Python one
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+try:        # built where libyaml is there to link (setup.py)
+    from .._kernel import yaml_events
+except ImportError:
+    yaml_events = None
 
 #: workload-document keys holding objects that later plugins read, by their kind
 EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
@@ -90,6 +94,11 @@ def documents(path: Path, text: str) -> list:
             return doc if isinstance(doc, list) else [doc]
         except json.JSONDecodeError:
             pass  # JSON is YAML too; let the YAML parser report the position
+    if yaml_events is not None:
+        try:     # straight from libyaml's events: SafeLoader's objects, or no answer
+            return [d for d in yaml_events.load_all(text.encode("utf-8")) if d is not None]
+        except yaml_events.Unsupported:
+            pass
     try:
         return [d for d in yaml.load_all(text, Loader=SAFE_LOADER) if d is not None]
     except yaml.YAMLError:
