@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -321,17 +322,20 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory):
+def ray_cluster():
     """`ray start --head` on 127.0.0.1 with 2 CPUs. Started with --block in a session of its own,
     so teardown ends exactly the processes it started (SIGINT to that group: the head shuts its
-    raylet and workers down), where `ray stop` would end every Ray process of the machine."""
+    raylet and workers down), where `ray stop` would end every Ray process of the machine.
+    With a token of its own (Ray 2.5x: a head enables token auth when ~/.ray/auth_token exists,
+    and a driver given an address sends a token only with RAY_AUTH_MODE=token)."""
     pytest.importorskip("ray", reason="ray is not installed (pip install 'kschedcore[ray]')")
     port = free_port()
     ray_bin = Path(sys.executable).parent / "ray"
     temp = Path(f"/tmp/ksc-ray-{os.getpid()}")            # short: Ray's socket paths must fit 107 bytes
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     head = subprocess.Popen([str(ray_bin), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
                              "--port", str(port), "--num-cpus", "2", "--include-dashboard=false",
-                             "--disable-usage-stats", "--temp-dir", str(temp)],
+                             "--disable-usage-stats", "--temp-dir", str(temp)], env={**os.environ, **auth},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
@@ -343,7 +347,7 @@ def ray_cluster(tmp_path_factory):
             except OSError:
                 assert time.monotonic() < deadline, "the Ray head did not come up within 60 s"
                 time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", {**os.environ, **auth}
     finally:
         os.killpg(head.pid, signal.SIGINT)
         try:
@@ -354,7 +358,19 @@ def ray_cluster(tmp_path_factory):
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def test_ray_rows_equal_local(files, ray_cluster, capsys):
+def test_ray_address_nothing_listens_on(files, capsys):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'kschedcore[ray]')")
+    port = free_port()
+    start = time.monotonic()
+    assert main(["sweep", str(write_sweep(files, sweep_doc(seeds=[1]))), "--ray", f"127.0.0.1:{port}"]) == 2
+    assert capsys.readouterr().err == f"kschedcore: error: --ray: no Ray cluster at 127.0.0.1:{port}: Connection refused\n"
+    assert time.monotonic() - start < 20        # not Ray's minutes of retries
+
+
+def test_ray_rows_equal_local(files, ray_cluster):
+    """The command, as a user runs it (a process of its own, the cluster's token in its
+    environment), against the local pool."""
+    address, env = ray_cluster
     main_grid = sweep_doc(workloads={"small": ["cluster.yaml", "pods.yaml"],
                                      "gen": {"generate": {"nodes": 30, "pods": 150}}},
                           seeds=[1, 2], modes=["schedule", "queue", {"replay": {"arrival": "settle"}},
@@ -366,11 +382,13 @@ def test_ray_rows_equal_local(files, ray_cluster, capsys):
     for doc, tasks in ((main_grid, 32), (timed_grid, 8)):
         path = write_sweep(files, doc)
         assert main(["sweep", str(path), "--jobs", "2", "--json", str(local)]) == 0
-        assert main(["sweep", str(path), "--ray", ray_cluster, "--json", str(on_ray)]) == 0
+        run = subprocess.run([sys.executable, "-m", "kschedcore", "sweep", str(path), "--ray", address,
+                              "--json", str(on_ray)], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert f"{tasks} tasks in" in run.stdout and f"on Ray at {address} (2 CPUs)" in run.stdout
         a, b = json.loads(local.read_text()), json.loads(on_ray.read_text())
         assert len(b["rows"]) == tasks and decisions(b["rows"]) == decisions(a["rows"])
-        assert (b["summary"]["runner"], b["summary"]["address"], b["summary"]["cpus"]) == ("ray", ray_cluster, 2)
-    assert f"on Ray at {ray_cluster} (2 CPUs)" in capsys.readouterr().out
+        assert (b["summary"]["runner"], b["summary"]["address"], b["summary"]["cpus"]) == ("ray", address, 2)
 
 
 def test_readme_example(files, monkeypatch):

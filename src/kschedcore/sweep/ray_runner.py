@@ -7,7 +7,9 @@ time one of its tasks needs it and keeps it for the next. Rows stream back with 
 tasks end, in whatever order they end.
 """
 import logging
+import socket
 
+from ..errors import ValidationError
 from .extras import require
 from .tasks import Plan, attempt
 
@@ -27,11 +29,16 @@ def run_on_worker(task, boxed_ref: list):
 def run_ray(plan: Plan, address: str | None, on_result) -> dict:
     """Runs every task on the cluster at `address` (None: ray.init()'s choice -- the local
     cluster if one runs, else a new local instance); on_result(result) as each one ends.
-    Returns what the run used: the address, the cluster's CPUs."""
+    Returns what the run used: the address (None: ray.init()'s), the cluster's CPUs."""
     ray = require("ray", "--ray", "ray")
-    ray.init(address=address or None, logging_level=logging.WARNING, log_to_driver=False)
+    if address:
+        check_listening(address)
     try:
-        used = {"address": address or "local", "cpus": int(ray.cluster_resources().get("CPU", 0))}
+        ray.init(address=address or None, logging_level=logging.ERROR, log_to_driver=False)
+    except (ConnectionError, ValueError) as e:
+        raise ValidationError("--ray", "", f"cannot connect to Ray at {address or 'a local instance'}: {e}") from None
+    try:
+        used = {"address": address or None, "cpus": int(ray.cluster_resources().get("CPU", 0))}
         refs = {name: ray.put(payload) for name, payload in plan.payloads.items()}
         remote = ray.remote(num_cpus=1)(run_on_worker)
         pending = [remote.remote(task, [refs[task.workload]]) for task in plan.tasks]
@@ -47,3 +54,15 @@ def run_ray(plan: Plan, address: str | None, on_result) -> dict:
         return used
     finally:
         ray.shutdown()
+
+
+def check_listening(address: str):
+    """An ADDRESS (host:port, ray://host:port) nothing listens on is an error in seconds, not
+    after Ray's retries (minutes). Other forms ("auto") are left to Ray."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as e:
+        raise ValidationError("--ray", "", f"no Ray cluster at {address}: {e.strerror or e}") from None

@@ -52,7 +52,7 @@ def write_json(rows: list, summary: dict, path):
 
 def summary_line(summary: dict) -> str:
     where = (f"{summary['jobs']} local process{'es' if summary['jobs'] > 1 else ''}" if summary["runner"] == "local"
-             else f"Ray at {summary['address']} ({summary['cpus']} CPUs)")
+             else f"Ray at {summary['address'] or 'ray.init()'} ({summary['cpus']} CPUs)")
     return (f"{summary['tasks']} tasks in {summary['wallSeconds']:.2f} s on {where}: "
             f"{summary['tasksPerSecond']:.2f} tasks/s, {summary['podsPerSecond']:,.0f} pods/s")
 
