@@ -3,27 +3,23 @@
 from libc.stdint cimport int8_t, int64_t
 
 cdef enum:
-    # the scores a node-local pass computes per row (score_row): S_TAINT_TOLERATION (0) ..
-    # S_INTER_POD_AFFINITY (5)
-    N_ROW_SCORES = 6
+    # the scores a node-local pass keeps per row: S_TAINT_TOLERATION (0) .. S_IMAGE_LOCALITY (4)
+    N_ROW_SCORES = 5
 
 
-# One template's slot, as raw pointers (taken per cycle).
-cdef struct EqSlot:
-    int64_t* gen        # per row: the generation its entry was computed at; -1: none
-    int8_t* code
-    int8_t* plugin
-    int64_t* detail
-    int64_t* total      # the weighted sum of the scores that need no normalisation
-    int64_t* raw        # raw score s of row r at s * stride + r
-    Py_ssize_t stride
+# One row's entry: 64 bytes, one cache line (a cycle reads one line per row it reuses).
+cdef struct EqRow:
+    int64_t gen         # the row's generation the entry was computed at; -1: none
+    int64_t total       # passing: the weighted sum of the scores that need no normalisation;
+                        # rejected: the status detail
+    int64_t raw[N_ROW_SCORES]
+    int8_t code
+    int8_t plugin
 
 
 cdef class EquivalenceCache:
     cdef readonly Py_ssize_t rows, n_slots
-    cdef int64_t[:, ::1] gen, detail, total
-    cdef int8_t[:, ::1] code, plugin
-    cdef int64_t[:, :, ::1] raw
+    cdef int64_t[:, :, ::1] entries     # [slot, row, 8 int64 words]: EqRow records
     cdef dict slot_of           # CompiledPod -> slot (kept alive: identities are never reused)
     cdef list owner             # slot -> CompiledPod or None
     cdef int64_t[::1] last_use
@@ -31,4 +27,4 @@ cdef class EquivalenceCache:
     cdef object key             # the table state every entry was made under
     cdef readonly int64_t hits, misses
 
-    cdef void view(self, Py_ssize_t slot, EqSlot* e) noexcept
+    cdef EqRow* view(self, Py_ssize_t slot) noexcept

@@ -14,8 +14,9 @@ Slots are per template, least recently used first out; their number is capped by
 """
 import numpy as np
 
-#: bytes per row and slot: generation, code, plugin, detail, total, N_ROW_SCORES raw scores
-ROW_BYTES = 8 + 1 + 1 + 8 + 8 + 8 * N_ROW_SCORES
+#: bytes per row and slot (an EqRow)
+ROW_BYTES = sizeof(EqRow)
+assert ROW_BYTES == 64
 #: the most slots, and the memory they may take together
 MAX_SLOTS = 64
 BUDGET_BYTES = 512 << 20
@@ -32,12 +33,9 @@ cdef class EquivalenceCache:
         """Sized for a node table of `rows` rows (its capacity); every entry goes."""
         cdef Py_ssize_t n = max(1, min(MAX_SLOTS, BUDGET_BYTES // max(1, rows * ROW_BYTES)))
         self.rows, self.n_slots = rows, n
-        self.gen = np.full((n, rows), -1, np.int64)
-        self.code = np.zeros((n, rows), np.int8)
-        self.plugin = np.zeros((n, rows), np.int8)
-        self.detail = np.zeros((n, rows), np.int64)
-        self.total = np.zeros((n, rows), np.int64)
-        self.raw = np.zeros((n, N_ROW_SCORES, rows), np.int64)
+        # zeroed pages are mapped as they are first written (a slot's generations are reset
+        # when a template takes it)
+        self.entries = np.zeros((n, rows, ROW_BYTES // 8), np.int64)
         self.last_use = np.zeros(n, np.int64)
         self.owner = [None] * n
         self.slot_of = {}
@@ -65,17 +63,11 @@ cdef class EquivalenceCache:
         self.owner[s] = cp
         self.slot_of[cp] = s
         self.last_use[s] = self.tick
-        self.gen[s, :] = -1
+        self.entries[s, :, 0] = -1         # EqRow.gen, the record's first word
         return s
 
     def clear(self):
         self.key = None
 
-    cdef void view(self, Py_ssize_t slot, EqSlot* e) noexcept:
-        e.gen = &self.gen[slot, 0]
-        e.code = &self.code[slot, 0]
-        e.plugin = &self.plugin[slot, 0]
-        e.detail = &self.detail[slot, 0]
-        e.total = &self.total[slot, 0]
-        e.raw = &self.raw[slot, 0, 0]
-        e.stride = self.rows
+    cdef EqRow* view(self, Py_ssize_t slot) noexcept:
+        return <EqRow*>&self.entries[slot, 0, 0]

@@ -2,7 +2,7 @@
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
 
 from .custom cimport CustomSlots
-from .equivalence cimport EquivalenceCache, EqSlot
+from .equivalence cimport EquivalenceCache, EqRow
 from .scan cimport Buffers
 from .cycle cimport Config, Cycle
 from .inter_pod cimport InterPodState

@@ -20,7 +20,7 @@ import numpy as np
 
 from .arith cimport div_small, next_random
 from .cycle cimport begin_cycle
-from .equivalence cimport EqSlot, EquivalenceCache
+from .equivalence cimport EqRow, EquivalenceCache
 from .scan cimport Buffers, compact_feasible, eval_range, eval_range_cached, score_row
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
@@ -222,12 +222,11 @@ cdef class NodeKernel:
         begin_cycle(&self.t, &p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
         cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
-        cdef bint cached = eq_slot >= 0
+        # an entry keeps the scores of node-local cycles (never InterPodAffinity's)
+        cdef bint cached = eq_slot >= 0 and not y.use[S_INTER_POD_AFFINITY]
         cdef bint parallel = not cached and self.threads > 1 and self._start_pool()
         cdef Round r
-        cdef EqSlot e
-        if cached:
-            self.equivalence.view(eq_slot, &e)
+        cdef EqRow* entries = self.equivalence.view(eq_slot) if cached else NULL
         cdef Buffers* b = &self.b
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
@@ -245,8 +244,8 @@ cdef class NodeKernel:
                 if size > n - processed:
                     size = n - processed
                 if cached:
-                    got = eval_range_cached(&self.t, &p, &c, &y, b, &e, r.scan, n, (pos + processed) % n, size,
-                                         processed, nf, need)
+                    got = eval_range_cached(&self.t, &p, &c, &y, b, entries, r.scan, n, (pos + processed) % n,
+                                            size, processed, nf, need)
                 elif not parallel or size < PARALLEL_MIN_NODES:
                     got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
                                       processed, nf, need)
@@ -293,7 +292,7 @@ cdef class NodeKernel:
         cdef PodView p
         cdef Config c
         cdef Cycle y
-        cdef EqSlot e
+        cdef EqRow* entries
         cdef Table* t = &self.t
         cdef Buffers* b = &self.b
         cdef Py_ssize_t n = scan.shape[0]
@@ -304,7 +303,9 @@ cdef class NodeKernel:
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
-        self.equivalence.view(eq_slot, &e)
+        if y.use[S_INTER_POD_AFFINITY]:        # not a node-local pod: no copies
+            return 0, start
+        entries = self.equivalence.view(eq_slot)
         cdef const int64_t[::1] ucols = cp.usage_cols
         cdef const int64_t[::1] uvals = cp.usage_vals
         cdef Py_ssize_t n_usage = ucols.shape[0]
@@ -314,7 +315,7 @@ cdef class NodeKernel:
             counted = &counts[0, 0]
         with nogil:
             for k in range(m):
-                nf = eval_range_cached(t, &p, &c, &y, b, &e, &scan[0], n, start % n, n, 0, 0, num_to_find)
+                nf = eval_range_cached(t, &p, &c, &y, b, entries, &scan[0], n, start % n, n, 0, 0, num_to_find)
                 if nf == 0:
                     break
                 processed = b.feas_pos[nf - 1] + 1 if nf >= num_to_find else n

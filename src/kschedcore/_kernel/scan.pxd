@@ -3,7 +3,7 @@
 from libc.stdint cimport int8_t, int32_t, int64_t
 
 from .cycle cimport Config, Cycle
-from .equivalence cimport N_ROW_SCORES, EqSlot
+from .equivalence cimport N_ROW_SCORES, EqRow
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
                    S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
@@ -72,13 +72,15 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
     return f
 
 
-cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b, EqSlot* e,
-                                      const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
-                                      Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
-    """eval_range for a node-local cycle, through its template's slot: a row whose generation
-    is the one its entry was made at gets the entry's verdict and raw scores; the others are
-    filtered and scored, and their entries written. (Pointers in locals: see _select.)"""
-    cdef Py_ssize_t i, row, j, s, f = 0, cap = b.cap, stride = e.stride, n_used = 0
+cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b, EqRow* entries,
+                                         const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
+                                         Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+    """eval_range for a node-local cycle, through its template's slot (one EqRow per row): a
+    row whose generation is the one its entry was made at gets the entry's verdict and raw
+    scores; the others are filtered and scored, and their entries written. The cycle must not
+    use InterPodAffinity's score (an entry keeps the first N_ROW_SCORES scores). (Pointers in
+    locals: see NodeKernel._select.)"""
+    cdef Py_ssize_t i, row, j, s, f = 0, cap = b.cap, n_used = 0
     cdef int code, plugin = 0
     cdef int64_t detail, g
     cdef int64_t* raw = b.raw
@@ -87,10 +89,7 @@ cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle*
     cdef int32_t* feas_pos = b.feas_pos
     cdef int64_t* totals = b.totals
     cdef const int64_t* generation = t.generation
-    cdef int64_t* e_gen = e.gen
-    cdef int8_t* e_code = e.code
-    cdef int64_t* e_total = e.total
-    cdef int64_t* e_raw = e.raw
+    cdef EqRow* e
     cdef Py_ssize_t used[N_ROW_SCORES]
     for s in range(N_ROW_SCORES):       # the scores score_row writes
         if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
@@ -104,29 +103,30 @@ cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle*
         if pos == n:
             pos = 0
         g = generation[row]
-        if e_gen[row] != g:
+        e = entries + row
+        if e.gen != g:
             code = filter_node(t, p, y, row, &detail, &plugin)
-            e_gen[row] = g
-            e_code[row] = code
+            e.gen = g
+            e.code = <int8_t>code
             if code != C_SUCCESS:
-                e.plugin[row] = plugin
-                e.detail[row] = detail
+                e.plugin = <int8_t>plugin
+                e.total = detail
             else:
-                e_total[row] = score_row(t, p, c, y, row, e_raw + row, stride)
+                e.total = score_row(t, p, c, y, row, &e.raw[0], 1)
         else:
-            code = e_code[row]
+            code = e.code
         st_code[row] = code
         if code != C_SUCCESS:
-            b.st_plugin[row] = e.plugin[row]
-            b.st_detail[row] = e.detail[row]
+            b.st_plugin[row] = e.plugin
+            b.st_detail[row] = e.total
             continue
         j = out + f
         f += 1
         feasible[j] = row
         feas_pos[j] = offset + i
-        totals[j] = e_total[row]
+        totals[j] = e.total
         for s in range(n_used):
-            raw[used[s] * cap + j] = e_raw[used[s] * stride + row]
+            raw[used[s] * cap + j] = e.raw[used[s]]
     return f
 
 
