@@ -200,3 +200,18 @@ def test_a_forks_revert_is_seen():
         for i in range(3):                                    # n0 at g + 1 again, and full
             sched.assume(sched.parse_pod(_p(f"big{i}", "2")), f"n{i}")
         assert sched.schedule_one(_p("c", "1")).node is None, eq
+
+
+def test_failed_results_without_records():
+    """schedule_pending(records=False) keeps a failed cycle's outcome, not its per-node record:
+    the same messages and candidates, no cycle."""
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "5"}}}
+             for i in range(20)]
+    pods = [_p(f"p{i}", "600m", priority=i % 2) for i in range(30)]
+    kept = Scheduler(nodes, pods).schedule_pending()
+    lean = Scheduler(nodes, pods).schedule_pending(records=False)
+    assert [(r.pod, r.node, r.message, r.preemption_candidates) for r in kept] == \
+        [(r.pod, r.node, r.message, r.preemption_candidates) for r in lean]
+    failed = [r for r in kept if r.node is None]
+    assert failed and all(r.cycle is not None for r in failed)
+    assert all(r.cycle is None for r in lean if r.node is None)

@@ -328,7 +328,7 @@ def cmd_simulate(args) -> int:
     else:
         with _progress(n_pods, args.output) as tick:
             t1 = time.perf_counter()
-            results = sched.schedule_pending(callback=tick)
+            results = sched.schedule_pending(callback=tick, records=False)
             wall = time.perf_counter() - t1
         outcomes = [Outcome(r.pod, r.node, 0 if r.gated else 1, None if r.node else r.message) for r in results]
     if args.output == "jsonl":

@@ -152,7 +152,7 @@ def _decided(sched, pods: int, assignment: dict, **more) -> Decided:
 def run_schedule(task: Task, inputs: Inputs) -> Decided:
     """Scheduler.schedule_pending: every pending pod in order, each assumed before the next."""
     sched = Scheduler.from_workload(inputs.workload, **scheduler_options(task))
-    results = sched.schedule_pending()
+    results = sched.schedule_pending(records=False)
     return _decided(sched, len(results), {r.pod: r.node for r in results})
 
 
