@@ -147,12 +147,14 @@ class Framework:
     def equivalence_slot(self, cycle, pod, cp) -> int:
         """The kernel's equivalence-cache slot for a node-local cycle (after PreFilter: no
         dynamic plugin acted, no PreFilterResult, no custom plugin, no host ports, volumes or
-        nodeName), else -1. The cache is keyed on the table's layout, node version and epoch:
-        what changes rows without bumping their generations changes one of them."""
-        if cycle.dynamic or self.custom.any or cycle.names is not None:
+        nodeName), else -1."""
+        if cycle.dynamic or self.custom.any or cycle.names is not None or not _plain_pod(pod, cp):
             return -1
-        if pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error:
-            return -1
+        return self.template_slot(cp)
+
+    def template_slot(self, cp) -> int:
+        """cp's slot in the kernel's equivalence cache, keyed on the table's layout, node version
+        and epoch: what changes rows without bumping their generations changes one of them."""
         t = self.cache.table
         return self.kernel.equivalence.slot(cp, (t.layout, t.node_version, t.epoch))
 
@@ -161,9 +163,7 @@ class Framework:
         the candidate node's row only: no PreFilter work (pod affinity, spreading, volumes,
         claims, PreFilterResult names), no custom plugin, no host ports. Identical copies of
         such a pod may then be scheduled by NodeKernel.run_copies."""
-        if self.custom.any or self._armed or cp.prefilter_node_names is not None or cp.preferred_parse_error:
-            return False
-        if pod.host_ports or pod.volumes or pod.node_name:
+        if self.custom.any or self._armed or cp.prefilter_node_names is not None or not _plain_pod(pod, cp):
             return False
         if any(getattr(pod, f) for f, _ in self.pod_dynamic):
             return False
@@ -343,6 +343,12 @@ def _make(in_tree, name, profile, handle, source):
         where = ": ".join(p for p in (e.field, e.message) if p)
         raise ValidationError(source, "", f"initializing profiles: creating profile for scheduler name "
                                           f'{profile.scheduler_name}: initializing plugin "{name}": {where}') from None
+
+
+def _plain_pod(pod, cp) -> bool:
+    """No host ports, volumes or nodeName, no unparsable preferred term: the pod's own fields
+    leave its cycle to the node-local kernel pass."""
+    return not (pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error)
 
 
 def template_key(pod) -> tuple:

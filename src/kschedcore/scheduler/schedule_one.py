@@ -120,7 +120,7 @@ class ScheduleOne:
         if len(scan) != len(t.row_of):
             return None
         chosen = np.empty(count, np.int32)
-        slot = fw.kernel.equivalence.slot(cached[1], (t.layout, t.node_version, t.epoch))
+        slot = fw.template_slot(cached[1])
         placed, self.next_start_node_index = fw.kernel.run_copies(
             cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
             self.tie_first, chosen, slot, counts)

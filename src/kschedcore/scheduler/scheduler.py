@@ -347,11 +347,9 @@ class Scheduler(WhatIfOperations):
         as its own cycle would; returns how many were placed."""
         fw = self.profiles.get(pod.scheduler_name)
         cp = pod.compiled[1] if pod.compiled is not None else None
-        nxt = pending[i] if i < len(pending) else None
-        # the next pod another template: known at once (its cycle reuses the compiled form)
-        if cp is None or nxt is None or nxt.scheduler_name != pod.scheduler_name or fw.compile(nxt) is not cp \
-                or not fw.node_local(pod, cp):
+        if cp is None:
             return 0
+        # another template ends the run at once (a pod compiled here reuses it in its own cycle)
         run = []
         for q in itertools.islice(pending, i, i + COPIES_AT_ONCE):
             if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp \
