@@ -215,3 +215,38 @@ def test_failed_results_without_records():
     failed = [r for r in kept if r.node is None]
     assert failed and all(r.cycle is not None for r in failed)
     assert all(r.cycle is None for r in lean if r.node is None)
+
+
+def _scored_workload(seed):
+    """Many alike nodes (ties), some with PreferNoSchedule taints and labels that pods prefer,
+    and runs of identical pods: the batches' normalised and unnormalised selections."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(80):
+        node = _node(i, rng.choice((4, 4, 8)))
+        if rng.random() < 0.3:
+            node["spec"] = {"taints": [{"key": "t", "value": str(rng.randint(0, 1)), "effect": "PreferNoSchedule"}]}
+        node["metadata"]["labels"]["disk"] = rng.choice(("ssd", "hdd"))
+        nodes.append(node)
+    pods = []
+    for k in range(30):
+        pod = _pod(k, rng)
+        pod["spec"]["priority"] = 0
+        if k % 3 == 1:
+            pod["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                    {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
+        if k % 3 == 2:
+            pod["spec"]["tolerations"] = [{"key": "t", "operator": "Equal", "value": "0", "effect": "PreferNoSchedule"}]
+        pods.append(pod)
+    return nodes, pods
+
+
+def test_batches_with_normalised_scores_and_ties_identical():
+    for seed in range(4):
+        nodes, pods = _scored_workload(seed)
+        for pct in (0, 20, 100):
+            for tie_break in ("first", "random"):
+                fws = _same(nodes, [], _copies(pods, 12, grouped=True), percentage_of_nodes_to_score=pct,
+                            tie_break=tie_break, seed=seed)
+                assert sum(fw.passes for fw in fws.values()) < 30 * 12    # batches ran

@@ -2,6 +2,15 @@
 from libc.math cimport copysign, fabs, floor
 from libc.stdint cimport int64_t, uint64_t
 
+cdef extern from *:
+    """
+    static inline uint64_t ks_mul_high(uint64_t a, uint64_t b) {
+        return (uint64_t)(((unsigned __int128)a * b) >> 64);
+    }
+    """
+    uint64_t ks_mul_high(uint64_t a, uint64_t b) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
 
 cdef inline int64_t div_small(int64_t a, int64_t b) noexcept nogil:
     """a / b (Go: truncating) for 0 <= a and 0 < b with a small quotient (<= ~100).
@@ -52,3 +61,9 @@ cdef inline uint64_t next_random(uint64_t* state) noexcept nogil:
     z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
     z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
     return z ^ (z >> 31)
+
+
+cdef inline uint64_t uniform_below(uint64_t* state, uint64_t n) noexcept nogil:
+    """A draw uniform in [0, n) (n >= 1): the high word of draw * n (Lemire's multiply-shift,
+    no division)."""
+    return ks_mul_high(next_random(state), n)

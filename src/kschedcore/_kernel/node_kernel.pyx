@@ -12,15 +12,12 @@ module's pass: no cross-module call per node.
 """
 from libc.stdint cimport INT64_MAX, INT64_MIN
 
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long x) nogil
-
 import numpy as np
 
-from .arith cimport div_small, next_random
+from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport EqRow, EquivalenceCache
+from .copies cimport Copies, copy_position, select_copy
 from .scan cimport Buffers, compact_feasible, eval_range, eval_range_cached, score_row
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
@@ -280,9 +277,15 @@ cdef class NodeKernel:
                    int64_t[:, ::1] counts=None):
         """Identical copies of a pod whose Filters and Scores read its candidate node's row only
         (no pod affinity, spreading, ports, volumes or custom plugins): each is scheduled as
-        run() would, then placed (place()) before the next -- through the template's slot of
-        the equivalence cache (EquivalenceCache.slot), so a copy costs a scan of cached
-        verdicts; only the row a copy lands on is filtered and scored again.
+        run() would, then placed (place()) before the next.
+
+        Between two copies only the row the first landed on changes, so the call takes each
+        row's verdict and raw scores once (through the template's slot of the equivalence
+        cache, EquivalenceCache.slot) into per-scan-position arrays, as the copies' scans first
+        reach it; a copy then reads those arrays in scan order (normalisation and selectHost
+        over its own feasible nodes, as _select), and only the row it lands on is filtered and
+        scored again. The kernel's per-cycle buffers serve as those arrays: no cycle record
+        survives the call.
 
         Up to len(chosen) copies; chosen[k] is copy k's row, counts[k] (if given) its number of
         feasible and of processed nodes, as run() returns them. Returns (copies placed, the next
@@ -292,20 +295,24 @@ cdef class NodeKernel:
         cdef PodView p
         cdef Config c
         cdef Cycle y
-        cdef EqRow* entries
         cdef Table* t = &self.t
-        cdef Buffers* b = &self.b
         cdef Py_ssize_t n = scan.shape[0]
-        cdef Py_ssize_t k, i, nf, processed, best, m = chosen.shape[0], placed = 0
+        cdef Py_ssize_t k, i, nf, best, m = chosen.shape[0], placed = 0
         if n == 0 or n != n_all_nodes:
             return 0, start
         load_pod(cp, &p)
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
-        if y.use[S_INTER_POD_AFFINITY]:        # not a node-local pod: no copies
-            return 0, start
-        entries = self.equivalence.view(eq_slot)
+        if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or self.spread.n_score >= 0:
+            return 0, start     # not a node-local pod: no copies
+        cdef Copies r
+        r.t, r.p, r.c, r.y, r.b = t, &p, &c, &y, &self.b
+        r.entries = self.equivalence.view(eq_slot)
+        r.scan, r.n, r.start0, r.validated = &scan[0], n, start % n, 0
+        r.n_ok, r.seen_taint, r.seen_affinity = 0, 0, 0
+        r.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+        r.use_affinity = y.use[S_NODE_AFFINITY]
         cdef const int64_t[::1] ucols = cp.usage_cols
         cdef const int64_t[::1] uvals = cp.usage_vals
         cdef Py_ssize_t n_usage = ucols.shape[0]
@@ -315,16 +322,15 @@ cdef class NodeKernel:
             counted = &counts[0, 0]
         with nogil:
             for k in range(m):
-                nf = eval_range_cached(t, &p, &c, &y, b, entries, &scan[0], n, start % n, n, 0, 0, num_to_find)
+                best = select_copy(&r, start % n, num_to_find, tie_first, &self.rng_state)
+                nf = r.nf
                 if nf == 0:
                     break
-                processed = b.feas_pos[nf - 1] + 1 if nf >= num_to_find else n
-                best = b.feasible[0] if nf == 1 else self._select(&c, &y, nf, tie_first)
                 chosen[k] = <int32_t>best
                 if counted != NULL:
-                    counted[2 * k], counted[2 * k + 1] = nf, processed
+                    counted[2 * k], counted[2 * k + 1] = nf, r.processed
                 placed += 1
-                start = (start + processed) % n_all_nodes
+                start = (start + r.processed) % n_all_nodes
                 # place(): the row's usage, then its snapshot's image NumNodes (UpdateSnapshot);
                 # the generation bump retires the row's cached entry
                 for i in range(n_usage):
@@ -335,6 +341,7 @@ cdef class NodeKernel:
                 t.generation[best] += 1
                 for i in range(t.n_images[best]):
                     t.image_nn[best * t.image_w + i] = <int32_t>t.image_count[t.images[best * t.image_w + i]]
+                copy_position(&r, best, r.best_pos, True)      # the one row that changed
         return placed, start
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
@@ -391,7 +398,7 @@ cdef class NodeKernel:
         cdef int64_t* raw_taint = raw + S_TAINT_TOLERATION * cap
         cdef int64_t* raw_affinity = raw + S_NODE_AFFINITY * cap
         cdef int64_t* raw_ipa = raw + S_INTER_POD_AFFINITY * cap
-        cdef uint64_t rng = self.rng_state
+        cdef uint64_t rng = self.rng_state, u
         for s in range(N_SCORES):
             self.score_ran[s] = y.use[s]
             self.score_zero[s] = y.use[s] and y.zero[s]
@@ -456,12 +463,20 @@ cdef class NodeKernel:
             if total > best_total:
                 best_total, best, best_key, ties = total, row, key, 1
             elif tie_first:
-                # selectHost: uniform among the best (reservoir sampling), or first in input order
+                # selectHost: the first of the best in input order, or one of them uniformly
                 if key < best_key:
                     best, best_key = row, key
             else:
                 ties += 1
-                if next_random(&rng) % <uint64_t>ties == 0:
-                    best = row
+        if ties > 1:
+            # one draw per cycle (kube-scheduler's reservoir sampling draws per tie, with the
+            # same distribution): the u-th best in scan order
+            u = uniform_below(&rng, <uint64_t>ties)
+            for j in range(nf):
+                if totals[j] == best_total:
+                    if u == 0:
+                        best = feasible[j]
+                        break
+                    u -= 1
         self.rng_state = rng
         return best

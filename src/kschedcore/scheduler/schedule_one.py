@@ -124,7 +124,7 @@ class ScheduleOne:
         placed, self.next_start_node_index = fw.kernel.run_copies(
             cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
             self.tie_first, chosen, slot, counts)
-        fw.passes += placed
+        fw.passes += 1           # the call reused the kernel's buffers
         return chosen[:placed]
 
     def _rejected(self, cycle, rej, n_all) -> ScheduleResult:

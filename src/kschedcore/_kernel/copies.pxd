@@ -1,0 +1,232 @@
+# A run of identical copies of a node-local pod (NodeKernel.run_copies): the rows' verdicts
+# taken once into per-scan-position arrays, each copy's cycle over those arrays. cdef inline:
+# compiled into node_kernel's pass.
+from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
+
+from .arith cimport div_small, uniform_below
+from .cycle cimport Config, Cycle
+from .equivalence cimport EqRow
+from .filters cimport filter_node
+from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from .pod cimport PodView
+from .scan cimport Buffers, score_row
+from .table cimport Table
+
+
+# A run of identical copies (NodeKernel.run_copies): the rows' verdicts and raw scores taken
+# into per-scan-position arrays (the Buffers: st_code 1 = feasible, totals, raw), positions
+# start0 .. start0 + validated (wrapping) taken so far; totals of infeasible positions are
+# INT64_MIN. n_ok: the feasible positions taken in; seen_*: the largest raw TaintToleration
+# and NodeAffinity scores taken in (a row's raw ones do not change with the pods placed on it).
+cdef struct Copies:
+    Table* t
+    PodView* p
+    Config* c
+    Cycle* y
+    Buffers* b
+    EqRow* entries
+    const int32_t* scan
+    Py_ssize_t n, start0, validated
+    bint taint_raw, use_affinity
+    Py_ssize_t n_ok
+    int64_t seen_taint, seen_affinity
+    Py_ssize_t nf, processed, best_pos      # the last copy's
+
+
+cdef inline void copy_position(Copies* r, Py_ssize_t row, Py_ssize_t q, bint again) noexcept nogil:
+    """Row `row` (at scan position q) through the template's slot -- filtered and scored unless
+    its entry is current -- into the per-position arrays (again: it was taken in before)."""
+    cdef EqRow* e = r.entries + row
+    cdef Buffers* b = r.b
+    cdef int64_t g = r.t.generation[row], detail
+    cdef int code, plugin = 0
+    if e.gen != g:
+        code = filter_node(r.t, r.p, r.y, row, &detail, &plugin)
+        e.gen = g
+        e.code = <int8_t>code
+        if code != C_SUCCESS:
+            e.plugin = <int8_t>plugin
+            e.total = detail
+        else:
+            e.total = score_row(r.t, r.p, r.c, r.y, row, &e.raw[0], 1)
+    if again:
+        r.n_ok -= b.st_code[q]
+    b.st_code[q] = e.code == C_SUCCESS
+    r.n_ok += b.st_code[q]
+    b.totals[q] = e.total if e.code == C_SUCCESS else INT64_MIN
+    if e.code != C_SUCCESS:
+        return
+    if r.taint_raw:
+        b.raw[S_TAINT_TOLERATION * b.cap + q] = e.raw[S_TAINT_TOLERATION]
+        if e.raw[S_TAINT_TOLERATION] > r.seen_taint:
+            r.seen_taint = e.raw[S_TAINT_TOLERATION]
+    if r.use_affinity:
+        b.raw[S_NODE_AFFINITY * b.cap + q] = e.raw[S_NODE_AFFINITY]
+        if e.raw[S_NODE_AFFINITY] > r.seen_affinity:
+            r.seen_affinity = e.raw[S_NODE_AFFINITY]
+
+
+cdef inline Py_ssize_t select_copy(Copies* r, Py_ssize_t s, Py_ssize_t need, bint tie_first,
+                                   uint64_t* rng) noexcept nogil:
+    """One copy's cycle over the per-position arrays from scan position s: the walk until
+    `need` feasible nodes (rows first reached are taken in), then NormalizeScore and
+    selectHost in scan order exactly as NodeKernel._select over the same nodes. Sets r.nf,
+    r.processed, r.best_pos; returns the chosen row (-1: none feasible)."""
+    cdef Buffers* b = r.b
+    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, cap = b.cap
+    cdef const int8_t* ok = b.st_code
+    cdef const int64_t* raw_taint = b.raw + S_TAINT_TOLERATION * cap
+    cdef const int64_t* raw_affinity = b.raw + S_NODE_AFFINITY * cap
+    cdef bint taint_raw = r.taint_raw, use_affinity = r.use_affinity
+    cdef int64_t max_taint = 0, max_affinity = 0
+    cdef Py_ssize_t validated = r.validated, start0 = r.start0
+    # the walk: until `need` feasible; rows first reached taken in on the way
+    while i < n and nf < need and validated < n:
+        rel = q - start0
+        if rel < 0:
+            rel += n
+        if rel == validated:
+            copy_position(r, r.scan[q], q, False)
+            validated += 1
+        if ok[q]:
+            nf += 1
+            if taint_raw and raw_taint[q] > max_taint:
+                max_taint = raw_taint[q]
+            if use_affinity and raw_affinity[q] > max_affinity:
+                max_affinity = raw_affinity[q]
+        i += 1
+        q += 1
+        if q == n:
+            q = 0
+    r.validated = validated
+    # the maxima are 0 while every raw score taken in is 0
+    cdef bint maxima = (taint_raw and r.seen_taint > 0) or (use_affinity and r.seen_affinity > 0)
+    if i == 0 and validated == n and need >= n and not maxima:
+        nf, i = r.n_ok, n       # the whole table, every row taken in: nothing to walk
+    elif maxima:
+        while i < n and nf < need:
+            if ok[q]:
+                nf += 1
+                if taint_raw and raw_taint[q] > max_taint:
+                    max_taint = raw_taint[q]
+                if use_affinity and raw_affinity[q] > max_affinity:
+                    max_affinity = raw_affinity[q]
+            i += 1
+            q += 1
+            if q == n:
+                q = 0
+    else:
+        while i < n and nf < need:
+            nf += ok[q]
+            i += 1
+            q += 1
+            if q == n:
+                q = 0
+    r.nf, r.processed, r.best_pos = nf, i, -1
+    if nf == 0:
+        return -1
+    if max_taint == 0 and max_affinity == 0:
+        # every raw taint and affinity score 0 (both are >= 0): the normalised ones are the
+        # same on every node, so the order of totals is that of the partial ones
+        return best_of_totals(r, s, tie_first, rng)
+    return best_normalised(r, s, max_taint, max_affinity, tie_first, rng)
+
+cdef inline Py_ssize_t best_of_totals(Copies* r, Py_ssize_t s, bint tie_first, uint64_t* rng) noexcept nogil:
+    """selectHost over the walk's nodes by their partial totals, as NodeKernel._select
+    (infeasible positions hold INT64_MIN, below every total)."""
+    cdef Py_ssize_t n = r.n, q = s, i, best_pos = -1
+    cdef const int64_t* totals = r.b.totals
+    cdef const int64_t* order_key = r.t.order_key
+    cdef const int32_t* scan = r.scan
+    cdef int64_t v, best_total = INT64_MIN + 1, key, best_key = 0, ties = 0
+    cdef uint64_t u
+    for i in range(r.processed):
+        v = totals[q]
+        if v >= best_total:
+            if v > best_total:
+                best_total, best_pos, ties = v, q, 1
+                if tie_first:
+                    best_key = order_key[scan[q]]
+            elif tie_first:
+                key = order_key[scan[q]]
+                if key < best_key:
+                    best_pos, best_key = q, key
+            else:
+                ties += 1
+        q += 1
+        if q == n:
+            q = 0
+    if ties > 1:                # one of the best, uniformly: the u-th in scan order
+        u = uniform_below(rng, <uint64_t>ties)
+        q = s
+        while True:
+            if totals[q] == best_total:
+                if u == 0:
+                    break
+                u -= 1
+            q += 1
+            if q == n:
+                q = 0
+        best_pos = q
+    r.best_pos = best_pos
+    return scan[best_pos]
+
+
+cdef inline int64_t normalised_total(Copies* r, Py_ssize_t q, int64_t max_taint, int64_t max_affinity) noexcept nogil:
+    """A feasible position's total with TaintToleration and NodeAffinity normalised as in
+    NodeKernel._select."""
+    cdef Buffers* b = r.b
+    cdef int64_t total = b.totals[q], v
+    if r.y.use[S_TAINT_TOLERATION]:
+        v = MAX_NODE_SCORE
+        if max_taint > 0:
+            v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * b.raw[S_TAINT_TOLERATION * b.cap + q], max_taint)
+        total += r.c.weights[S_TAINT_TOLERATION] * v
+    if r.use_affinity:
+        v = b.raw[S_NODE_AFFINITY * b.cap + q]
+        if max_affinity > 0:
+            v = div_small(MAX_NODE_SCORE * v, max_affinity)
+        total += r.c.weights[S_NODE_AFFINITY] * v
+    return total
+
+
+cdef inline Py_ssize_t best_normalised(Copies* r, Py_ssize_t s, int64_t max_taint, int64_t max_affinity,
+                                       bint tie_first, uint64_t* rng) noexcept nogil:
+    """selectHost over the walk's nodes by their normalised totals, as NodeKernel._select."""
+    cdef Py_ssize_t n = r.n, q = s, i, best_pos = -1
+    cdef const int8_t* ok = r.b.st_code
+    cdef const int32_t* scan = r.scan
+    cdef const int64_t* order_key = r.t.order_key
+    cdef int64_t total, key, best_total = INT64_MIN, best_key = 0, ties = 0
+    cdef uint64_t u
+    for i in range(r.processed):
+        if ok[q]:
+            total = normalised_total(r, q, max_taint, max_affinity)
+            if total >= best_total:
+                if total > best_total:
+                    best_total, best_pos, ties = total, q, 1
+                    if tie_first:
+                        best_key = order_key[scan[q]]
+                elif tie_first:
+                    key = order_key[scan[q]]
+                    if key < best_key:
+                        best_pos, best_key = q, key
+                else:
+                    ties += 1
+        q += 1
+        if q == n:
+            q = 0
+    if ties > 1:
+        u = uniform_below(rng, <uint64_t>ties)
+        q = s
+        while True:
+            if ok[q] and normalised_total(r, q, max_taint, max_affinity) == best_total:
+                if u == 0:
+                    break
+                u -= 1
+            q += 1
+            if q == n:
+                q = 0
+        best_pos = q
+    r.best_pos = best_pos
+    return scan[best_pos]
