@@ -6,7 +6,6 @@ kernel), and the scheduling cycle (schedule_one.py). The loop (loop.py) drives i
 public methods only.
 """
 import gc
-import itertools
 import random
 from collections import Counter
 from contextlib import contextmanager
@@ -351,7 +350,8 @@ class Scheduler(WhatIfOperations):
             return 0
         # another template ends the run at once (a pod compiled here reuses it in its own cycle)
         run = []
-        for q in itertools.islice(pending, i, i + COPIES_AT_ONCE):
+        for j in range(i, min(len(pending), i + COPIES_AT_ONCE)):     # (islice would walk from 0)
+            q = pending[j]
             if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp \
                     or not fw.node_local(q, cp):
                 break
