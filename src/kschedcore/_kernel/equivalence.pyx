@@ -11,7 +11,15 @@ and selectHost still run over the cycle's own feasible set, so results are ident
 uncached pass (kube-scheduler's old equivalence cache, done exactly; tests compare both).
 
 Slots are per template, least recently used first out; their number is capped by memory.
+
+A slot also keeps one bit per scan position: the row there rejects the template at its current
+generation. A cycle skips those positions 64 at a time (a sparse template -- a node selector,
+GPUs -- reads the few rows it may fit on, not all of them) and writes no per-node status: the
+kernel fills statuses from the entries when they are read (NodeKernel.st_code). The table logs
+every generation bump (NodeTable.changed, touch_row); before its cycle a slot replays the changes
+since its last one and clears their bits, or all of its bits if the log has moved on.
 """
+from libc.string cimport memset
 import numpy as np
 
 #: bytes per row and slot (an EqRow)
@@ -35,19 +43,30 @@ cdef class EquivalenceCache:
         self.rows, self.n_slots = rows, n
         # zeroed pages are mapped as they are first written (a slot's generations are reset
         # when a template takes it)
-        self.entries = np.zeros((n, rows, ROW_BYTES // 8), np.int64)
+        # each record on a cache line of its own: the array starts on a 64-byte boundary
+        # (NumPy aligns to 16), so a reused row costs one line, not two
+        words = n * rows * (ROW_BYTES // 8)
+        raw = np.zeros(words + 8, np.int64)
+        skew = (-raw.ctypes.data % 64) // 8
+        self.entries = raw[skew:skew + words].reshape(n, rows, ROW_BYTES // 8)
         self.last_use = np.zeros(n, np.int64)
         self.owner = [None] * n
         self.slot_of = {}
         self.key = None
+        self.skip = np.zeros((n, rows // 64 + 1), np.uint64)
+        self.synced = np.full(n, -1, np.int64)
+        self.pos_of = np.zeros(max(rows, 1), np.int32)
+        self.pos_scan = NULL
 
     def slot(self, cp, key) -> int:
         """The slot of template `cp` under table state `key` (a new key empties the cache)."""
         cdef Py_ssize_t s
+        self.version += 1
         if key != self.key:
             self.key = key
             self.slot_of = {}
             self.owner = [None] * self.n_slots
+            self.pos_scan = NULL
         self.tick += 1
         found = self.slot_of.get(cp)
         if found is not None:
@@ -64,10 +83,36 @@ cdef class EquivalenceCache:
         self.slot_of[cp] = s
         self.last_use[s] = self.tick
         self.entries[s, :, 0] = -1         # EqRow.gen, the record's first word
+        self.synced[s] = -1
         return s
 
     def clear(self):
         self.key = None
+        self.pos_scan = NULL
+
+    cdef uint64_t* skip_bits(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
+                             const int32_t* log, int64_t seq, int64_t mask) noexcept nogil:
+        """The slot's skip bits for a cycle over the whole table's scan (n rows), brought up to
+        the table's change_seq `seq`: the bits of rows changed since the slot's last cycle
+        cleared (all of them when the log no longer holds those changes)."""
+        cdef Py_ssize_t i, p
+        cdef int64_t k, since = self.synced[slot]
+        cdef uint64_t* bits = &self.skip[slot, 0]
+        if self.pos_scan != scan:          # a new scan order (it comes with a new key)
+            for i in range(n):
+                self.pos_of[scan[i]] = <int32_t>i
+            self.pos_scan = scan
+            for i in range(self.n_slots):
+                self.synced[i] = -1
+            since = -1
+        if since < 0 or seq - since > mask + 1:
+            memset(bits, 0, self.skip.shape[1] * sizeof(uint64_t))
+        else:
+            for k in range(since, seq):
+                p = self.pos_of[log[k & mask]]
+                bits[p >> 6] &= ~((<uint64_t>1) << (p & 63))
+        self.synced[slot] = seq
+        return bits
 
     cdef EqRow* view(self, Py_ssize_t slot) noexcept:
         return <EqRow*>&self.entries[slot, 0, 0]

@@ -38,10 +38,11 @@ cdef class NodeKernel:
     # the arrays behind `t` (kept alive here)
     cdef object _arrays
     # per-cycle outputs
-    cdef public int8_t[::1] st_code, st_plugin
-    cdef public int64_t[::1] st_detail
+    cdef int8_t[::1] _st_code, _st_plugin           # (properties st_code, ...: filled on read)
+    cdef int64_t[::1] _st_detail
     cdef public int32_t[::1] feasible
-    cdef public int64_t[:, ::1] raw_scores, scores
+    cdef int64_t[:, ::1] _raw_scores
+    cdef public int64_t[:, ::1] scores
     cdef public int64_t[::1] totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
@@ -71,6 +72,15 @@ cdef class NodeKernel:
     cdef ks_pool pool
     cdef int pool_state      # 0 not started, 1 running, -1 failed to start
 
+    # a cycle through the equivalence cache: its statuses, copied from its slot when read
+    cdef Py_ssize_t fill_slot, fill_start, fill_processed, fill_nf
+    cdef int64_t fill_version
+    cdef object fill_scan
+    cdef int fill_used
+
+    cdef int _fill_statuses(self) except -1
+    cdef void _pending_fill(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t processed,
+                            Py_ssize_t nf, Cycle* y) noexcept
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1

@@ -16,7 +16,7 @@ import numpy as np
 
 from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport begin_cycle
-from .equivalence cimport EqRow, EquivalenceCache
+from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
 from .copies cimport Copies, copy_position, select_copy
 from .scan cimport Buffers, compact_feasible, eval_range, eval_range_cached, score_row
 from .filters cimport filter_node
@@ -27,7 +27,7 @@ from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE
 from .pod cimport load_pod
 from .scores cimport (balanced_score, fit_score, image_score, inter_pod_score,
                       node_affinity_score, taint_score)
-from .table cimport bind_table
+from .table cimport bind_table, touch_row
 from .views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
@@ -60,13 +60,16 @@ cdef class NodeKernel:
         # keep the arrays alive as long as the raw pointers are used
         self._arrays = bind_table(&self.t, table)
         cap = self.t.n_rows
+        if self.fill_slot >= 0 and self.cap == cap:
+            self._fill_statuses()       # the last cycle's, before the entries go
+        self.fill_slot = -1
         if self.cap != cap:
             self.cap = cap
-            self.st_code = np.zeros(cap, np.int8)
-            self.st_plugin = np.zeros(cap, np.int8)
-            self.st_detail = np.zeros(cap, np.int64)
+            self._st_code = np.zeros(cap, np.int8)
+            self._st_plugin = np.zeros(cap, np.int8)
+            self._st_detail = np.zeros(cap, np.int64)
             self.feasible = np.zeros(cap, np.int32)
-            self.raw_scores = np.zeros((N_SCORES, cap), np.int64)
+            self._raw_scores = np.zeros((N_SCORES, cap), np.int64)
             self.scores = np.zeros((N_SCORES, cap), np.int64)
             self.totals = np.zeros(cap, np.int64)
             self.feas_pos = np.zeros(cap, np.int32)
@@ -76,9 +79,9 @@ cdef class NodeKernel:
             self.equivalence.clear()         # the table's arrays were reallocated
         b = &self.b
         b.cap = cap
-        b.st_code, b.st_plugin, b.st_detail = &self.st_code[0], &self.st_plugin[0], &self.st_detail[0]
+        b.st_code, b.st_plugin, b.st_detail = &self._st_code[0], &self._st_plugin[0], &self._st_detail[0]
         b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
-        b.raw = &self.raw_scores[0, 0]
+        b.raw = &self._raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
         self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
@@ -87,6 +90,7 @@ cdef class NodeKernel:
         self.score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
+        self.fill_slot = -1
         self.spread = SpreadState()
         self.inter_pod = InterPodState()
         self.volumes = VolumeStatus()
@@ -104,6 +108,60 @@ cdef class NodeKernel:
 
     def __dealloc__(self):
         ks_pool_stop(&self.pool)
+
+    # ---- the last cycle's per-node statuses and raw scores (filled on first read) ----
+    @property
+    def st_code(self):
+        """Per row: the last cycle's Filter code (rows it examined)."""
+        self._fill_statuses()
+        return self._st_code
+
+    @property
+    def st_plugin(self):
+        self._fill_statuses()
+        return self._st_plugin
+
+    @property
+    def st_detail(self):
+        self._fill_statuses()
+        return self._st_detail
+
+    @property
+    def raw_scores(self):
+        """[score, j]: the raw scores of the last cycle's j-th feasible node."""
+        self._fill_statuses()
+        return self._raw_scores
+
+    cdef int _fill_statuses(self) except -1:
+        """A cycle through the equivalence cache wrote neither statuses nor the raw scores
+        _select does not read: they are copied from its slot's entries, once, when read."""
+        if self.fill_slot < 0:
+            return 0
+        if self.equivalence.version != self.fill_version:
+            raise RuntimeError("the kernel's statuses were read after another cycle took its cache slot")
+        cdef EqRow* entries = self.equivalence.view(self.fill_slot)
+        cdef EqRow* e
+        cdef const int32_t[::1] scan = self.fill_scan
+        cdef Py_ssize_t n = scan.shape[0], i, j, s, row, pos = self.fill_start, cap = self.cap
+        cdef int8_t* code = &self._st_code[0]
+        cdef int64_t* raw = &self._raw_scores[0, 0]
+        for i in range(self.fill_processed):
+            row = scan[pos]
+            pos += 1
+            if pos == n:
+                pos = 0
+            e = entries + row
+            code[row] = e.code
+            if e.code != C_SUCCESS:
+                self._st_plugin[row] = e.plugin
+                self._st_detail[row] = e.total
+        for j in range(self.fill_nf):
+            e = entries + self.feasible[j]
+            for s in range(N_ROW_SCORES):
+                if self.fill_used & (1 << s):
+                    raw[s * cap + j] = e.raw[s]
+        self.fill_slot = -1
+        return 0
 
     cdef bint _start_pool(self) noexcept:
         """Starts the helper thread once; False if it cannot run (then scans stay sequential)."""
@@ -165,7 +223,7 @@ cdef class NodeKernel:
         t.nonzero[row * 2] += cp.usage_nz_cpu
         t.nonzero[row * 2 + 1] += cp.usage_nz_mem
         t.pod_count[row] += 1
-        t.generation[row] += 1
+        touch_row(t, row)
         return t.n_images[row] > 0
 
     cdef void _load_config(self, Config* c) noexcept:
@@ -220,11 +278,16 @@ cdef class NodeKernel:
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
         cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
         # an entry keeps the scores of node-local cycles (never InterPodAffinity's)
-        cdef bint cached = eq_slot >= 0 and not y.use[S_INTER_POD_AFFINITY]
+        cdef bint cached = eq_slot >= 0 and not y.use[S_INTER_POD_AFFINITY] and n == n_all_nodes
         cdef bint parallel = not cached and self.threads > 1 and self._start_pool()
         cdef Round r
         cdef EqRow* entries = self.equivalence.view(eq_slot) if cached else NULL
+        cdef uint64_t* skip = NULL
         cdef Buffers* b = &self.b
+        self.fill_slot = -1             # the buffers are this cycle's from here
+        if cached:
+            skip = self.equivalence.skip_bits(eq_slot, &scan[0], n, self.t.change_log, self.t.change_seq[0],
+                                              self.t.log_mask)
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
             return -1, 0, 0
@@ -241,8 +304,8 @@ cdef class NodeKernel:
                 if size > n - processed:
                     size = n - processed
                 if cached:
-                    got = eval_range_cached(&self.t, &p, &c, &y, b, entries, r.scan, n, (pos + processed) % n,
-                                            size, processed, nf, need)
+                    got = eval_range_cached(&self.t, &p, &c, &y, b, entries, skip, r.scan, n,
+                                            (pos + processed) % n, size, processed, nf, need)
                 elif not parallel or size < PARALLEL_MIN_NODES:
                     got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
                                       processed, nf, need)
@@ -264,6 +327,11 @@ cdef class NodeKernel:
                     processed = b.feas_pos[nf - 1] + 1
                 else:
                     processed += size
+        if cached:
+            self._pending_fill(eq_slot, scan, pos, processed, nf, &y)
+            if nf == 0:
+                self._fill_statuses()
+        with nogil:
             if nf == 0:
                 self._histogram(r.scan, n, pos, processed)
             elif nf == 1:
@@ -271,6 +339,18 @@ cdef class NodeKernel:
             else:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
+
+    cdef void _pending_fill(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t processed,
+                            Py_ssize_t nf, Cycle* y) noexcept:
+        """What _fill_statuses copies if the cycle's statuses are read: its scan range and
+        feasible nodes, the raw scores its pass keeps (the used ones that are not 0 everywhere)."""
+        cdef int s
+        self.fill_slot, self.fill_version = slot, self.equivalence.version
+        self.fill_scan, self.fill_start, self.fill_processed, self.fill_nf = scan, start, processed, nf
+        self.fill_used = 0
+        for s in range(N_ROW_SCORES):
+            if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
+                self.fill_used |= 1 << s
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
                    int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen, Py_ssize_t eq_slot,
@@ -298,6 +378,7 @@ cdef class NodeKernel:
         cdef Table* t = &self.t
         cdef Py_ssize_t n = scan.shape[0]
         cdef Py_ssize_t k, i, nf, best, m = chosen.shape[0], placed = 0
+        self.fill_slot = -1             # the call reuses the cycle buffers
         if n == 0 or n != n_all_nodes:
             return 0, start
         load_pod(cp, &p)
@@ -338,7 +419,7 @@ cdef class NodeKernel:
                 t.nonzero[best * 2] += nz_cpu
                 t.nonzero[best * 2 + 1] += nz_mem
                 t.pod_count[best] += 1
-                t.generation[best] += 1
+                touch_row(t, best)
                 for i in range(t.n_images[best]):
                     t.image_nn[best * t.image_w + i] = <int32_t>t.image_count[t.images[best * t.image_w + i]]
                 copy_position(&r, best, r.best_pos, True)      # the one row that changed
@@ -356,16 +437,16 @@ cdef class NodeKernel:
         self.hist_fit[:] = 0
         for i in range(processed):
             row = scan[(pos + i) % n]
-            if self.st_code[row] == C_SUCCESS:
+            if self._st_code[row] == C_SUCCESS:
                 continue
-            plugin = self.st_plugin[row]
+            plugin = self._st_plugin[row]
             self.hist_plugin[plugin] += 1
             if plugin == F_TAINT_TOLERATION:
-                self.hist_taint[self.st_detail[row]] += 1
+                self.hist_taint[self._st_detail[row]] += 1
             elif plugin != F_NODE_RESOURCES_FIT:
-                self.hist_detail[plugin, self.st_detail[row] & 15] += 1
+                self.hist_detail[plugin, self._st_detail[row] & 15] += 1
             else:
-                bits = <uint64_t>self.st_detail[row]
+                bits = <uint64_t>self._st_detail[row]
                 while bits:                      # the set bits only: the missing resources
                     self.hist_fit[__builtin_ctzll(bits)] += 1
                     bits &= bits - 1
@@ -384,7 +465,7 @@ cdef class NodeKernel:
         cdef int64_t max_taint = 0, max_affinity = 0
         cdef bint extra
         cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
-        cdef int64_t* raw = &self.raw_scores[0, 0]
+        cdef int64_t* raw = &self._raw_scores[0, 0]
         cdef int64_t* norm = &self.scores[0, 0]
         cdef int32_t* feasible = &self.feasible[0]
         cdef int64_t* totals = &self.totals[0]

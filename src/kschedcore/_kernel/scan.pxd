@@ -1,7 +1,8 @@
 # The pass over scan positions (sequential, per chunk, or through the equivalence cache),
 # inlined into node_kernel's run(): cdef inline, so that the hot loop makes no cross-module call.
-from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
+from .arith cimport __builtin_ctzll
 from .cycle cimport Config, Cycle
 from .equivalence cimport N_ROW_SCORES, EqRow
 from .filters cimport filter_node
@@ -73,35 +74,45 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
 
 
 cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b, EqRow* entries,
-                                         const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
-                                         Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+                                         uint64_t* skip, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                                         Py_ssize_t count, Py_ssize_t offset, Py_ssize_t out,
+                                         Py_ssize_t limit) noexcept nogil:
     """eval_range for a node-local cycle, through its template's slot (one EqRow per row): a
     row whose generation is the one its entry was made at gets the entry's verdict and raw
-    scores; the others are filtered and scored, and their entries written. The cycle must not
-    use InterPodAffinity's score (an entry keeps the first N_ROW_SCORES scores). (Pointers in
-    locals: see NodeKernel._select.)"""
-    cdef Py_ssize_t i, row, j, s, f = 0, cap = b.cap, n_used = 0
+    scores; the others are filtered and scored, and their entries written. Positions whose
+    skip bit is set (their entry rejects: EquivalenceCache.skip_bits) are passed over 64 at a
+    time. Writes no per-node status and only the raw scores _select normalises (the kernel
+    fills the rest from the entries if they are read: NodeKernel.fill_statuses). The cycle
+    must not use InterPodAffinity's score (an entry keeps the first N_ROW_SCORES scores).
+    (Pointers in locals: see NodeKernel._select.)"""
+    cdef Py_ssize_t i = 0, row, j, f = 0, cap = b.cap, run
     cdef int code, plugin = 0
     cdef int64_t detail, g
-    cdef int64_t* raw = b.raw
-    cdef int8_t* st_code = b.st_code
+    cdef uint64_t w
     cdef int32_t* feasible = b.feasible
     cdef int32_t* feas_pos = b.feas_pos
     cdef int64_t* totals = b.totals
+    cdef int64_t* raw_taint = b.raw + S_TAINT_TOLERATION * cap
+    cdef int64_t* raw_affinity = b.raw + S_NODE_AFFINITY * cap
+    cdef bint taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+    cdef bint use_affinity = y.use[S_NODE_AFFINITY]
     cdef const int64_t* generation = t.generation
     cdef EqRow* e
-    cdef Py_ssize_t used[N_ROW_SCORES]
-    for s in range(N_ROW_SCORES):       # the scores score_row writes
-        if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
-            used[n_used] = s
-            n_used += 1
-    for i in range(count):
-        if f >= limit:
-            break
+    while i < count and f < limit:
+        w = skip[pos >> 6] >> (pos & 63)
+        if w & 1:
+            # the run of known rejections from here (within this word of bits)
+            run = 64 - (pos & 63) if ~w == 0 else __builtin_ctzll(~w)
+            if run > count - i:
+                run = count - i
+            if run > n - pos:
+                run = n - pos
+            i += run
+            pos += run
+            if pos == n:
+                pos = 0
+            continue
         row = scan[pos]
-        pos += 1
-        if pos == n:
-            pos = 0
         g = generation[row]
         e = entries + row
         if e.gen != g:
@@ -113,20 +124,22 @@ cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle*
                 e.total = detail
             else:
                 e.total = score_row(t, p, c, y, row, &e.raw[0], 1)
+        if e.code != C_SUCCESS:
+            skip[pos >> 6] |= (<uint64_t>1) << (pos & 63)
         else:
-            code = e.code
-        st_code[row] = code
-        if code != C_SUCCESS:
-            b.st_plugin[row] = e.plugin
-            b.st_detail[row] = e.total
-            continue
-        j = out + f
-        f += 1
-        feasible[j] = row
-        feas_pos[j] = offset + i
-        totals[j] = e.total
-        for s in range(n_used):
-            raw[used[s] * cap + j] = e.raw[used[s]]
+            j = out + f
+            f += 1
+            feasible[j] = <int32_t>row
+            feas_pos[j] = <int32_t>(offset + i)
+            totals[j] = e.total
+            if taint_raw:
+                raw_taint[j] = e.raw[S_TAINT_TOLERATION]
+            if use_affinity:
+                raw_affinity[j] = e.raw[S_NODE_AFFINITY]
+        i += 1
+        pos += 1
+        if pos == n:
+            pos = 0
     return f
 
 

@@ -39,6 +39,18 @@ cdef struct Table:
     Py_ssize_t dom_stride
     int64_t* value_int
     uint8_t* value_is_int
+    # the rows whose generation was bumped, in order: row of change k at change_log[k & log_mask];
+    # change_seq[0] changes so far (NodeTable.changed; the equivalence cache replays them)
+    int32_t* change_log
+    int64_t* change_seq
+    int64_t log_mask
 
 
 cdef tuple bind_table(Table* t, table)
+
+
+cdef inline void touch_row(Table* t, Py_ssize_t row) noexcept nogil:
+    """A row changed: its generation bumped, the change logged (NodeTable.changed in C)."""
+    t.generation[row] += 1
+    t.change_log[t.change_seq[0] & t.log_mask] = <int32_t>row
+    t.change_seq[0] += 1

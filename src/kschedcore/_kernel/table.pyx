@@ -17,10 +17,13 @@ cdef tuple bind_table(Table* t, table):
     cdef int64_t[::1] image_size = table.image_size, value_int = table.value_int
     cdef int64_t[::1] image_count = table.image_count
     cdef int64_t[:, ::1] domains = table.domains
+    cdef int32_t[::1] change_log = table.change_log
+    cdef int64_t[::1] change_seq = table.change_seq
     arrays = (table.domains, table.image_count, table.generation, table.inv_alloc, table.alloc, table.requested, table.nonzero, table.pod_count, table.allowed_pods,
               table.order_key, table.unschedulable, table.value_is_int, table.labels,
               table.taints, table.images, table.image_nn, table.n_taints, table.n_ports,
-              table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int)
+              table.n_images, table.taint_effect, table.ports, table.image_size, table.value_int,
+              table.change_log, table.change_seq)
     t.n_res, t.n_keys = alloc.shape[1], labels.shape[1]
     t.taint_w, t.port_w, t.image_w = taints.shape[1], ports.shape[1], images.shape[1]
     t.alloc, t.requested, t.nonzero = &alloc[0, 0], &requested[0, 0], &nonzero[0, 0]
@@ -34,6 +37,8 @@ cdef tuple bind_table(Table* t, table):
     t.image_size, t.value_int, t.value_is_int = &image_size[0], &value_int[0], &is_int[0]
     t.image_count = &image_count[0]
     t.domains, t.dom_stride = &domains[0, 0], domains.shape[1]
+    t.change_log, t.change_seq, t.log_mask = &change_log[0], &change_seq[0], change_log.shape[0] - 1
+    assert change_log.shape[0] & (change_log.shape[0] - 1) == 0, "the change log's length is a power of 2"
     t.n_rows = alloc.shape[0]
     return arrays
 

@@ -165,9 +165,14 @@ class Framework:
         such a pod may then be scheduled by NodeKernel.run_copies."""
         if self.custom.any or self._armed or cp.prefilter_node_names is not None or not _plain_pod(pod, cp):
             return False
-        if any(getattr(pod, f) for f, _ in self.pod_dynamic):
-            return False
-        return not any(p.applies(pod, self.cache) for p in self.cluster_dynamic)
+        for f, _ in self.pod_dynamic:       # (loops, not any(): asked once per copy of a batch)
+            if getattr(pod, f):
+                return False
+        cache = self.cache
+        for p in self.cluster_dynamic:
+            if p.applies(pod, cache):
+                return False
+        return True
 
     # ---- PreFilter ------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, cycle) -> None:

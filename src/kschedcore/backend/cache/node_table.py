@@ -17,6 +17,9 @@ from .interning import Interner
 EFFECTS = {"NoSchedule": 0, "PreferNoSchedule": 1, "NoExecute": 2}
 PROTOCOL_IDS = {"TCP": 0, "UDP": 1, "SCTP": 2}
 NAME_KEY = "metadata.name"   # pseudo label column 0: the node's name, for matchFields
+#: rows changed that the equivalence cache can replay from the log (a slot further behind
+#: forgets which rows it may skip, nothing else)
+CHANGE_LOG_LENGTH = 1 << 16
 MAX_RESOURCES = 63           # bit 63 of a NodeResourcesFit status is "Too many pods"
 
 
@@ -94,6 +97,9 @@ class NodeTable:
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
+        # every generation bump, in order (a ring): what the equivalence cache replays
+        self.change_log = np.zeros(CHANGE_LOG_LENGTH, np.int32)
+        self.change_seq = np.zeros(1, np.int64)
         #: bumped by every change to rows that does not bump their generations (nominated pods
         #: counted for a cycle, a fork's revert): caches of rows by generation key on it too
         self.epoch = 0
@@ -275,13 +281,13 @@ class NodeTable:
         self.allowed_pods[row] = 0
         self.n_taints[row] = 0
         self.labels[row] = -1
-        self.generation[row] += 1
+        self.changed(row)
         return row
 
     def _set_node_facts(self, row: int, node):
         self.node_version += 1
         self.nodes[row] = node
-        self.generation[row] += 1
+        self.changed(row)
         self.zone_of[row] = zone_key(node.labels)
         cols = [(self.resource_col(name), amount) for name, amount in node.allocatable.items()
                 if res.counts(name)]
@@ -343,11 +349,18 @@ class NodeTable:
         self.stale_images.clear()
 
     # ---- pods on nodes ----------------------------------------------------------------------
+    def changed(self, row: int):
+        """The row's generation bumped and the change logged (touch_row in _kernel/table.pxd)."""
+        self.generation[row] += 1
+        seq = int(self.change_seq[0])
+        self.change_log[seq & (CHANGE_LOG_LENGTH - 1)] = row
+        self.change_seq[0] = seq + 1
+
     def touch(self, row: int):
         """A pod was added to or removed from the row."""
         if self.journal is not None:
             self.journal.save_row(self, row)
-        self.generation[row] += 1
+        self.changed(row)
         if self.n_images[row]:
             self.stale_images.add(row)
 
