@@ -17,6 +17,17 @@ cdef struct EqRow:
     int8_t plugin
 
 
+# A slot's per-position columns, as raw pointers (EquivalenceCache.columns).
+cdef struct Columns:
+    EqRow* entries
+    uint64_t* valid
+    uint64_t* ok
+    int64_t* total
+    int64_t* raw_taint
+    int64_t* raw_affinity
+    int64_t* seen
+
+
 cdef class EquivalenceCache:
     cdef readonly Py_ssize_t rows, n_slots
     cdef int64_t[:, :, ::1] entries     # [slot, row, 8 int64 words]: EqRow records
@@ -26,15 +37,19 @@ cdef class EquivalenceCache:
     cdef int64_t tick
     cdef object key             # the table state every entry was made under
     cdef readonly int64_t hits, misses
-    # per slot, the scan positions whose row is known to fail at its current generation (bit
-    # set: the entry is current and rejects), and the table's change_seq replayed into it
-    # (-1: none yet); pos_of[row]: the row's position in the scan they index
-    cdef uint64_t[:, ::1] skip
+    # per slot and scan position (the whole table's scan): `valid` bit -- the columns below
+    # hold the row's verdict at its current generation; `ok` bit -- it passes; the partial
+    # total and the raw TaintToleration / NodeAffinity scores of a passing row. synced: the
+    # table's change_seq replayed into the valid bits (-1: none yet); pos_of[row]: its position
+    cdef uint64_t[:, ::1] valid, ok
+    cdef int64_t[:, ::1] total
+    cdef int64_t[:, ::1] raw_taint, raw_affinity
+    cdef int64_t[:, ::1] seen           # [slot, 2]: a raw TaintToleration / NodeAffinity score > 0 was taken
     cdef int64_t[::1] synced
     cdef int32_t[::1] pos_of
     cdef const int32_t* pos_scan       # the scan pos_of was made from (NULL: none)
     cdef readonly int64_t version      # bumped by every slot() call
 
     cdef EqRow* view(self, Py_ssize_t slot) noexcept
-    cdef uint64_t* skip_bits(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
-                             const int32_t* log, int64_t seq, int64_t mask) noexcept nogil
+    cdef Columns columns(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
+                         const int32_t* log, int64_t seq, int64_t mask) noexcept nogil

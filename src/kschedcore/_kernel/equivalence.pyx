@@ -12,12 +12,14 @@ uncached pass (kube-scheduler's old equivalence cache, done exactly; tests compa
 
 Slots are per template, least recently used first out; their number is capped by memory.
 
-A slot also keeps one bit per scan position: the row there rejects the template at its current
-generation. A cycle skips those positions 64 at a time (a sparse template -- a node selector,
-GPUs -- reads the few rows it may fit on, not all of them) and writes no per-node status: the
-kernel fills statuses from the entries when they are read (NodeKernel.st_code). The table logs
-every generation bump (NodeTable.changed, touch_row); before its cycle a slot replays the changes
-since its last one and clears their bits, or all of its bits if the log has moved on.
+A slot also keeps per-position columns over the whole table's scan: a `valid` bit (the row's
+verdict at its current generation is in the columns), an `ok` bit (it passes), its partial total
+and the raw scores that selectHost normalises. A cycle (_kernel/dense.pxd) counts feasible
+positions 64 at a time and evaluates only positions that are not valid; it writes no per-node
+status: the kernel fills statuses and the feasible list from the entries when they are read
+(NodeKernel.st_code and friends). The table logs every generation bump (NodeTable.changed,
+touch_row); before its cycle a slot replays the changes since its last one and clears their
+valid bits, or all of them if the log has moved on.
 """
 from libc.string cimport memset
 import numpy as np
@@ -25,6 +27,8 @@ import numpy as np
 #: bytes per row and slot (an EqRow)
 ROW_BYTES = sizeof(EqRow)
 assert ROW_BYTES == 64
+#: bytes per row and slot of the per-position columns (total, two raw scores, two bits)
+COLUMN_BYTES = 8 + 8 + 8 + 1
 #: the most slots, and the memory they may take together
 MAX_SLOTS = 64
 BUDGET_BYTES = 512 << 20
@@ -39,7 +43,7 @@ cdef class EquivalenceCache:
 
     def resize(self, Py_ssize_t rows):
         """Sized for a node table of `rows` rows (its capacity); every entry goes."""
-        cdef Py_ssize_t n = max(1, min(MAX_SLOTS, BUDGET_BYTES // max(1, rows * ROW_BYTES)))
+        cdef Py_ssize_t n = max(1, min(MAX_SLOTS, BUDGET_BYTES // max(1, rows * (ROW_BYTES + COLUMN_BYTES))))
         self.rows, self.n_slots = rows, n
         # zeroed pages are mapped as they are first written (a slot's generations are reset
         # when a template takes it)
@@ -53,7 +57,12 @@ cdef class EquivalenceCache:
         self.owner = [None] * n
         self.slot_of = {}
         self.key = None
-        self.skip = np.zeros((n, rows // 64 + 1), np.uint64)
+        self.valid = np.zeros((n, rows // 64 + 1), np.uint64)
+        self.ok = np.zeros((n, rows // 64 + 1), np.uint64)
+        self.total = np.zeros((n, max(rows, 1)), np.int64)
+        self.raw_taint = np.zeros((n, max(rows, 1)), np.int64)
+        self.raw_affinity = np.zeros((n, max(rows, 1)), np.int64)
+        self.seen = np.zeros((n, 2), np.int64)
         self.synced = np.full(n, -1, np.int64)
         self.pos_of = np.zeros(max(rows, 1), np.int32)
         self.pos_scan = NULL
@@ -84,20 +93,26 @@ cdef class EquivalenceCache:
         self.last_use[s] = self.tick
         self.entries[s, :, 0] = -1         # EqRow.gen, the record's first word
         self.synced[s] = -1
+        self.seen[s, 0] = self.seen[s, 1] = 0
         return s
 
     def clear(self):
         self.key = None
         self.pos_scan = NULL
 
-    cdef uint64_t* skip_bits(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
-                             const int32_t* log, int64_t seq, int64_t mask) noexcept nogil:
-        """The slot's skip bits for a cycle over the whole table's scan (n rows), brought up to
-        the table's change_seq `seq`: the bits of rows changed since the slot's last cycle
-        cleared (all of them when the log no longer holds those changes)."""
+    cdef Columns columns(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
+                         const int32_t* log, int64_t seq, int64_t mask) noexcept nogil:
+        """The slot's columns for a cycle over the whole table's scan (n rows), brought up to
+        the table's change_seq `seq`: the valid bits of rows changed since the slot's last
+        cycle cleared (all of them when the log no longer holds those changes)."""
         cdef Py_ssize_t i, p
         cdef int64_t k, since = self.synced[slot]
-        cdef uint64_t* bits = &self.skip[slot, 0]
+        cdef Columns c
+        c.entries = <EqRow*>&self.entries[slot, 0, 0]
+        c.valid, c.ok = &self.valid[slot, 0], &self.ok[slot, 0]
+        c.total = &self.total[slot, 0]
+        c.raw_taint, c.raw_affinity = &self.raw_taint[slot, 0], &self.raw_affinity[slot, 0]
+        c.seen = &self.seen[slot, 0]
         if self.pos_scan != scan:          # a new scan order (it comes with a new key)
             for i in range(n):
                 self.pos_of[scan[i]] = <int32_t>i
@@ -106,13 +121,13 @@ cdef class EquivalenceCache:
                 self.synced[i] = -1
             since = -1
         if since < 0 or seq - since > mask + 1:
-            memset(bits, 0, self.skip.shape[1] * sizeof(uint64_t))
+            memset(c.valid, 0, self.valid.shape[1] * sizeof(uint64_t))
         else:
             for k in range(since, seq):
                 p = self.pos_of[log[k & mask]]
-                bits[p >> 6] &= ~((<uint64_t>1) << (p & 63))
+                c.valid[p >> 6] &= ~((<uint64_t>1) << (p & 63))
         self.synced[slot] = seq
-        return bits
+        return c
 
     cdef EqRow* view(self, Py_ssize_t slot) noexcept:
         return <EqRow*>&self.entries[slot, 0, 0]

@@ -40,13 +40,13 @@ cdef class NodeKernel:
     # per-cycle outputs
     cdef int8_t[::1] _st_code, _st_plugin           # (properties st_code, ...: filled on read)
     cdef int64_t[::1] _st_detail
-    cdef public int32_t[::1] feasible
+    cdef int32_t[::1] _feasible     # (feasible, totals, scores, score_ran/zero, raw_scores: properties)
     cdef int64_t[:, ::1] _raw_scores
-    cdef public int64_t[:, ::1] scores
-    cdef public int64_t[::1] totals
+    cdef int64_t[:, ::1] _scores
+    cdef int64_t[::1] _totals
     cdef public int64_t[::1] hist_plugin, hist_taint, hist_fit
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
-    cdef public uint8_t[::1] score_ran, score_zero
+    cdef uint8_t[::1] _score_ran, _score_zero
     # the plugins' cycle state, set from PreFilter / PreScore (the PodView points into it)
     cdef readonly SpreadState spread
     cdef readonly InterPodState inter_pod
@@ -76,11 +76,12 @@ cdef class NodeKernel:
     cdef Py_ssize_t fill_slot, fill_start, fill_processed, fill_nf
     cdef int64_t fill_version
     cdef object fill_scan
-    cdef int fill_used
+    cdef Config fill_config
+    cdef Cycle fill_cycle
 
     cdef int _fill_statuses(self) except -1
-    cdef void _pending_fill(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t processed,
-                            Py_ssize_t nf, Cycle* y) noexcept
+    cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
+                          Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot)
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1

@@ -18,7 +18,8 @@ from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
 from .copies cimport Copies, copy_position, select_copy
-from .scan cimport Buffers, compact_feasible, eval_range, eval_range_cached, score_row
+from .dense cimport Dense, dense_select, dense_walk
+from .scan cimport Buffers, compact_feasible, eval_range, score_row
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
                    N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_BALANCED_ALLOCATION, S_CUSTOM_0,
@@ -68,10 +69,10 @@ cdef class NodeKernel:
             self._st_code = np.zeros(cap, np.int8)
             self._st_plugin = np.zeros(cap, np.int8)
             self._st_detail = np.zeros(cap, np.int64)
-            self.feasible = np.zeros(cap, np.int32)
+            self._feasible = np.zeros(cap, np.int32)
             self._raw_scores = np.zeros((N_SCORES, cap), np.int64)
-            self.scores = np.zeros((N_SCORES, cap), np.int64)
-            self.totals = np.zeros(cap, np.int64)
+            self._scores = np.zeros((N_SCORES, cap), np.int64)
+            self._totals = np.zeros(cap, np.int64)
             self.feas_pos = np.zeros(cap, np.int32)
             self.chunk_counts = np.zeros(cap // CHUNK_NODES + 2, np.intp)
             self.equivalence.resize(cap)
@@ -80,14 +81,14 @@ cdef class NodeKernel:
         b = &self.b
         b.cap = cap
         b.st_code, b.st_plugin, b.st_detail = &self._st_code[0], &self._st_plugin[0], &self._st_detail[0]
-        b.feasible, b.feas_pos, b.totals = &self.feasible[0], &self.feas_pos[0], &self.totals[0]
+        b.feasible, b.feas_pos, b.totals = &self._feasible[0], &self.feas_pos[0], &self._totals[0]
         b.raw = &self._raw_scores[0, 0]
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
         self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
         self.hist_fit = np.zeros(64, np.int64)
-        self.score_ran = np.zeros(N_SCORES, np.uint8)
-        self.score_zero = np.zeros(N_SCORES, np.uint8)
+        self._score_ran = np.zeros(N_SCORES, np.uint8)
+        self._score_zero = np.zeros(N_SCORES, np.uint8)
 
     def __cinit__(self):
         self.fill_slot = -1
@@ -127,14 +128,43 @@ cdef class NodeKernel:
         return self._st_detail
 
     @property
+    def feasible(self):
+        """The last cycle's feasible rows, in scan order."""
+        self._fill_statuses()
+        return self._feasible
+
+    @property
+    def totals(self):
+        self._fill_statuses()
+        return self._totals
+
+    @property
+    def scores(self):
+        """[score, j]: normalised scores of the j-th feasible node (normalised plugins only)."""
+        self._fill_statuses()
+        return self._scores
+
+    @property
+    def score_ran(self):
+        self._fill_statuses()
+        return self._score_ran
+
+    @property
+    def score_zero(self):
+        self._fill_statuses()
+        return self._score_zero
+
+    @property
     def raw_scores(self):
         """[score, j]: the raw scores of the last cycle's j-th feasible node."""
         self._fill_statuses()
         return self._raw_scores
 
     cdef int _fill_statuses(self) except -1:
-        """A cycle through the equivalence cache wrote neither statuses nor the raw scores
-        _select does not read: they are copied from its slot's entries, once, when read."""
+        """A cycle through the equivalence cache's columns wrote no per-node status, feasible
+        list or scores: they are made from its slot's entries, once, when read -- as the pass
+        over the rows would have left them (NormalizeScore and the totals by _select, its draw
+        undone)."""
         if self.fill_slot < 0:
             return 0
         if self.equivalence.version != self.fill_version:
@@ -142,9 +172,12 @@ cdef class NodeKernel:
         cdef EqRow* entries = self.equivalence.view(self.fill_slot)
         cdef EqRow* e
         cdef const int32_t[::1] scan = self.fill_scan
-        cdef Py_ssize_t n = scan.shape[0], i, j, s, row, pos = self.fill_start, cap = self.cap
+        cdef Py_ssize_t n = scan.shape[0], i, s, row, f = 0, pos = self.fill_start, cap = self.cap
         cdef int8_t* code = &self._st_code[0]
         cdef int64_t* raw = &self._raw_scores[0, 0]
+        cdef uint64_t rng = self.rng_state
+        cdef Cycle* y = &self.fill_cycle
+        self.fill_slot = -1
         for i in range(self.fill_processed):
             row = scan[pos]
             pos += 1
@@ -155,12 +188,15 @@ cdef class NodeKernel:
             if e.code != C_SUCCESS:
                 self._st_plugin[row] = e.plugin
                 self._st_detail[row] = e.total
-        for j in range(self.fill_nf):
-            e = entries + self.feasible[j]
-            for s in range(N_ROW_SCORES):
-                if self.fill_used & (1 << s):
-                    raw[s * cap + j] = e.raw[s]
-        self.fill_slot = -1
+                continue
+            self._feasible[f], self.feas_pos[f], self._totals[f] = <int32_t>row, <int32_t>i, e.total
+            for s in range(N_ROW_SCORES):     # the scores a pass writes (not 0 everywhere)
+                if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
+                    raw[s * cap + f] = e.raw[s]
+            f += 1
+        if f > 1:
+            self._select(&self.fill_config, &self.fill_cycle, f, False)
+            self.rng_state = rng
         return 0
 
     cdef bint _start_pool(self) noexcept:
@@ -279,18 +315,15 @@ cdef class NodeKernel:
         cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
         # an entry keeps the scores of node-local cycles (never InterPodAffinity's)
         cdef bint cached = eq_slot >= 0 and not y.use[S_INTER_POD_AFFINITY] and n == n_all_nodes
-        cdef bint parallel = not cached and self.threads > 1 and self._start_pool()
+        cdef bint parallel = self.threads > 1 and self._start_pool()
         cdef Round r
-        cdef EqRow* entries = self.equivalence.view(eq_slot) if cached else NULL
-        cdef uint64_t* skip = NULL
         cdef Buffers* b = &self.b
         self.fill_slot = -1             # the buffers are this cycle's from here
-        if cached:
-            skip = self.equivalence.skip_bits(eq_slot, &scan[0], n, self.t.change_log, self.t.change_seq[0],
-                                              self.t.log_mask)
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
             return -1, 0, 0
+        if cached and not (self.spread.n_score >= 0 or y.any_custom_score):
+            return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
         pos = start % n
         r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
         r.scan, r.n, r.chunk, r.counts = &scan[0], n, CHUNK_NODES, &self.chunk_counts[0]
@@ -303,10 +336,7 @@ cdef class NodeKernel:
                     size = 256
                 if size > n - processed:
                     size = n - processed
-                if cached:
-                    got = eval_range_cached(&self.t, &p, &c, &y, b, entries, skip, r.scan, n,
-                                            (pos + processed) % n, size, processed, nf, need)
-                elif not parallel or size < PARALLEL_MIN_NODES:
+                if not parallel or size < PARALLEL_MIN_NODES:
                     got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
                                       processed, nf, need)
                 else:
@@ -327,30 +357,36 @@ cdef class NodeKernel:
                     processed = b.feas_pos[nf - 1] + 1
                 else:
                     processed += size
-        if cached:
-            self._pending_fill(eq_slot, scan, pos, processed, nf, &y)
-            if nf == 0:
-                self._fill_statuses()
         with nogil:
             if nf == 0:
                 self._histogram(r.scan, n, pos, processed)
             elif nf == 1:
-                best = self.feasible[0]
+                best = self._feasible[0]
             else:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
 
-    cdef void _pending_fill(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t processed,
-                            Py_ssize_t nf, Cycle* y) noexcept:
-        """What _fill_statuses copies if the cycle's statuses are read: its scan range and
-        feasible nodes, the raw scores its pass keeps (the used ones that are not 0 everywhere)."""
-        cdef int s
+    cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
+                          Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot):
+        """run() for a node-local cycle, through its slot's columns (_kernel/dense.pxd). The
+        per-node statuses and the feasible list are made from the slot's entries if read."""
+        cdef Dense d
+        cdef Py_ssize_t n = scan.shape[0], best = -1
+        d.t, d.p, d.c, d.y, d.scan, d.n = &self.t, p, c, y, &scan[0], n
+        d.k = self.equivalence.columns(slot, &scan[0], n, self.t.change_log, self.t.change_seq[0], self.t.log_mask)
+        d.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+        d.use_affinity = y.use[S_NODE_AFFINITY]
+        with nogil:
+            dense_walk(&d, pos, num_to_find)
+            if d.nf > 0:
+                best = dense_select(&d, pos, tie_first, &self.rng_state)
         self.fill_slot, self.fill_version = slot, self.equivalence.version
-        self.fill_scan, self.fill_start, self.fill_processed, self.fill_nf = scan, start, processed, nf
-        self.fill_used = 0
-        for s in range(N_ROW_SCORES):
-            if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
-                self.fill_used |= 1 << s
+        self.fill_scan, self.fill_start, self.fill_processed, self.fill_nf = scan, pos, d.processed, d.nf
+        self.fill_config, self.fill_cycle = c[0], y[0]
+        if d.nf == 0:
+            self._fill_statuses()
+            self._histogram(&scan[0], n, pos, d.processed)
+        return best, d.nf, d.processed
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
                    int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen, Py_ssize_t eq_slot,
@@ -466,9 +502,9 @@ cdef class NodeKernel:
         cdef bint extra
         cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
         cdef int64_t* raw = &self._raw_scores[0, 0]
-        cdef int64_t* norm = &self.scores[0, 0]
-        cdef int32_t* feasible = &self.feasible[0]
-        cdef int64_t* totals = &self.totals[0]
+        cdef int64_t* norm = &self._scores[0, 0]
+        cdef int32_t* feasible = &self._feasible[0]
+        cdef int64_t* totals = &self._totals[0]
         cdef const int64_t* order_key = t.order_key
         cdef bint spread = self.spread.n_score >= 0
         cdef bint use_taint = y.use[S_TAINT_TOLERATION], use_affinity = y.use[S_NODE_AFFINITY]
@@ -481,12 +517,12 @@ cdef class NodeKernel:
         cdef int64_t* raw_ipa = raw + S_INTER_POD_AFFINITY * cap
         cdef uint64_t rng = self.rng_state, u
         for s in range(N_SCORES):
-            self.score_ran[s] = y.use[s]
-            self.score_zero[s] = y.use[s] and y.zero[s]
+            self._score_ran[s] = y.use[s]
+            self._score_zero[s] = y.use[s] and y.zero[s]
         if spread:
             self.spread.score(t, feasible, raw + S_POD_TOPOLOGY_SPREAD * cap,
                               norm + S_POD_TOPOLOGY_SPREAD * cap, nf)
-            self.score_ran[S_POD_TOPOLOGY_SPREAD] = True
+            self._score_ran[S_POD_TOPOLOGY_SPREAD] = True
         for s in range(N_CUSTOM):
             if y.use[S_CUSTOM_0 + s]:
                 self.custom.score(s, t, feasible, raw + (S_CUSTOM_0 + s) * cap,

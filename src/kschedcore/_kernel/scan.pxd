@@ -2,9 +2,7 @@
 # inlined into node_kernel's run(): cdef inline, so that the hot loop makes no cross-module call.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
-from .arith cimport __builtin_ctzll
 from .cycle cimport Config, Cycle
-from .equivalence cimport N_ROW_SCORES, EqRow
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
                    S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
@@ -70,76 +68,6 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
         b.feasible[j] = row
         b.feas_pos[j] = offset + i
         b.totals[j] = score_row(t, p, c, y, row, raw + j, cap)
-    return f
-
-
-cdef inline Py_ssize_t eval_range_cached(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b, EqRow* entries,
-                                         uint64_t* skip, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                                         Py_ssize_t count, Py_ssize_t offset, Py_ssize_t out,
-                                         Py_ssize_t limit) noexcept nogil:
-    """eval_range for a node-local cycle, through its template's slot (one EqRow per row): a
-    row whose generation is the one its entry was made at gets the entry's verdict and raw
-    scores; the others are filtered and scored, and their entries written. Positions whose
-    skip bit is set (their entry rejects: EquivalenceCache.skip_bits) are passed over 64 at a
-    time. Writes no per-node status and only the raw scores _select normalises (the kernel
-    fills the rest from the entries if they are read: NodeKernel.fill_statuses). The cycle
-    must not use InterPodAffinity's score (an entry keeps the first N_ROW_SCORES scores).
-    (Pointers in locals: see NodeKernel._select.)"""
-    cdef Py_ssize_t i = 0, row, j, f = 0, cap = b.cap, run
-    cdef int code, plugin = 0
-    cdef int64_t detail, g
-    cdef uint64_t w
-    cdef int32_t* feasible = b.feasible
-    cdef int32_t* feas_pos = b.feas_pos
-    cdef int64_t* totals = b.totals
-    cdef int64_t* raw_taint = b.raw + S_TAINT_TOLERATION * cap
-    cdef int64_t* raw_affinity = b.raw + S_NODE_AFFINITY * cap
-    cdef bint taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
-    cdef bint use_affinity = y.use[S_NODE_AFFINITY]
-    cdef const int64_t* generation = t.generation
-    cdef EqRow* e
-    while i < count and f < limit:
-        w = skip[pos >> 6] >> (pos & 63)
-        if w & 1:
-            # the run of known rejections from here (within this word of bits)
-            run = 64 - (pos & 63) if ~w == 0 else __builtin_ctzll(~w)
-            if run > count - i:
-                run = count - i
-            if run > n - pos:
-                run = n - pos
-            i += run
-            pos += run
-            if pos == n:
-                pos = 0
-            continue
-        row = scan[pos]
-        g = generation[row]
-        e = entries + row
-        if e.gen != g:
-            code = filter_node(t, p, y, row, &detail, &plugin)
-            e.gen = g
-            e.code = <int8_t>code
-            if code != C_SUCCESS:
-                e.plugin = <int8_t>plugin
-                e.total = detail
-            else:
-                e.total = score_row(t, p, c, y, row, &e.raw[0], 1)
-        if e.code != C_SUCCESS:
-            skip[pos >> 6] |= (<uint64_t>1) << (pos & 63)
-        else:
-            j = out + f
-            f += 1
-            feasible[j] = <int32_t>row
-            feas_pos[j] = <int32_t>(offset + i)
-            totals[j] = e.total
-            if taint_raw:
-                raw_taint[j] = e.raw[S_TAINT_TOLERATION]
-            if use_affinity:
-                raw_affinity[j] = e.raw[S_NODE_AFFINITY]
-        i += 1
-        pos += 1
-        if pos == n:
-            pos = 0
     return f
 
 
