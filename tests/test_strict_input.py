@@ -11,6 +11,8 @@ import yaml
 
 from kschedcore import __version__
 from kschedcore.cli import main
+from kschedcore.errors import ValidationError
+from kschedcore.objects.pod import parse_pod
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
@@ -180,3 +182,41 @@ def test_explain_pods_by_label_selector(tmp_path, capsys):
     assert error_of(capsys, "explain", cluster, "--pods", "app in web").startswith(
         '--pods: invalid selector "app in web": expected "(" after in')
     assert 'invalid selector "bad key"' in error_of(capsys, "explain", cluster, "--pods", "bad key")
+
+
+def _fields(pod):
+    from kschedcore.objects.pod import Pod
+    return {f: getattr(pod, f) for f in Pod.__slots__ if f not in ("compiled", "raw")}
+
+
+def test_pods_of_one_spec_are_read_as_each_alone():
+    """parse_pod reads a spec once per (namespace, spec, status) and shares the fields: every
+    pod of the parity workloads and of a generated cluster parses to the same fields as with
+    nothing remembered, names, labels and namespaces its own."""
+    import copy
+    from parity import PARITY_WORKLOADS, load
+    from kschedcore.objects import pod as pod_module
+    from kschedcore.sources.generator import generate
+    raws = [p for name in PARITY_WORKLOADS for key in ("pods", "pending") for p in load(name)[0].get(key, [])]
+    raws += generate(10, 500, seed=3).pending
+    # the same spec under other names and namespaces (pod affinity terms default to the pod's)
+    for i, raw in enumerate(list(raws[:200])):
+        twin = copy.deepcopy(raw)
+        twin["metadata"]["name"] = f"twin-{i}"
+        twin["metadata"]["namespace"] = "other"
+        raws.append(twin)
+    shared = [_fields(pod_module.parse_pod(r)) for r in raws]
+    alone = []
+    for r in raws:
+        pod_module._SPEC_MEMO.clear()
+        alone.append(_fields(pod_module.parse_pod(r)))
+    assert shared == alone
+    assert len(raws) > 700
+
+
+def test_an_invalid_spec_is_named_after_each_pod():
+    """An invalid spec is never remembered: each pod with it gets its own error."""
+    bad = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1.2.3"}}}]}
+    for name in ("web-1", "web-2"):
+        with pytest.raises(ValidationError, match=f"pod default/{name}: spec.containers\\[0\\].resources.requests.cpu"):
+            parse_pod({"metadata": {"name": name, "namespace": "default"}, "spec": bad})

@@ -293,6 +293,13 @@ def parse_spread_constraints(r, spec) -> tuple:
     return tuple(out)
 
 
+#: parsed spec fields by (namespace, spec, status) as written: pods of one template (a
+#: ReplicaSet's, a generated workload's) are read once -- the fields are immutable or never
+#: written after parsing. Cleared when full.
+_SPEC_MEMO: dict = {}
+SPEC_MEMO_ENTRIES = 4096
+
+
 def parse_pod(raw, index_hint: str = "") -> Pod:
     """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
     ns, name = metadata_name("pod", raw, index_hint)
@@ -303,7 +310,23 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")
     labels = r.string_map(meta, "labels", "metadata.labels")
+    # a pod's volumes are named after it (ephemeral claims): those specs are read each time
+    key = None if spec.get("volumes") else (ns, repr(spec), repr(status))
+    fields = _SPEC_MEMO.get(key) if key is not None else None
+    if fields is None:
+        fields = _spec_fields(r, spec, status, ns, name)
+        if key is not None:
+            if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
+                _SPEC_MEMO.clear()
+            _SPEC_MEMO[key] = fields
+    return Pod(namespace=ns, name=name, uid=r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}",
+               labels=labels, terminating=meta.get("deletionTimestamp") is not None, raw=raw,
+               created=r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp"),
+               deleted=r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp"), **fields)
 
+
+def _spec_fields(r, spec, status, ns, name) -> dict:
+    """The Pod fields read from its spec and status (validated; errors name the pod)."""
     statuses = {}
     if True:  # InPlacePodVerticalScaling (beta, on): status resources count for app containers and sidecars
         for key in ("containerStatuses", "initContainerStatuses"):
@@ -398,9 +421,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
             apival.check(r.obj, "spec." + key, text, apival.dns1123_subdomain_errors(text))
     tolerations = tuple(r.toleration(r.item(t, f"spec.tolerations[{i}]"), f"spec.tolerations[{i}]")
                         for i, t in enumerate(r.seq(spec, "tolerations", "spec.tolerations")))
-    return Pod(
-        namespace=ns, name=name, uid=r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}",
-        labels=labels,
+    return dict(
         node_name=r.string(spec, "nodeName", "spec.nodeName"),
         scheduler_name=r.string(spec, "schedulerName", "spec.schedulerName") or "default-scheduler",
         priority=priority,
@@ -412,12 +433,9 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         preferred_terms=preferred, host_ports=tuple(host_ports), images=tuple(images),
         pod_affinity=parse_pod_affinity(r, spec, ns),
         topology_spread=parse_spread_constraints(r, spec),
-        terminating=meta.get("deletionTimestamp") is not None,
         phase=r.string(status, "phase", "status.phase"),
-        nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"), raw=raw,
+        nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"),
         volumes=parse_pod_volumes(r, spec, name),
         gated=bool(r.seq(spec, "schedulingGates", "spec.schedulingGates")),
         start_time=r.timestamp(status, "startTime", "status.startTime"),
-        created=r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp"),
-        deleted=r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp"),
     )
