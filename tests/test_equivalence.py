@@ -207,6 +207,8 @@ def test_failed_results_without_records():
     the same messages and candidates, no cycle."""
     nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "5"}}}
              for i in range(20)]
+    for node in nodes[:4]:      # UnschedulableAndUnresolvable there: "Preemption is not helpful"
+        node["spec"] = {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
     pods = [_p(f"p{i}", "600m", priority=i % 2) for i in range(30)]
     kept = Scheduler(nodes, pods).schedule_pending()
     lean = Scheduler(nodes, pods).schedule_pending(records=False)
@@ -214,6 +216,8 @@ def test_failed_results_without_records():
         [(r.pod, r.node, r.message, r.preemption_candidates) for r in lean]
     failed = [r for r in kept if r.node is None]
     assert failed and all(r.cycle is not None for r in failed)
+    assert any("No preemption victims found" in r.message and "Preemption is not helpful" in r.message
+               for r in lean if r.node is None), [r.message for r in failed][:2]
     assert all(r.cycle is None for r in lean if r.node is None)
 
 

@@ -10,7 +10,7 @@ from .filters cimport filter_node
 from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
 from .scan cimport Buffers, score_row
-from .table cimport Table
+from .table cimport Table, touch_row
 
 
 # A run of identical copies (NodeKernel.run_copies): the rows' verdicts and raw scores taken
@@ -230,3 +230,18 @@ cdef inline Py_ssize_t best_normalised(Copies* r, Py_ssize_t s, int64_t max_tain
         best_pos = q
     r.best_pos = best_pos
     return scan[best_pos]
+
+
+cdef inline void place_copy(Table* t, Py_ssize_t row, const int64_t* cols, const int64_t* vals, Py_ssize_t n_usage,
+                            int64_t nz_cpu, int64_t nz_mem) noexcept nogil:
+    """NodeKernel.place for a copy: its usage on the row, the generation bump (which retires
+    the row's cached entry), then the row's snapshot image NumNodes (UpdateSnapshot)."""
+    cdef Py_ssize_t i
+    for i in range(n_usage):
+        t.requested[row * t.n_res + cols[i]] += vals[i]
+    t.nonzero[row * 2] += nz_cpu
+    t.nonzero[row * 2 + 1] += nz_mem
+    t.pod_count[row] += 1
+    touch_row(t, row)
+    for i in range(t.n_images[row]):
+        t.image_nn[row * t.image_w + i] = <int32_t>t.image_count[t.images[row * t.image_w + i]]

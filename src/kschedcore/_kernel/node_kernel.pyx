@@ -17,7 +17,7 @@ import numpy as np
 from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
-from .copies cimport Copies, copy_position, select_copy
+from .copies cimport Copies, copy_position, place_copy, select_copy
 from .dense cimport Dense, dense_select, dense_walk
 from .scan cimport Buffers, compact_feasible, eval_range, score_row
 from .filters cimport filter_node
@@ -83,6 +83,7 @@ cdef class NodeKernel:
         b.st_code, b.st_plugin, b.st_detail = &self._st_code[0], &self._st_plugin[0], &self._st_detail[0]
         b.feasible, b.feas_pos, b.totals = &self._feasible[0], &self.feas_pos[0], &self._totals[0]
         b.raw = &self._raw_scores[0, 0]
+        self.hist_code = np.zeros(8, np.int64)
         self.hist_plugin = np.zeros(N_FILTERS, np.int64)
         self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
         self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
@@ -384,8 +385,7 @@ cdef class NodeKernel:
         self.fill_scan, self.fill_start, self.fill_processed, self.fill_nf = scan, pos, d.processed, d.nf
         self.fill_config, self.fill_cycle = c[0], y[0]
         if d.nf == 0:
-            self._fill_statuses()
-            self._histogram(&scan[0], n, pos, d.processed)
+            self._histogram(&scan[0], n, pos, d.processed, d.k.entries)
         return best, d.nf, d.processed
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
@@ -434,6 +434,8 @@ cdef class NodeKernel:
         cdef const int64_t[::1] uvals = cp.usage_vals
         cdef Py_ssize_t n_usage = ucols.shape[0]
         cdef int64_t nz_cpu = cp.usage_nz_cpu, nz_mem = cp.usage_nz_mem
+        cdef const int64_t* pcols = &ucols[0] if n_usage else NULL
+        cdef const int64_t* pvals = &uvals[0] if n_usage else NULL
         cdef int64_t* counted = NULL
         if counts is not None and counts.shape[0] >= m and counts.shape[1] == 2:
             counted = &counts[0, 0]
@@ -448,41 +450,39 @@ cdef class NodeKernel:
                     counted[2 * k], counted[2 * k + 1] = nf, r.processed
                 placed += 1
                 start = (start + r.processed) % n_all_nodes
-                # place(): the row's usage, then its snapshot's image NumNodes (UpdateSnapshot);
-                # the generation bump retires the row's cached entry
-                for i in range(n_usage):
-                    t.requested[best * t.n_res + ucols[i]] += uvals[i]
-                t.nonzero[best * 2] += nz_cpu
-                t.nonzero[best * 2 + 1] += nz_mem
-                t.pod_count[best] += 1
-                touch_row(t, best)
-                for i in range(t.n_images[best]):
-                    t.image_nn[best * t.image_w + i] = <int32_t>t.image_count[t.images[best * t.image_w + i]]
+                place_copy(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem)
                 copy_position(&r, best, r.best_pos, True)      # the one row that changed
         return placed, start
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                         Py_ssize_t processed) noexcept nogil:
-        """FitError counts: per filter plugin, per untolerated taint, per missing resource."""
+                         Py_ssize_t processed, EqRow* entries=NULL) noexcept nogil:
+        """FitError counts: per status code, per filter plugin, per untolerated taint, per
+        missing resource -- from the statuses, or from a cached cycle's entries."""
         cdef Py_ssize_t i, row
         cdef uint64_t bits
-        cdef int plugin
+        cdef int plugin, code
+        cdef int64_t detail
+        self.hist_code[:] = 0
         self.hist_plugin[:] = 0
         self.hist_detail[:, :] = 0
         self.hist_taint[:] = 0
         self.hist_fit[:] = 0
         for i in range(processed):
             row = scan[(pos + i) % n]
-            if self._st_code[row] == C_SUCCESS:
+            if entries != NULL:
+                code, plugin, detail = entries[row].code, entries[row].plugin, entries[row].total
+            else:
+                code, plugin, detail = self._st_code[row], self._st_plugin[row], self._st_detail[row]
+            if code == C_SUCCESS:
                 continue
-            plugin = self._st_plugin[row]
+            self.hist_code[code] += 1
             self.hist_plugin[plugin] += 1
             if plugin == F_TAINT_TOLERATION:
-                self.hist_taint[self._st_detail[row]] += 1
+                self.hist_taint[detail] += 1
             elif plugin != F_NODE_RESOURCES_FIT:
-                self.hist_detail[plugin, self._st_detail[row] & 15] += 1
+                self.hist_detail[plugin, detail & 15] += 1
             else:
-                bits = <uint64_t>self._st_detail[row]
+                bits = <uint64_t>detail
                 while bits:                      # the set bits only: the missing resources
                     self.hist_fit[__builtin_ctzll(bits)] += 1
                     bits &= bits - 1

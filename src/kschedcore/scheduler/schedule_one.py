@@ -147,13 +147,17 @@ class ScheduleOne:
         return int(feasible[j])
 
     # ---- PostFilter -------------------------------------------------------------------------------
-    def post_filter(self, pod, result: ScheduleResult) -> None:
+    def post_filter(self, pod, result: ScheduleResult, keep: bool = True) -> None:
         """RunPostFilterPlugins after a FitError: the message kube-scheduler appends (§5.5), the
-        preemption candidates, and a nomination when a PostFilter succeeded with one."""
+        preemption candidates, and a nomination when a PostFilter succeeded with one. keep:
+        the cycle's statuses are decoded first, for its record (the dry runs reuse the
+        kernel); without it, only where a PostFilter reads them (the in-tree ones decode them
+        before their dry runs, the others get them before any runs)."""
         cycle = result.cycle
         if cycle is None or result.fit_error is None or not cycle.framework.post_filters:
             return
-        cycle.diagnosis()          # decoded before the dry runs reuse the kernel
+        if keep or not all(getattr(p, "in_tree_post_filter", False) for p in cycle.framework.post_filters):
+            cycle.diagnosis()
         message, outcome = cycle.framework.run_post_filter_plugins(result.cycle_state, pod, cycle)
         result.fit_error.post_filter_message = message
         if outcome is not None:

@@ -341,7 +341,7 @@ class Scheduler(WhatIfOperations):
                     # failed cycles only (their diagnosis is decoded), not 10^5 of successes
                     result.cycle = None
                 else:
-                    self.cycles.post_filter(pod, result)
+                    self.cycles.post_filter(pod, result, keep=records)
                     self.pending.append(pod)
                     if not records:
                         result.cycle = result.cycle_state = None

@@ -48,10 +48,9 @@ class DefaultPreemption:
         if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
             return Unschedulable("preemption: " + NEVER)
         n_all = len(cycle.cache.table)
-        diagnosis = cycle.diagnosis()
         if not cycle.cache.any_below(pod.priority):
             # no pod anywhere could be a victim: count the Unschedulable nodes, no dry runs
-            n = diagnosis.count(Code.UNSCHEDULABLE)
+            n = cycle.count_status(Code.UNSCHEDULABLE)
             reasons = {NO_VICTIMS: n} if n else {}
             if n_all - n:
                 reasons[NOT_HELPFUL] = n_all - n
