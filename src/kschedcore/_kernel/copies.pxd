@@ -6,10 +6,9 @@ from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 from .arith cimport div_small, uniform_below
 from .cycle cimport Config, Cycle
 from .equivalence cimport EqRow
-from .filters cimport filter_node
 from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
-from .scan cimport Buffers, score_row
+from .scan cimport Buffers, entry_current
 from .table cimport Table, touch_row
 
 
@@ -38,17 +37,7 @@ cdef inline void copy_position(Copies* r, Py_ssize_t row, Py_ssize_t q, bint aga
     its entry is current -- into the per-position arrays (again: it was taken in before)."""
     cdef EqRow* e = r.entries + row
     cdef Buffers* b = r.b
-    cdef int64_t g = r.t.generation[row], detail
-    cdef int code, plugin = 0
-    if e.gen != g:
-        code = filter_node(r.t, r.p, r.y, row, &detail, &plugin)
-        e.gen = g
-        e.code = <int8_t>code
-        if code != C_SUCCESS:
-            e.plugin = <int8_t>plugin
-            e.total = detail
-        else:
-            e.total = score_row(r.t, r.p, r.c, r.y, row, &e.raw[0], 1)
+    entry_current(r.t, r.p, r.c, r.y, e, row)
     if again:
         r.n_ok -= b.st_code[q]
     b.st_code[q] = e.code == C_SUCCESS

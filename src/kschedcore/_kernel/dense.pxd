@@ -7,10 +7,9 @@ from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport Config, Cycle
 from .equivalence cimport Columns, EqRow
-from .filters cimport filter_node
 from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
-from .scan cimport score_row
+from .scan cimport entry_current
 from .table cimport Table
 
 cdef extern from *:
@@ -36,23 +35,45 @@ cdef inline uint64_t span_mask(Py_ssize_t b, Py_ssize_t span) noexcept nogil:
     return (((<uint64_t>1) << span) - 1) << b
 
 
+# The feasible positions of a walk, in scan order: words of `ok` bits, masked to the walk.
+cdef struct Window:
+    Py_ssize_t q, left, base
+    uint64_t bits
+
+
+cdef inline void window_start(Window* w, Py_ssize_t pos, Py_ssize_t processed) noexcept nogil:
+    w.q, w.left, w.base, w.bits = pos, processed, 0, 0
+
+
+cdef inline bint window_next(const uint64_t* ok, Py_ssize_t n, Window* w, Py_ssize_t* p) noexcept nogil:
+    """The next feasible position of the window into p[0]; False when there is none."""
+    cdef Py_ssize_t b, span
+    while w.bits == 0:
+        if w.left <= 0:
+            return False
+        b = w.q & 63
+        span = 64 - b
+        if span > n - w.q:
+            span = n - w.q
+        if span > w.left:
+            span = w.left
+        w.bits, w.base = ok[w.q >> 6] & span_mask(b, span), w.q - b
+        w.left -= span
+        w.q += span
+        if w.q == n:
+            w.q = 0
+    p[0] = w.base + __builtin_ctzll(w.bits)
+    w.bits &= w.bits - 1
+    return True
+
+
 cdef inline void dense_position(Dense* d, Py_ssize_t q) noexcept nogil:
     """Position q's row into the columns: its entry if current, else filtered and scored (and
     the entry written)."""
     cdef Py_ssize_t row = d.scan[q]
     cdef EqRow* e = d.k.entries + row
-    cdef int64_t g = d.t.generation[row], detail
-    cdef int code, plugin = 0
     cdef uint64_t bit = (<uint64_t>1) << (q & 63)
-    if e.gen != g:
-        code = filter_node(d.t, d.p, d.y, row, &detail, &plugin)
-        e.gen = g
-        e.code = <int8_t>code
-        if code != C_SUCCESS:
-            e.plugin = <int8_t>plugin
-            e.total = detail
-        else:
-            e.total = score_row(d.t, d.p, d.c, d.y, row, &e.raw[0], 1)
+    entry_current(d.t, d.p, d.c, d.y, e, row)
     d.k.valid[q >> 6] |= bit
     if e.code != C_SUCCESS:
         d.k.ok[q >> 6] &= ~bit
@@ -154,88 +175,46 @@ cdef inline void norm_tables(Dense* d, Norm* m, int64_t* taint, int64_t* affinit
 cdef inline Py_ssize_t dense_select(Dense* d, Py_ssize_t pos, bint tie_first, uint64_t* rng) noexcept nogil:
     """NormalizeScore and selectHost over the walk's feasible positions, exactly as
     NodeKernel._select over the same nodes in scan order; returns the chosen row."""
-    cdef Py_ssize_t n = d.n, q, left, b, span, p, best_pos = -1
-    cdef uint64_t okw
+    cdef Py_ssize_t n = d.n, p, best_pos = -1
     cdef const uint64_t* ok = d.k.ok
     cdef const int64_t* order_key = d.t.order_key
     cdef int64_t max_taint = 0, max_affinity = 0, total, key, best_total = INT64_MIN, best_key = 0, ties = 0
     cdef uint64_t u
+    cdef Window w
     cdef Norm m
     cdef int64_t taint_table[NORM_TABLE + 1]
     cdef int64_t affinity_table[NORM_TABLE + 1]
     cdef bint taint_max = d.taint_raw and d.k.seen[0], affinity_max = d.use_affinity and d.k.seen[1]
     if taint_max or affinity_max:       # (while every raw score taken is 0, so are the maxima)
-        q, left = pos, d.processed
-        while left > 0:
-            b = q & 63
-            span = 64 - b
-            if span > n - q:
-                span = n - q
-            if span > left:
-                span = left
-            okw = ok[q >> 6] & span_mask(b, span)
-            while okw:
-                p = (q - b) + __builtin_ctzll(okw)
-                okw &= okw - 1
-                if taint_max and d.k.raw_taint[p] > max_taint:
-                    max_taint = d.k.raw_taint[p]
-                if affinity_max and d.k.raw_affinity[p] > max_affinity:
-                    max_affinity = d.k.raw_affinity[p]
-            left -= span
-            q += span
-            if q == n:
-                q = 0
+        window_start(&w, pos, d.processed)
+        while window_next(ok, n, &w, &p):
+            if taint_max and d.k.raw_taint[p] > max_taint:
+                max_taint = d.k.raw_taint[p]
+            if affinity_max and d.k.raw_affinity[p] > max_affinity:
+                max_affinity = d.k.raw_affinity[p]
     m.max_taint, m.max_affinity = max_taint, max_affinity
     norm_tables(d, &m, taint_table, affinity_table)
-    q, left = pos, d.processed
-    while left > 0:
-        b = q & 63
-        span = 64 - b
-        if span > n - q:
-            span = n - q
-        if span > left:
-            span = left
-        okw = ok[q >> 6] & span_mask(b, span)
-        while okw:
-            p = (q - b) + __builtin_ctzll(okw)
-            okw &= okw - 1
-            total = dense_total(d, p, &m)
-            if total < best_total:
-                continue
-            if total > best_total:
-                best_total, best_pos, ties = total, p, 1
-                if tie_first:
-                    best_key = order_key[d.scan[p]]
-            elif tie_first:
-                key = order_key[d.scan[p]]
-                if key < best_key:
-                    best_pos, best_key = p, key
-            else:
-                ties += 1
-        left -= span
-        q += span
-        if q == n:
-            q = 0
+    window_start(&w, pos, d.processed)
+    while window_next(ok, n, &w, &p):
+        total = dense_total(d, p, &m)
+        if total < best_total:
+            continue
+        if total > best_total:
+            best_total, best_pos, ties = total, p, 1
+            if tie_first:
+                best_key = order_key[d.scan[p]]
+        elif tie_first:
+            key = order_key[d.scan[p]]
+            if key < best_key:
+                best_pos, best_key = p, key
+        else:
+            ties += 1
     if ties > 1:        # one of the best uniformly: the u-th in scan order (NodeKernel._select)
         u = uniform_below(rng, <uint64_t>ties)
-        q, left = pos, d.processed
-        while left > 0:
-            b = q & 63
-            span = 64 - b
-            if span > n - q:
-                span = n - q
-            if span > left:
-                span = left
-            okw = ok[q >> 6] & span_mask(b, span)
-            while okw:
-                p = (q - b) + __builtin_ctzll(okw)
-                okw &= okw - 1
-                if dense_total(d, p, &m) == best_total:
-                    if u == 0:
-                        return d.scan[p]
-                    u -= 1
-            left -= span
-            q += span
-            if q == n:
-                q = 0
+        window_start(&w, pos, d.processed)
+        while window_next(ok, n, &w, &p):
+            if dense_total(d, p, &m) == best_total:
+                if u == 0:
+                    return d.scan[p]
+                u -= 1
     return d.scan[best_pos]

@@ -3,6 +3,7 @@
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
 from .cycle cimport Config, Cycle
+from .equivalence cimport EqRow
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
                    S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
@@ -69,6 +70,23 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
         b.feas_pos[j] = offset + i
         b.totals[j] = score_row(t, p, c, y, row, raw + j, cap)
     return f
+
+
+cdef inline void entry_current(Table* t, PodView* p, Config* c, Cycle* y, EqRow* e, Py_ssize_t row) noexcept nogil:
+    """A row's entry in its template's slot made current: filtered and scored unless it was
+    made at the row's generation."""
+    cdef int64_t g = t.generation[row], detail
+    cdef int code, plugin = 0
+    if e.gen == g:
+        return
+    code = filter_node(t, p, y, row, &detail, &plugin)
+    e.gen = g
+    e.code = <int8_t>code
+    if code != C_SUCCESS:
+        e.plugin = <int8_t>plugin
+        e.total = detail
+    else:
+        e.total = score_row(t, p, c, y, row, &e.raw[0], 1)
 
 
 cdef inline int64_t score_row(Table* t, PodView* p, Config* c, Cycle* y, Py_ssize_t row,
