@@ -7,7 +7,7 @@ from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport Config, Cycle
 from .equivalence cimport Columns, EqRow
-from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
 from .scan cimport entry_current
 from .table cimport Table
@@ -26,6 +26,13 @@ cdef struct Dense:
     Py_ssize_t n
     bint taint_raw, use_affinity
     Py_ssize_t nf, processed      # the walk's
+
+
+cdef inline bint slot_cycle(Cycle* y, bint spread_scored) noexcept nogil:
+    """A cycle whose Filters and Scores the kernel runs on the candidate row alone (no
+    InterPodAffinity or PodTopologySpread score, no custom Score): one that the template's slot
+    (dense_walk / dense_select) or a run of copies (copies.pxd) can decide."""
+    return not (y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or spread_scored)
 
 
 cdef inline uint64_t span_mask(Py_ssize_t b, Py_ssize_t span) noexcept nogil:

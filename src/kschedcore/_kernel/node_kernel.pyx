@@ -18,7 +18,7 @@ from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, select_copy
-from .dense cimport Dense, dense_select, dense_walk
+from .dense cimport Dense, dense_select, dense_walk, slot_cycle
 from .scan cimport Buffers, compact_feasible, eval_range, score_row
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
@@ -314,8 +314,6 @@ cdef class NodeKernel:
         begin_cycle(&self.t, &p, &c, &y, node_name_row, n_all_nodes)
         cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
         cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
-        # an entry keeps the scores of node-local cycles (never InterPodAffinity's)
-        cdef bint cached = eq_slot >= 0 and not y.use[S_INTER_POD_AFFINITY] and n == n_all_nodes
         cdef bint parallel = self.threads > 1 and self._start_pool()
         cdef Round r
         cdef Buffers* b = &self.b
@@ -323,7 +321,7 @@ cdef class NodeKernel:
         if n == 0:
             self._histogram(NULL, 0, 0, 0)
             return -1, 0, 0
-        if cached and not (self.spread.n_score >= 0 or y.any_custom_score):
+        if eq_slot >= 0 and n == n_all_nodes and slot_cycle(&y, self.spread.n_score >= 0):
             return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
         pos = start % n
         r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
@@ -421,7 +419,7 @@ cdef class NodeKernel:
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
-        if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or self.spread.n_score >= 0:
+        if not slot_cycle(&y, self.spread.n_score >= 0):
             return 0, start     # not a node-local pod: no copies
         cdef Copies r
         r.t, r.p, r.c, r.y, r.b = t, &p, &c, &y, &self.b
