@@ -334,3 +334,74 @@ def test_a_slot_behind_the_change_log_starts_again(monkeypatch):
         off, _ = _sparse_churn(False, seed)
         assert on == off, seed
     assert len(sched.table.change_log) == 8 and sched.table.change_seq[0] > 8
+
+
+def _wide_scored_workload(seed, n_nodes=450):
+    """Hundreds of nodes (several 64-position words of a slot, WordSum) with 0-3 intolerable
+    PreferNoSchedule taints and labels two preferred terms weigh, the highest raw scores rare:
+    the raw TaintToleration and NodeAffinity maxima differ between windows, many totals tie."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(n_nodes):
+        node = _node(i, rng.choice((4, 4, 8)))
+        node["status"]["allocatable"]["pods"] = "30"
+        roll = rng.random()
+        if roll < 0.15:
+            node["spec"] = {"taints": [{"key": f"t{j}", "value": "x", "effect": "PreferNoSchedule"}
+                                       for j in range(1 if roll > 0.01 else 3)]}
+        node["metadata"]["labels"]["disk"] = "ssd" if rng.random() < 0.01 else "hdd"
+        # zones at random: the scan (zones in turn) is not the nodes' order, which "first" follows
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(("z0", "z1", "z2", "z2"))
+        node["metadata"]["labels"]["net"] = rng.choice(("fast", "slow"))
+        nodes.append(node)
+    pods = []
+    for k in range(6):
+        pod = _pod(k, rng)
+        pod["spec"]["priority"] = 0
+        if k % 2 == 0:
+            pod["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                    {"key": "disk", "operator": "In", "values": ["ssd"]}]}},
+                {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                    {"key": "net", "operator": "In", "values": ["fast"]}]}}]}}
+        if k % 3 == 1:
+            pod["spec"]["tolerations"] = [{"key": "t0", "operator": "Exists", "effect": "PreferNoSchedule"}]
+        pods.append(pod)
+    return nodes, pods
+
+
+def test_word_summaries_identical():
+    """Interleaved templates (each cycle through its slot's columns) over several words: the
+    selection read through word summaries is the pass over the positions, in both tie modes
+    and with windows that wrap and cut words at both ends."""
+    for seed in range(3):
+        nodes, pods = _wide_scored_workload(seed)
+        for pct in (0, 25, 100):
+            for tie_break in ("first", "random"):
+                _same(nodes, [], _copies(pods, 60), percentage_of_nodes_to_score=pct, tie_break=tie_break, seed=seed)
+
+
+def _wide_churn(eq, seed, steps=25):
+    """The loop over the wide scored workload while pods leave (rows of a summarised word
+    change; raw maxima rise and fall)."""
+    rng = random.Random(seed)
+    nodes, pods = _wide_scored_workload(seed, n_nodes=300)
+    sched = Scheduler(nodes, seed=seed, tie_break="random", percentage_of_nodes_to_score=30)
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sim = Simulation(sched)
+    trace = []
+    for step in range(steps):
+        for c in range(40):
+            pod = copy.deepcopy(pods[(step + c) % len(pods)])
+            pod["metadata"]["name"] = f"w{step}-{c}"
+            sim.add_pod(pod)
+        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 30), len(sim.bound))):
+            sim.delete_pod(key)
+        sim.run_until_idle()
+        trace.append(sorted(sim.bound.items()))
+    return trace
+
+
+def test_word_summaries_under_churn_identical():
+    for seed in range(2):
+        assert _wide_churn(True, seed) == _wide_churn(False, seed), seed

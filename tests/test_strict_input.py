@@ -94,6 +94,9 @@ def test_left_out_objects_are_counted_by_reason(tmp_path):
      'resource for containers'),
     (pod(**{"containers": [{"name": "c", "image": "x", "resources": {"limits": {"example.com/": "1"}}}]}),
      "spec.containers[0].resources.limits[example.com/]: Invalid value"),
+    # a number the API server's decoder refuses (int64), not an overflow deep in the node table
+    (dict(NODE, metadata={"name": "big"}, status=dict(NODE["status"], images=[{"names": ["x"], "sizeBytes": 1 << 63}])),
+     "node big: status.images[0].sizeBytes: number 9223372036854775808 overflows int64"),
 ])
 def test_bad_objects_are_refused_naming_the_field(tmp_path, capsys, doc, message):
     assert message in error_of(capsys, "simulate", write(tmp_path, "bad.yaml", NODE, doc))

@@ -6,7 +6,8 @@ from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 
 from .arith cimport __builtin_ctzll, div_small, uniform_below
 from .cycle cimport Config, Cycle
-from .equivalence cimport Columns, EqRow
+from .equivalence cimport Columns, EqRow, WordSum
+from .fit_error cimport hist_count
 from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
 from .scan cimport entry_current
@@ -82,8 +83,11 @@ cdef inline void dense_position(Dense* d, Py_ssize_t q) noexcept nogil:
     cdef uint64_t bit = (<uint64_t>1) << (q & 63)
     entry_current(d.t, d.p, d.c, d.y, e, row)
     d.k.valid[q >> 6] |= bit
+    d.k.words[q >> 6].fresh = 0
     if e.code != C_SUCCESS:
         d.k.ok[q >> 6] &= ~bit
+        d.k.total[q], d.k.raw_taint[q] = e.total, e.code | (<int64_t>e.plugin << 8)
+        hist_count(d.k.hist, e.code, e.plugin, e.total, 1)
         return
     d.k.ok[q >> 6] |= bit
     d.k.total[q] = e.total
@@ -179,49 +183,165 @@ cdef inline void norm_tables(Dense* d, Norm* m, int64_t* taint, int64_t* affinit
         m.affinity = affinity
 
 
+# The window's positions, a word at a time: a chunk is one word's positions within the window
+# (span 64: the whole word, whose WordSum serves; otherwise its ok bits, position by position).
+cdef struct Chunks:
+    Py_ssize_t q, left
+
+
+cdef inline bint chunk_next(Py_ssize_t n, Chunks* w, Py_ssize_t* q0, Py_ssize_t* span) noexcept nogil:
+    cdef Py_ssize_t s
+    if w.left <= 0:
+        return False
+    s = 64 - (w.q & 63)
+    if s > n - w.q:
+        s = n - w.q
+    if s > w.left:
+        s = w.left
+    q0[0], span[0] = w.q, s
+    w.left -= s
+    w.q += s
+    if w.q == n:
+        w.q = 0
+    return True
+
+
+cdef inline uint64_t chunk_bits(Dense* d, Py_ssize_t q0, Py_ssize_t span) noexcept nogil:
+    """The feasible positions of a chunk (bits of its word)."""
+    return d.k.ok[q0 >> 6] & span_mask(q0 & 63, span)
+
+
+cdef inline void bits_maxima(Dense* d, Py_ssize_t base, uint64_t bits, int64_t* mt, int64_t* ma) noexcept nogil:
+    """The raw TaintToleration / NodeAffinity maxima over positions base + (set bits), into mt / ma."""
+    cdef Py_ssize_t p
+    while bits:
+        p = base + __builtin_ctzll(bits)
+        bits &= bits - 1
+        if d.k.raw_taint[p] > mt[0]:
+            mt[0] = d.k.raw_taint[p]
+        if d.k.raw_affinity[p] > ma[0]:
+            ma[0] = d.k.raw_affinity[p]
+
+
+# The running best of a selectHost pass.
+cdef struct Best:
+    int64_t total, ties, key
+    Py_ssize_t q
+
+
+cdef inline void best_add(Best* b, int64_t total, int64_t ties, int64_t key, Py_ssize_t q, bint tie_first) noexcept nogil:
+    """b updated with `ties` positions of `total`, the least order key among them `key` at q."""
+    if total < b.total:
+        return
+    if total > b.total:
+        b.total, b.ties, b.key, b.q = total, ties, key, q
+    else:
+        b.ties += ties
+        if tie_first and key < b.key:
+            b.key, b.q = key, q
+
+
+cdef inline void bits_best(Dense* d, Py_ssize_t base, uint64_t bits, Norm* m, Best* b, bint tie_first) noexcept nogil:
+    """b updated with the positions base + (set bits), in scan order."""
+    cdef Py_ssize_t p
+    while bits:
+        p = base + __builtin_ctzll(bits)
+        bits &= bits - 1
+        best_add(b, dense_total(d, p, m), 1, d.t.order_key[d.scan[p]], p, tie_first)
+
+
+cdef inline WordSum* word_maxima(Dense* d, Py_ssize_t w) noexcept nogil:
+    """Word w's summary, its maxima made from the columns if they are not."""
+    cdef WordSum* s = d.k.words + w
+    if not s.fresh:
+        s.max_taint = s.max_affinity = 0
+        bits_maxima(d, w << 6, d.k.ok[w], &s.max_taint, &s.max_affinity)
+        s.norm_taint = s.norm_affinity = -1
+        s.fresh = 1
+    return s
+
+
+cdef inline WordSum* word_best(Dense* d, Py_ssize_t w, Norm* m) noexcept nogil:
+    """Word w's summary, its best total under m's maxima made if it is not."""
+    cdef WordSum* s = word_maxima(d, w)
+    cdef Best b
+    if s.norm_taint != m.max_taint or s.norm_affinity != m.max_affinity:
+        b.total, b.ties, b.key, b.q = INT64_MIN, 0, 0, -1
+        bits_best(d, w << 6, d.k.ok[w], m, &b, True)
+        s.best, s.ties, s.best_key, s.best_q = b.total, b.ties, b.key, <int32_t>b.q
+        s.norm_taint, s.norm_affinity = m.max_taint, m.max_affinity
+    return s
+
+
+cdef inline Py_ssize_t bits_nth(Dense* d, Py_ssize_t base, uint64_t bits, Norm* m, int64_t best, uint64_t* u) noexcept nogil:
+    """The u-th position (0-based, scan order) of total `best` among base + (set bits), or -1
+    with u reduced by how many there were."""
+    cdef Py_ssize_t p
+    while bits:
+        p = base + __builtin_ctzll(bits)
+        bits &= bits - 1
+        if dense_total(d, p, m) == best:
+            if u[0] == 0:
+                return p
+            u[0] -= 1
+    return -1
+
+
 cdef inline Py_ssize_t dense_select(Dense* d, Py_ssize_t pos, bint tie_first, uint64_t* rng) noexcept nogil:
     """NormalizeScore and selectHost over the walk's feasible positions, exactly as
-    NodeKernel._select over the same nodes in scan order; returns the chosen row."""
-    cdef Py_ssize_t n = d.n, p, best_pos = -1
-    cdef const uint64_t* ok = d.k.ok
-    cdef const int64_t* order_key = d.t.order_key
-    cdef int64_t max_taint = 0, max_affinity = 0, total, key, best_total = INT64_MIN, best_key = 0, ties = 0
+    NodeKernel._select over the same nodes in scan order; returns the chosen row. Words the
+    window covers whole are read through their summaries (WordSum), the window's ends position
+    by position."""
+    cdef Py_ssize_t n = d.n, q0, span, p
+    cdef int64_t max_taint = 0, max_affinity = 0
     cdef uint64_t u
-    cdef Window w
+    cdef Chunks w
     cdef Norm m
+    cdef Best b
+    cdef WordSum* s
     cdef int64_t taint_table[NORM_TABLE + 1]
     cdef int64_t affinity_table[NORM_TABLE + 1]
     cdef bint taint_max = d.taint_raw and d.k.seen[0], affinity_max = d.use_affinity and d.k.seen[1]
     if taint_max or affinity_max:       # (while every raw score taken is 0, so are the maxima)
-        window_start(&w, pos, d.processed)
-        while window_next(ok, n, &w, &p):
-            if taint_max and d.k.raw_taint[p] > max_taint:
-                max_taint = d.k.raw_taint[p]
-            if affinity_max and d.k.raw_affinity[p] > max_affinity:
-                max_affinity = d.k.raw_affinity[p]
+        w.q, w.left = pos, d.processed
+        while chunk_next(n, &w, &q0, &span):
+            if span == 64:
+                s = word_maxima(d, q0 >> 6)
+                if s.max_taint > max_taint:
+                    max_taint = s.max_taint
+                if s.max_affinity > max_affinity:
+                    max_affinity = s.max_affinity
+            else:
+                bits_maxima(d, q0 & ~63, chunk_bits(d, q0, span), &max_taint, &max_affinity)
+        if not taint_max:
+            max_taint = 0
+        if not affinity_max:
+            max_affinity = 0
     m.max_taint, m.max_affinity = max_taint, max_affinity
     norm_tables(d, &m, taint_table, affinity_table)
-    window_start(&w, pos, d.processed)
-    while window_next(ok, n, &w, &p):
-        total = dense_total(d, p, &m)
-        if total < best_total:
-            continue
-        if total > best_total:
-            best_total, best_pos, ties = total, p, 1
-            if tie_first:
-                best_key = order_key[d.scan[p]]
-        elif tie_first:
-            key = order_key[d.scan[p]]
-            if key < best_key:
-                best_pos, best_key = p, key
+    b.total, b.ties, b.key, b.q = INT64_MIN, 0, 0, -1
+    w.q, w.left = pos, d.processed
+    while chunk_next(n, &w, &q0, &span):
+        if span == 64:
+            s = word_best(d, q0 >> 6, &m)
+            if s.ties:
+                best_add(&b, s.best, s.ties, s.best_key, s.best_q, tie_first)
         else:
-            ties += 1
-    if ties > 1:        # one of the best uniformly: the u-th in scan order (NodeKernel._select)
-        u = uniform_below(rng, <uint64_t>ties)
-        window_start(&w, pos, d.processed)
-        while window_next(ok, n, &w, &p):
-            if dense_total(d, p, &m) == best_total:
-                if u == 0:
-                    return d.scan[p]
-                u -= 1
-    return d.scan[best_pos]
+            bits_best(d, q0 & ~63, chunk_bits(d, q0, span), &m, &b, tie_first)
+    if tie_first or b.ties == 1:
+        return d.scan[b.q]
+    # one of the best uniformly: the u-th in scan order (NodeKernel._select)
+    u = uniform_below(rng, <uint64_t>b.ties)
+    w.q, w.left = pos, d.processed
+    while chunk_next(n, &w, &q0, &span):
+        if span == 64:
+            s = d.k.words + (q0 >> 6)
+            if s.ties == 0 or s.best != b.total:
+                continue
+            if u >= <uint64_t>s.ties:
+                u -= <uint64_t>s.ties
+                continue
+        p = bits_nth(d, q0 & ~63, chunk_bits(d, q0, span), &m, b.total, &u)
+        if p >= 0:
+            return d.scan[p]
+    return d.scan[b.q]      # (not reached: b.ties positions have the best total)

@@ -17,6 +17,20 @@ cdef struct EqRow:
     int8_t plugin
 
 
+# A summary of one word (64 scan positions) of a slot's columns, for selectHost over windows
+# that cover the whole word (dense.pxd): 64 bytes. `fresh`: the maxima were made from the
+# columns as they are (cleared whenever a position of the word is evaluated); best / ties /
+# best_key / best_q were made under the window maxima norm_taint / norm_affinity (-1: not made).
+cdef struct WordSum:
+    int64_t max_taint, max_affinity     # raw TaintToleration / NodeAffinity maxima of its feasible positions
+    int64_t norm_taint, norm_affinity
+    int64_t best                        # the best normalised total (INT64_MIN: no feasible position)
+    int64_t ties                        # how many positions have it
+    int64_t best_key                    # the least order key among them, at position best_q
+    int32_t best_q
+    int32_t fresh
+
+
 # A slot's per-position columns, as raw pointers (EquivalenceCache.columns).
 cdef struct Columns:
     EqRow* entries
@@ -26,6 +40,8 @@ cdef struct Columns:
     int64_t* raw_taint
     int64_t* raw_affinity
     int64_t* seen
+    WordSum* words
+    int64_t* hist       # FitError counts over the valid rejected positions (fit_error.pxd layout)
 
 
 cdef class EquivalenceCache:
@@ -45,6 +61,10 @@ cdef class EquivalenceCache:
     cdef int64_t[:, ::1] total
     cdef int64_t[:, ::1] raw_taint, raw_affinity
     cdef int64_t[:, ::1] seen           # [slot, 2]: a raw TaintToleration / NodeAffinity score > 0 was taken
+    cdef int64_t[:, :, ::1] words       # [slot, word, 8]: WordSum records
+    # [slot, fit_error layout]: the FitError counts of the slot's valid rejected positions; a
+    # rejected position's `total` holds its status detail, its `raw_taint` code | plugin << 8
+    cdef int64_t[:, ::1] hist
     cdef int64_t[::1] synced
     cdef int32_t[::1] pos_of
     cdef const int32_t* pos_scan       # the scan pos_of was made from (NULL: none)

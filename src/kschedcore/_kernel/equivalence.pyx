@@ -24,11 +24,15 @@ valid bits, or all of them if the log has moved on.
 from libc.string cimport memset
 import numpy as np
 
+from .fit_error cimport H_TAINT, hist_count
+
 #: bytes per row and slot (an EqRow)
 ROW_BYTES = sizeof(EqRow)
 assert ROW_BYTES == 64
-#: bytes per row and slot of the per-position columns (total, two raw scores, two bits)
-COLUMN_BYTES = 8 + 8 + 8 + 1
+#: bytes per row and slot of the per-position columns (total, two raw scores, two bits, and a
+#: 64-byte WordSum per 64 rows)
+COLUMN_BYTES = 8 + 8 + 8 + 1 + 1
+assert sizeof(WordSum) == 64
 #: the most slots, and the memory they may take together
 MAX_SLOTS = 64
 BUDGET_BYTES = 512 << 20
@@ -63,6 +67,8 @@ cdef class EquivalenceCache:
         self.raw_taint = np.zeros((n, max(rows, 1)), np.int64)
         self.raw_affinity = np.zeros((n, max(rows, 1)), np.int64)
         self.seen = np.zeros((n, 2), np.int64)
+        self.words = np.zeros((n, rows // 64 + 1, 8), np.int64)
+        self.hist = np.zeros((n, H_TAINT + 1), np.int64)
         self.synced = np.full(n, -1, np.int64)
         self.pos_of = np.zeros(max(rows, 1), np.int32)
         self.pos_scan = NULL
@@ -100,19 +106,30 @@ cdef class EquivalenceCache:
         self.key = None
         self.pos_scan = NULL
 
+    def count_taints(self, Py_ssize_t n_taints):
+        """Room in the slots' FitError counts for n_taints taint ids (the table's; they grow
+        with a layout change, which empties the cache)."""
+        if self.hist.shape[1] != H_TAINT + n_taints:
+            self.hist = np.zeros((self.n_slots, H_TAINT + n_taints), np.int64)
+            self.clear()
+
     cdef Columns columns(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
                          const int32_t* log, int64_t seq, int64_t mask) noexcept nogil:
         """The slot's columns for a cycle over the whole table's scan (n rows), brought up to
         the table's change_seq `seq`: the valid bits of rows changed since the slot's last
-        cycle cleared (all of them when the log no longer holds those changes)."""
+        cycle cleared, a rejected one's FitError counts taken back (all of them when the log no
+        longer holds those changes)."""
         cdef Py_ssize_t i, p
         cdef int64_t k, since = self.synced[slot]
+        cdef uint64_t bit
         cdef Columns c
         c.entries = <EqRow*>&self.entries[slot, 0, 0]
         c.valid, c.ok = &self.valid[slot, 0], &self.ok[slot, 0]
         c.total = &self.total[slot, 0]
         c.raw_taint, c.raw_affinity = &self.raw_taint[slot, 0], &self.raw_affinity[slot, 0]
         c.seen = &self.seen[slot, 0]
+        c.words = <WordSum*>&self.words[slot, 0, 0]
+        c.hist = &self.hist[slot, 0]
         if self.pos_scan != scan:          # a new scan order (it comes with a new key)
             for i in range(n):
                 self.pos_of[scan[i]] = <int32_t>i
@@ -122,10 +139,14 @@ cdef class EquivalenceCache:
             since = -1
         if since < 0 or seq - since > mask + 1:
             memset(c.valid, 0, self.valid.shape[1] * sizeof(uint64_t))
+            memset(c.hist, 0, self.hist.shape[1] * sizeof(int64_t))
         else:
             for k in range(since, seq):
                 p = self.pos_of[log[k & mask]]
-                c.valid[p >> 6] &= ~((<uint64_t>1) << (p & 63))
+                bit = (<uint64_t>1) << (p & 63)
+                if c.valid[p >> 6] & bit and not c.ok[p >> 6] & bit:
+                    hist_count(c.hist, c.raw_taint[p] & 255, c.raw_taint[p] >> 8, c.total[p], -1)
+                c.valid[p >> 6] &= ~bit
         self.synced[slot] = seq
         return c
 

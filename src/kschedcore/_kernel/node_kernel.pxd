@@ -44,7 +44,8 @@ cdef class NodeKernel:
     cdef int64_t[:, ::1] _raw_scores
     cdef int64_t[:, ::1] _scores
     cdef int64_t[::1] _totals
-    cdef public int64_t[::1] hist_code, hist_plugin, hist_taint, hist_fit
+    cdef int64_t[::1] hist                       # the FitError counts (fit_error.pxd layout)
+    cdef public int64_t[::1] hist_code, hist_plugin, hist_taint, hist_fit   # views into it
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
     cdef uint8_t[::1] _score_ran, _score_zero
     # the plugins' cycle state, set from PreFilter / PreScore (the PodView points into it)
@@ -86,5 +87,5 @@ cdef class NodeKernel:
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                         Py_ssize_t processed, EqRow* entries=*) noexcept nogil
+                         Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil

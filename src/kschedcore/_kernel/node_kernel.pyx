@@ -11,17 +11,19 @@ Score functions are ``cdef inline`` in filters.pxd / scores.pxd, so they compile
 module's pass: no cross-module call per node.
 """
 from libc.stdint cimport INT64_MAX, INT64_MIN
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from .arith cimport __builtin_ctzll, div_small, uniform_below
+from .arith cimport div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, select_copy
 from .dense cimport Dense, dense_select, dense_walk, slot_cycle
+from .fit_error cimport H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, hist_count
 from .scan cimport Buffers, compact_feasible, eval_range, score_row
 from .filters cimport filter_node
-from .ids cimport (C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, MAX_NODE_SCORE, N_CUSTOM,
+from .ids cimport (C_SUCCESS, MAX_NODE_SCORE, N_CUSTOM,
                    N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_BALANCED_ALLOCATION, S_CUSTOM_0,
                    S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_NODE_RESOURCES_FIT,
                    S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION)
@@ -83,11 +85,13 @@ cdef class NodeKernel:
         b.st_code, b.st_plugin, b.st_detail = &self._st_code[0], &self._st_plugin[0], &self._st_detail[0]
         b.feasible, b.feas_pos, b.totals = &self._feasible[0], &self.feas_pos[0], &self._totals[0]
         b.raw = &self._raw_scores[0, 0]
-        self.hist_code = np.zeros(8, np.int64)
-        self.hist_plugin = np.zeros(N_FILTERS, np.int64)
-        self.hist_detail = np.zeros((N_FILTERS, 16), np.int64)
-        self.hist_taint = np.zeros(table.taint_effect.shape[0], np.int64)
-        self.hist_fit = np.zeros(64, np.int64)
+        # the FitError counts: views into one array (fit_error.pxd), as a slot keeps them
+        n_taints = table.taint_effect.shape[0]
+        hist = np.zeros(H_TAINT + n_taints, np.int64)
+        self.hist, self.hist_code, self.hist_plugin = hist, hist[H_CODE:H_CODE + 8], hist[H_PLUGIN:H_DETAIL]
+        self.hist_detail = hist[H_DETAIL:H_FIT].reshape(N_FILTERS, 16)
+        self.hist_fit, self.hist_taint = hist[H_FIT:H_TAINT], hist[H_TAINT:]
+        self.equivalence.count_taints(n_taints)
         self._score_ran = np.zeros(N_SCORES, np.uint8)
         self._score_zero = np.zeros(N_SCORES, np.uint8)
 
@@ -382,8 +386,8 @@ cdef class NodeKernel:
         self.fill_slot, self.fill_version = slot, self.equivalence.version
         self.fill_scan, self.fill_start, self.fill_processed, self.fill_nf = scan, pos, d.processed, d.nf
         self.fill_config, self.fill_cycle = c[0], y[0]
-        if d.nf == 0:
-            self._histogram(&scan[0], n, pos, d.processed, d.k.entries)
+        if d.nf == 0:       # every position was walked: the slot's counts are the cycle's
+            memcpy(&self.hist[0], d.k.hist, self.hist.shape[0] * sizeof(int64_t))
         return best, d.nf, d.processed
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
@@ -453,37 +457,15 @@ cdef class NodeKernel:
         return placed, start
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                         Py_ssize_t processed, EqRow* entries=NULL) noexcept nogil:
-        """FitError counts: per status code, per filter plugin, per untolerated taint, per
-        missing resource -- from the statuses, or from a cached cycle's entries."""
+                         Py_ssize_t processed) noexcept nogil:
+        """FitError counts (fit_error.pxd) from the statuses of the cycle's processed rows."""
         cdef Py_ssize_t i, row
-        cdef uint64_t bits
-        cdef int plugin, code
-        cdef int64_t detail
-        self.hist_code[:] = 0
-        self.hist_plugin[:] = 0
-        self.hist_detail[:, :] = 0
-        self.hist_taint[:] = 0
-        self.hist_fit[:] = 0
+        cdef int64_t* h = &self.hist[0]
+        memset(h, 0, self.hist.shape[0] * sizeof(int64_t))
         for i in range(processed):
             row = scan[(pos + i) % n]
-            if entries != NULL:
-                code, plugin, detail = entries[row].code, entries[row].plugin, entries[row].total
-            else:
-                code, plugin, detail = self._st_code[row], self._st_plugin[row], self._st_detail[row]
-            if code == C_SUCCESS:
-                continue
-            self.hist_code[code] += 1
-            self.hist_plugin[plugin] += 1
-            if plugin == F_TAINT_TOLERATION:
-                self.hist_taint[detail] += 1
-            elif plugin != F_NODE_RESOURCES_FIT:
-                self.hist_detail[plugin, detail & 15] += 1
-            else:
-                bits = <uint64_t>detail
-                while bits:                      # the set bits only: the missing resources
-                    self.hist_fit[__builtin_ctzll(bits)] += 1
-                    bits &= bits - 1
+            if self._st_code[row] != C_SUCCESS:
+                hist_count(h, self._st_code[row], self._st_plugin[row], self._st_detail[row], 1)
 
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
         """NormalizeScore (TaintToleration reversed, NodeAffinity, InterPodAffinity), the

@@ -38,7 +38,10 @@ class FieldReader:
         return self._get(d, key, path, (str,), "a string", default)
 
     def integer(self, d, key, path, default=0):
-        return self._get(d, key, path, (int,), "an integer", default)
+        value = self._get(d, key, path, (int,), "an integer", default)
+        if not -(1 << 63) <= value < (1 << 63):       # what the API server's decoder refuses
+            self.fail(path, f"number {value} overflows int64")
+        return value
 
     def boolean(self, d, key, path, default=False):
         return self._get(d, key, path, (bool,), "a boolean", default)
