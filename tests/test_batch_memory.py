@@ -7,7 +7,7 @@ import gc
 
 from kschedcore import Scheduler
 from kschedcore.framework.cycle import Diagnosis
-from kschedcore.scheduler import scheduler as scheduler_module
+from kschedcore.util import collector
 
 
 def _diagnoses_alive():
@@ -23,7 +23,7 @@ def test_failed_cycles_records_do_not_pile_up():
                        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}} for i in range(20)]
     pods = [{"metadata": {"name": f"p{i}", "namespace": "default"},
              "spec": {"priority": 100, "containers": [{"name": "c", "resources": {"requests": {"cpu": f"{2 + i % 3}"}}}]}}
-            for i in range(3 * scheduler_module.YOUNG_EVERY)]
+            for i in range(3 * collector.YOUNG_EVERY)]
     sched = Scheduler(nodes, bound + pods)
     gc.collect()
     seen, count = [], [0]
@@ -36,5 +36,5 @@ def test_failed_cycles_records_do_not_pile_up():
     results = sched.schedule_pending(records=False, callback=sample)
     assert sum(r.node is None for r in results) == len(pods)
     # each failed cycle decoded its statuses (PostFilter): the pairs are freed every YOUNG_EVERY
-    assert max(seen) <= scheduler_module.YOUNG_EVERY + 1, max(seen)
+    assert max(seen) <= collector.YOUNG_EVERY + 1, max(seen)
     assert seen[-1] > 0         # not vacuous: the pairs exist until a collection

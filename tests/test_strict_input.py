@@ -223,3 +223,32 @@ def test_an_invalid_spec_is_named_after_each_pod():
     for name in ("web-1", "web-2"):
         with pytest.raises(ValidationError, match=f"pod default/{name}: spec.containers\\[0\\].resources.requests.cpu"):
             parse_pod({"metadata": {"name": name, "namespace": "default"}, "spec": bad})
+
+
+def test_a_spec_marshal_cannot_write_is_remembered_by_its_text():
+    """The memo's key is the spec's marshal bytes, or its repr where marshal cannot write a
+    value (YAML reads an unquoted timestamp as a datetime): such pods parse as any other."""
+    import datetime
+    spec = {"containers": [{"name": "c", "image": "x", "env": [{"name": "T", "value": datetime.datetime(2025, 1, 1)}],
+                            "resources": {"requests": {"cpu": "1"}}}]}
+    a, b = (parse_pod({"metadata": {"name": n, "namespace": "default"}, "spec": spec}) for n in ("a", "b"))
+    assert a.requests == b.requests and a.requests["cpu"] == 1000 and a.spec_fields is b.spec_fields
+
+
+def test_a_pod_whose_fields_were_replaced_compiles_on_its_own():
+    """Framework.compile remembers a parsed spec's CompiledPod, only while the pod's template
+    fields are still that spec's own."""
+    import dataclasses
+    from kschedcore import Scheduler
+    sched = Scheduler([NODE])
+    fw = sched.profiles["default-scheduler"]
+    raw = {"metadata": {"name": "a", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+    a = parse_pod(raw)
+    b = parse_pod(dict(raw, metadata={"name": "b", "namespace": "default"}))
+    assert fw.compile(a) is fw.compile(b)
+    bigger = dataclasses.replace(b, requests={**b.requests, "cpu": 3000}, compiled=None)
+    assert bigger.spec_fields is a.spec_fields
+    cp = fw.compile(bigger)
+    assert cp is not fw.compile(a)
+    assert 3000 in list(cp.usage_vals) and 3000 not in list(fw.compile(a).usage_vals)

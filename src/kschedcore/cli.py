@@ -16,6 +16,7 @@ from .scheduler import TIE_BREAKS, Scheduler
 from .scheduler.loop import Outcome, Simulation
 from .sources.files import load_workload
 from .sources.generator import generate
+from .util import collector
 
 EXIT_INPUT = 2
 
@@ -313,8 +314,10 @@ def cmd_simulate(args) -> int:
         generate(nodes=5000 if args.nodes is None else args.nodes, pods=30000 if args.pods is None else args.pods,
                  seed=args.seed or 1)
     sched = _scheduler(args, workload)
-    for pod in sched.pending:        # compile ahead: the timed phase is scheduling alone
-        sched.prepare(pod)
+    with collector.paused():
+        for pod in sched.pending:        # compile ahead: the timed phase is scheduling alone
+            sched.prepare(pod)
+    collector.keep_for_good()            # the cluster lives to the end of the command
     load_seconds = time.perf_counter() - t0
     n_pods = len(sched.pending)
     if args.queue:

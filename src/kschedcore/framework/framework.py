@@ -86,6 +86,7 @@ class Framework:
         self.bound_layout = -1
         self.token = object()
         self.templates = {}            # template key -> CompiledPod
+        self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod)
         self._num_to_find = (-1, 0)
 
     def filters_by_name(self) -> set:
@@ -127,6 +128,13 @@ class Framework:
         cached = pod.compiled
         if cached is not None and cached[0] is self.token and cached[1].taint_version == table.taint_version:
             return cached[1]
+        spec = pod.spec_fields
+        if spec is not None:        # a spec compiled before: no key to build and hash
+            hit = self.by_spec.get(id(spec))
+            if hit is not None and hit[0] is spec and hit[1].taint_version == table.taint_version \
+                    and _fields_of(pod, spec):
+                pod.compiled = (self.token, hit[1])
+                return hit[1]
         key = template_key(pod)
         cp = self.templates.get(key)
         if cp is None or cp.taint_version != table.taint_version:
@@ -141,6 +149,10 @@ class Framework:
             cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
             cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
             self.templates[key] = cp
+        if spec is not None and _fields_of(pod, spec):
+            if len(self.by_spec) >= BY_SPEC_ENTRIES:
+                self.by_spec.clear()
+            self.by_spec[id(spec)] = (spec, cp)     # (spec kept alive: its id is not reused)
         pod.compiled = (self.token, cp)
         return cp
 
@@ -354,6 +366,21 @@ def _plain_pod(pod, cp) -> bool:
     """No host ports, volumes or nodeName, no unparsable preferred term: the pod's own fields
     leave its cycle to the node-local kernel pass."""
     return not (pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error)
+
+
+#: the Pod fields a CompiledPod depends on (template_key)
+TEMPLATE_FIELDS = ("requests", "fit_score_requests", "non_zero", "fit_score_non_zero", "tolerations",
+                   "node_selector", "required_terms", "preferred_terms", "host_ports", "images")
+#: specs remembered per Framework (Framework.by_spec), cleared when full
+BY_SPEC_ENTRIES = 8192
+
+
+def _fields_of(pod, spec: dict) -> bool:
+    """Whether the pod's template fields are still its parsed spec's own (none replaced)."""
+    for f in TEMPLATE_FIELDS:
+        if getattr(pod, f) is not spec[f]:
+            return False
+    return True
 
 
 def template_key(pod) -> tuple:

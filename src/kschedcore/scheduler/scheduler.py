@@ -5,10 +5,8 @@ counters), one Framework per profile (framework/: plugins per extension point an
 kernel), and the scheduling cycle (schedule_one.py). The loop (loop.py) drives it through these
 public methods only.
 """
-import gc
 import random
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -23,6 +21,7 @@ from ..objects.pod import Pod, parse_pod
 from ..objects.priority_class import admit
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
+from ..util import collector
 from .handle import Handle
 from .result import GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
@@ -43,33 +42,6 @@ def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerC
         score_weights = {n: (weights or {}).get(n, w) for n, w in prof.score_weights.items()}
         profiles.append(replace(prof, plugin_args=args, score_weights=score_weights))
     return replace(config, profiles=profiles)
-
-
-@contextmanager
-def _gc_paused():
-    """Pauses the cyclic garbage collector's own collections: a batch of cycles allocates many
-    small acyclic objects, and collections triggered by them cost ~15% of the batch. The batch
-    collects the youngest generation itself every YOUNG_EVERY cycles (_young), or the garbage
-    cycles it makes (a failed cycle's record and its Diagnosis: ~1 MB at 100,000 nodes) would
-    all wait for the end of the batch -- 24 GB for 10^6 pods on 10^5 nodes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-#: cycles between the collections of the youngest generation in a batch (_gc_paused)
-YOUNG_EVERY = 1024
-
-
-def _young(count: int) -> None:
-    """Within _gc_paused: collects the youngest generation every YOUNG_EVERY cycles (what
-    survives it is not looked at again until the batch ends)."""
-    if count % YOUNG_EVERY == 0:
-        gc.collect(0)
 
 
 class Scheduler(WhatIfOperations):
@@ -125,6 +97,11 @@ class Scheduler(WhatIfOperations):
     @classmethod
     def from_workload(cls, workload, **options) -> "Scheduler":
         """A scheduler holding a Workload's nodes and bound pods, its pending pods queued."""
+        with collector.paused():     # a million pods read: no collector passes over them
+            return cls._from_workload(workload, **options)
+
+    @classmethod
+    def _from_workload(cls, workload, **options) -> "Scheduler":
         sched = cls(**options)
         if workload.objects.get("VolumeAttachment"):
             raise UnsupportedError("VolumeAttachment", "",
@@ -315,7 +292,7 @@ class Scheduler(WhatIfOperations):
         result keeps its record (`result.cycle`, per-node statuses: ~14 bytes per node
         examined) unless `records` is False -- then its summary (FitError, error, preemption
         candidates): what a run of 10^5 pods on 10^5 nodes can afford."""
-        with _gc_paused():
+        with collector.paused():
             return self._schedule_pending(callback, records)
 
     def _schedule_pending(self, callback, records=True):
@@ -346,7 +323,7 @@ class Scheduler(WhatIfOperations):
                     if not records:
                         result.cycle = result.cycle_state = None
             results.append(result)
-            _young(len(results))
+            collector.collect_young(len(results))
             if callback is not None:
                 callback(result)
             if result.node is not None and node_local and self.cycles.batch_copies:
@@ -406,14 +383,14 @@ class Scheduler(WhatIfOperations):
         the pods). only: pod keys ("namespace/name") to make records for; the others are
         scheduled the same way, without one.
         """
-        with _gc_paused():
+        with collector.paused():
             return self._explain_pending(callback, only)
 
     def _explain_pending(self, callback, only=None):
         records = []
         pending, self.pending = self.pending, []
         for k, pod in enumerate(pending, 1):
-            _young(k)
+            collector.collect_young(k)
             wanted = only is None or pod.key in only
             rec = None
             if pod.gated:
