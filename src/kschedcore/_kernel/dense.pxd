@@ -242,12 +242,16 @@ cdef inline void best_add(Best* b, int64_t total, int64_t ties, int64_t key, Py_
 
 
 cdef inline void bits_best(Dense* d, Py_ssize_t base, uint64_t bits, Norm* m, Best* b, bint tie_first) noexcept nogil:
-    """b updated with the positions base + (set bits), in scan order."""
+    """b updated with the positions base + (set bits), in scan order (order keys read for
+    "first" only, and only for totals that reach the best)."""
     cdef Py_ssize_t p
+    cdef int64_t total
     while bits:
         p = base + __builtin_ctzll(bits)
         bits &= bits - 1
-        best_add(b, dense_total(d, p, m), 1, d.t.order_key[d.scan[p]], p, tie_first)
+        total = dense_total(d, p, m)
+        if total >= b.total:
+            best_add(b, total, 1, d.t.order_key[d.scan[p]] if tie_first else 0, p, tie_first)
 
 
 cdef inline WordSum* word_maxima(Dense* d, Py_ssize_t w) noexcept nogil:
@@ -261,14 +265,16 @@ cdef inline WordSum* word_maxima(Dense* d, Py_ssize_t w) noexcept nogil:
     return s
 
 
-cdef inline WordSum* word_best(Dense* d, Py_ssize_t w, Norm* m) noexcept nogil:
-    """Word w's summary, its best total under m's maxima made if it is not."""
+cdef inline WordSum* word_best(Dense* d, Py_ssize_t w, Norm* m, bint tie_first) noexcept nogil:
+    """Word w's summary, its best total under m's maxima made if it is not (with the least
+    order key among the best for "first"; best_key INT64_MIN: made without keys)."""
     cdef WordSum* s = word_maxima(d, w)
     cdef Best b
-    if s.norm_taint != m.max_taint or s.norm_affinity != m.max_affinity:
+    if s.norm_taint != m.max_taint or s.norm_affinity != m.max_affinity or (tie_first and s.best_key == INT64_MIN):
         b.total, b.ties, b.key, b.q = INT64_MIN, 0, 0, -1
-        bits_best(d, w << 6, d.k.ok[w], m, &b, True)
-        s.best, s.ties, s.best_key, s.best_q = b.total, b.ties, b.key, <int32_t>b.q
+        bits_best(d, w << 6, d.k.ok[w], m, &b, tie_first)
+        s.best, s.ties, s.best_q = b.total, b.ties, <int32_t>b.q
+        s.best_key = b.key if tie_first else INT64_MIN
         s.norm_taint, s.norm_affinity = m.max_taint, m.max_affinity
     return s
 
@@ -323,7 +329,7 @@ cdef inline Py_ssize_t dense_select(Dense* d, Py_ssize_t pos, bint tie_first, ui
     w.q, w.left = pos, d.processed
     while chunk_next(n, &w, &q0, &span):
         if span == 64:
-            s = word_best(d, q0 >> 6, &m)
+            s = word_best(d, q0 >> 6, &m, tie_first)
             if s.ties:
                 best_add(&b, s.best, s.ties, s.best_key, s.best_q, tie_first)
         else:
