@@ -45,22 +45,35 @@ def _container(image, cpu, mem, ports=()):
     return c
 
 
-def _pod(i, rng):
+def _pod_params(rng) -> tuple:
+    """A pod's shape and its random choices, drawn in a fixed order (the workload of a seed)."""
     kind = rng.choices(("web", "batch", "cache", "gpu", "pinned", "daemon", "besteffort"),
                        weights=(40, 25, 10, 3, 10, 2, 10))[0]
+    if kind == "web":
+        return kind, rng.choice(("100m", "250m", "500m")), rng.choice(("128Mi", "256Mi", "512Mi")), rng.choice(ZONES)
+    if kind == "batch":
+        return kind, rng.choice(("1", "2")), rng.choice(("1Gi", "2Gi", "4Gi"))
+    if kind == "cache":
+        return kind, rng.choice(("2Gi", "4Gi", "8Gi"))
+    if kind == "pinned":
+        return kind, rng.choice(ZONES)
+    return (kind,)
+
+
+def _spec(params) -> dict:
+    kind = params[0]
     spec = {"schedulerName": "default-scheduler"}
     if kind == "web":
-        spec["containers"] = [_container("nginx:1.27", rng.choice(("100m", "250m", "500m")),
-                                         rng.choice(("128Mi", "256Mi", "512Mi")))]
+        spec["containers"] = [_container("nginx:1.27", params[1], params[2])]
         spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 50, "preference": {"matchExpressions": [
-                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}]}}]}}
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [params[3]]}]}}]}}
     elif kind == "batch":
-        spec["containers"] = [_container("busybox", rng.choice(("1", "2")), rng.choice(("1Gi", "2Gi", "4Gi")))]
+        spec["containers"] = [_container("busybox", params[1], params[2])]
         spec["nodeSelector"] = {"pool": "batch"}
         spec["tolerations"] = [{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}]
     elif kind == "cache":
-        spec["containers"] = [_container("redis:7", "500m", rng.choice(("2Gi", "4Gi", "8Gi")))]
+        spec["containers"] = [_container("redis:7", "500m", params[1])]
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
                                                          "operator": "In", "values": ["r5.2xlarge", "m5.2xlarge"]}]}]}}}
@@ -74,20 +87,34 @@ def _pod(i, rng):
         spec["containers"] = [_container("app:v2", "250m", "512Mi")]
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
-                                                         "values": [rng.choice(ZONES)]}]}]}}}
+                                                         "values": [params[1]]}]}]}}}
     elif kind == "daemon":
         spec["containers"] = [_container("exporter:1", "50m", "64Mi", ports=(9100,))]
         spec["tolerations"] = [{"operator": "Exists"}]
     else:
         spec["containers"] = [{"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {}}]
+    return spec
+
+
+def _pod(i, rng, specs=None):
+    """Pod i. Pods of one shape share their spec and labels dicts (`specs`: params -> (spec,
+    labels)): a million generated pods are a million small metadata dicts, not a million trees
+    (nothing in kschedcore writes into a raw object it was given)."""
+    params = _pod_params(rng)
+    shared = specs.get(params) if specs is not None else None
+    if shared is None:
+        shared = (_spec(params), {"app": params[0]})
+        if specs is not None:
+            specs[params] = shared
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{kind}-{i:06d}", "namespace": "default", "labels": {"app": kind}},
-            "spec": spec}
+            "metadata": {"name": f"{params[0]}-{i:06d}", "namespace": "default", "labels": shared[1]},
+            "spec": shared[0]}
 
 
 def generate(nodes: int = 5000, pods: int = 30000, seed: int = 1) -> Workload:
     """A synthetic Workload: `nodes` nodes and `pods` pending pods of mixed shapes."""
     rng = random.Random(seed)
     with collector.paused():      # millions of new dicts, none in a cycle
+        specs = {}
         return Workload(nodes=[_node(i, rng) for i in range(nodes)], pods=[],
-                        pending=[_pod(i, rng) for i in range(pods)])
+                        pending=[_pod(i, rng, specs) for i in range(pods)])
