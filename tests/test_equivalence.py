@@ -405,3 +405,65 @@ def _wide_churn(eq, seed, steps=25):
 def test_word_summaries_under_churn_identical():
     for seed in range(2):
         assert _wide_churn(True, seed) == _wide_churn(False, seed), seed
+
+
+def test_batches_of_mixed_templates_are_used(monkeypatch):
+    """Interleaved templates go to the kernel in runs (ScheduleOne.schedule_batch); their
+    decisions are the per-pod cycles' (the tests above compare both ways)."""
+    from kschedcore.scheduler.schedule_one import ScheduleOne
+    placed = []
+    original = ScheduleOne.schedule_batch
+
+    def spy(self, fw, cps, counts):
+        rows = original(self, fw, cps, counts)
+        placed.append(0 if rows is None else len(rows))
+        return rows
+    monkeypatch.setattr(ScheduleOne, "schedule_batch", spy)
+    nodes, pods = _wide_scored_workload(0, n_nodes=200)
+    _same(nodes, [], _copies(pods, 20), tie_break="random", seed=1)
+    assert sum(placed) > 60, placed
+
+
+def _port_pods(seed, n):
+    rng = random.Random(seed)
+    pods = []
+    for k in range(n):
+        pod = _pod(k, rng)
+        pod["spec"]["priority"] = 0
+        if rng.random() < 0.6:        # a few host ports, shared between templates
+            pod["spec"]["containers"][0]["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"}
+                                                     for p in rng.sample((80, 443, 9100), rng.randint(1, 2))]
+        pods.append(pod)
+    return pods
+
+
+def test_host_port_templates_identical():
+    """Pods with host ports go through their template's slot (NodePorts reads the row, whose
+    used ports change with its generation): the same decisions and FitErrors as without."""
+    for seed in range(3):
+        nodes = [_node(i, 8) for i in range(150)]
+        for pct in (0, 100):
+            _same(nodes, [], _port_pods(seed, 500), percentage_of_nodes_to_score=pct, tie_break="random", seed=seed)
+
+
+def _ports_churn(eq, seed, steps=20):
+    """The loop while pods with host ports leave: their rows' ports are free again."""
+    rng = random.Random(seed)
+    pods = _port_pods(seed, steps * 15)
+    sched = Scheduler([_node(i, 8) for i in range(60)], seed=seed, tie_break="first")
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sim = Simulation(sched)
+    trace = []
+    for step in range(steps):
+        for pod in pods[step * 15:(step + 1) * 15]:
+            sim.add_pod(pod)
+        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 12), len(sim.bound))):
+            sim.delete_pod(key)
+        sim.run_until_idle()
+        trace.append(sorted(sim.bound.items()))
+    return trace
+
+
+def test_host_port_templates_under_churn_identical():
+    for seed in range(3):
+        assert _ports_churn(True, seed) == _ports_churn(False, seed), seed

@@ -199,7 +199,7 @@ def test_churn_recreates_objects_on_the_wall_clock(tmp_path):
         {"opcode": "createNodes", "count": 2},
         {"opcode": "churn", "mode": "recreate", "number": 1, "intervalMilliseconds": 1,
          "templatePaths": ["templates/node.yaml", "svc.yaml"]},
-        {"opcode": "sleep", "duration": "30ms"},
+        {"opcode": "sleep", "duration": "120ms"},      # (room for a slow machine: >= 3 ticks)
         {"opcode": "createPods", "count": 4, "collectMetrics": True}],
         "workloads": [{"name": "w", "params": {}}]}
     [c] = load_perf_config(config(tmp_path, [case]))

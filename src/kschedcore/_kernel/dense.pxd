@@ -29,6 +29,14 @@ cdef struct Dense:
     Py_ssize_t nf, processed      # the walk's
 
 
+cdef inline void dense_begin(Dense* d, Table* t, PodView* p, Config* c, Cycle* y, const int32_t* scan,
+                             Py_ssize_t n, Columns k) noexcept nogil:
+    """A cycle over the whole table's scan (n positions) through a slot's columns k."""
+    d.t, d.p, d.c, d.y, d.scan, d.n, d.k = t, p, c, y, scan, n, k
+    d.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+    d.use_affinity = y.use[S_NODE_AFFINITY]
+
+
 cdef inline bint slot_cycle(Cycle* y, bint spread_scored) noexcept nogil:
     """A cycle whose Filters and Scores the kernel runs on the candidate row alone (no
     InterPodAffinity or PodTopologySpread score, no custom Score): one that the template's slot
@@ -75,19 +83,121 @@ cdef inline bint window_next(const uint64_t* ok, Py_ssize_t n, Window* w, Py_ssi
     return True
 
 
+# NormalizeScore's results by raw score, when the cycle's maximum is at most this: one division
+# per distinct raw value instead of one per node
+cdef enum:
+    NORM_TABLE = 1024
+
+
+cdef struct Norm:
+    int64_t max_taint, max_affinity
+    int64_t taint_const             # weighted TaintToleration score when every raw one is 0
+    int64_t* taint                  # weighted normalised score by raw score (NULL: compute)
+    int64_t* affinity
+
+
+cdef inline int64_t norm_total(Dense* d, int64_t total, int64_t raw_taint, int64_t raw_affinity, Norm* m) noexcept nogil:
+    """A feasible row's total from its partial total and raw scores, TaintToleration and
+    NodeAffinity normalised as in NodeKernel._select."""
+    cdef int64_t v
+    if d.y.use[S_TAINT_TOLERATION]:
+        if m.max_taint == 0:
+            total += m.taint_const
+        elif m.taint != NULL:
+            total += m.taint[raw_taint]
+        else:
+            v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * raw_taint, m.max_taint)
+            total += d.c.weights[S_TAINT_TOLERATION] * v
+    if d.use_affinity and m.max_affinity > 0:       # (0: every raw score is 0, so is v)
+        if m.affinity != NULL:
+            total += m.affinity[raw_affinity]
+        else:
+            v = div_small(MAX_NODE_SCORE * raw_affinity, m.max_affinity)
+            total += d.c.weights[S_NODE_AFFINITY] * v
+    return total
+
+
+cdef inline int64_t dense_total(Dense* d, Py_ssize_t q, Norm* m) noexcept nogil:
+    """A feasible position's total (norm_total of its columns)."""
+    return norm_total(d, d.k.total[q], d.k.raw_taint[q], d.k.raw_affinity[q], m)
+
+
+cdef inline void norm_tables(Dense* d, Norm* m, int64_t* taint, int64_t* affinity) noexcept nogil:
+    """The weighted normalised scores by raw score (0 .. max), where the maxima are small."""
+    cdef int64_t r, w_taint = d.c.weights[S_TAINT_TOLERATION], w_affinity = d.c.weights[S_NODE_AFFINITY]
+    m.taint_const = w_taint * MAX_NODE_SCORE
+    m.taint = m.affinity = NULL
+    if 0 < m.max_taint <= NORM_TABLE:
+        for r in range(m.max_taint + 1):
+            taint[r] = w_taint * (MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * r, m.max_taint))
+        m.taint = taint
+    if 0 < m.max_affinity <= NORM_TABLE:
+        for r in range(m.max_affinity + 1):
+            affinity[r] = w_affinity * div_small(MAX_NODE_SCORE * r, m.max_affinity)
+        m.affinity = affinity
+
+
+cdef inline void summary_update(Dense* d, WordSum* s, Py_ssize_t q, bint was_ok, int64_t old_total,
+                                int64_t old_taint, int64_t old_affinity, bint now_ok, int64_t new_total,
+                                int64_t new_taint, int64_t new_affinity) noexcept nogil:
+    """Position q of word s changed from (was_ok, old ...) to (now_ok, new ...): the summary
+    follows, or is marked to be made again (fresh 0: everything; norm_taint -1: the best)
+    where one position cannot tell -- a maximum or a best that may have left."""
+    cdef Norm m
+    cdef int64_t v, key
+    if not s.fresh:
+        return
+    if was_ok and ((old_taint > 0 and old_taint == s.max_taint and (not now_ok or new_taint < old_taint))
+                   or (old_affinity > 0 and old_affinity == s.max_affinity and (not now_ok or new_affinity < old_affinity))):
+        s.fresh = 0
+        return
+    if now_ok:
+        if new_taint > s.max_taint:
+            s.max_taint = new_taint
+        if new_affinity > s.max_affinity:
+            s.max_affinity = new_affinity
+    if s.norm_taint < 0:
+        return
+    m.max_taint, m.max_affinity = s.norm_taint, s.norm_affinity
+    m.taint_const = d.c.weights[S_TAINT_TOLERATION] * MAX_NODE_SCORE
+    m.taint = m.affinity = NULL
+    if was_ok:
+        v = norm_total(d, old_total, old_taint, old_affinity, &m)
+        if v > s.best or (v == s.best and (s.ties == 1 or q == s.best_q)):
+            s.norm_taint = -1
+            return
+        if v == s.best:
+            s.ties -= 1
+    if now_ok:
+        v = norm_total(d, new_total, new_taint, new_affinity, &m)
+        if v < s.best:
+            return
+        key = INT64_MIN if s.best_key == INT64_MIN else d.t.order_key[d.scan[q]]
+        if v > s.best:
+            s.best, s.ties, s.best_key, s.best_q = v, 1, key, <int32_t>q
+        else:
+            s.ties += 1
+            if key < s.best_key:
+                s.best_key, s.best_q = key, <int32_t>q
+
+
 cdef inline void dense_position(Dense* d, Py_ssize_t q) noexcept nogil:
     """Position q's row into the columns: its entry if current, else filtered and scored (and
-    the entry written)."""
+    the entry written); its word's summary follows the change (summary_update)."""
     cdef Py_ssize_t row = d.scan[q]
     cdef EqRow* e = d.k.entries + row
     cdef uint64_t bit = (<uint64_t>1) << (q & 63)
+    cdef bint was_ok = (d.k.ok[q >> 6] & bit) != 0
+    cdef int64_t old_total = d.k.total[q]
+    cdef int64_t old_taint = d.k.raw_taint[q] if d.taint_raw else 0
+    cdef int64_t old_affinity = d.k.raw_affinity[q] if d.use_affinity else 0
     entry_current(d.t, d.p, d.c, d.y, e, row)
     d.k.valid[q >> 6] |= bit
-    d.k.words[q >> 6].fresh = 0
     if e.code != C_SUCCESS:
         d.k.ok[q >> 6] &= ~bit
         d.k.total[q], d.k.raw_taint[q] = e.total, e.code | (<int64_t>e.plugin << 8)
         hist_count(d.k.hist, e.code, e.plugin, e.total, 1)
+        summary_update(d, d.k.words + (q >> 6), q, was_ok, old_total, old_taint, old_affinity, False, 0, 0, 0)
         return
     d.k.ok[q >> 6] |= bit
     d.k.total[q] = e.total
@@ -99,6 +209,8 @@ cdef inline void dense_position(Dense* d, Py_ssize_t q) noexcept nogil:
         d.k.raw_affinity[q] = e.raw[S_NODE_AFFINITY]
         if e.raw[S_NODE_AFFINITY] > 0:
             d.k.seen[1] = 1
+    summary_update(d, d.k.words + (q >> 6), q, was_ok, old_total, old_taint, old_affinity, True, e.total,
+                   e.raw[S_TAINT_TOLERATION] if d.taint_raw else 0, e.raw[S_NODE_AFFINITY] if d.use_affinity else 0)
 
 
 cdef inline void dense_walk(Dense* d, Py_ssize_t pos, Py_ssize_t need) noexcept nogil:
@@ -132,55 +244,6 @@ cdef inline void dense_walk(Dense* d, Py_ssize_t pos, Py_ssize_t need) noexcept 
         if q == n:
             q = 0
     d.nf, d.processed = nf, processed
-
-
-# NormalizeScore's results by raw score, when the cycle's maximum is at most this: one division
-# per distinct raw value instead of one per node
-cdef enum:
-    NORM_TABLE = 1024
-
-
-cdef struct Norm:
-    int64_t max_taint, max_affinity
-    int64_t taint_const             # weighted TaintToleration score when every raw one is 0
-    int64_t* taint                  # weighted normalised score by raw score (NULL: compute)
-    int64_t* affinity
-
-
-cdef inline int64_t dense_total(Dense* d, Py_ssize_t q, Norm* m) noexcept nogil:
-    """A feasible position's total, TaintToleration and NodeAffinity normalised as in
-    NodeKernel._select."""
-    cdef int64_t total = d.k.total[q], v
-    if d.y.use[S_TAINT_TOLERATION]:
-        if m.max_taint == 0:
-            total += m.taint_const
-        elif m.taint != NULL:
-            total += m.taint[d.k.raw_taint[q]]
-        else:
-            v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * d.k.raw_taint[q], m.max_taint)
-            total += d.c.weights[S_TAINT_TOLERATION] * v
-    if d.use_affinity and m.max_affinity > 0:       # (0: every raw score is 0, so is v)
-        if m.affinity != NULL:
-            total += m.affinity[d.k.raw_affinity[q]]
-        else:
-            v = div_small(MAX_NODE_SCORE * d.k.raw_affinity[q], m.max_affinity)
-            total += d.c.weights[S_NODE_AFFINITY] * v
-    return total
-
-
-cdef inline void norm_tables(Dense* d, Norm* m, int64_t* taint, int64_t* affinity) noexcept nogil:
-    """The weighted normalised scores by raw score (0 .. max), where the maxima are small."""
-    cdef int64_t r, w_taint = d.c.weights[S_TAINT_TOLERATION], w_affinity = d.c.weights[S_NODE_AFFINITY]
-    m.taint_const = w_taint * MAX_NODE_SCORE
-    m.taint = m.affinity = NULL
-    if 0 < m.max_taint <= NORM_TABLE:
-        for r in range(m.max_taint + 1):
-            taint[r] = w_taint * (MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * r, m.max_taint))
-        m.taint = taint
-    if 0 < m.max_affinity <= NORM_TABLE:
-        for r in range(m.max_affinity + 1):
-            affinity[r] = w_affinity * div_small(MAX_NODE_SCORE * r, m.max_affinity)
-        m.affinity = affinity
 
 
 # The window's positions, a word at a time: a chunk is one word's positions within the window

@@ -98,6 +98,7 @@ cdef class EquivalenceCache:
         self.slot_of[cp] = s
         self.last_use[s] = self.tick
         self.entries[s, :, 0] = -1         # EqRow.gen, the record's first word
+        self.words[s, :, :] = 0            # the summaries were the old template's (WordSum.fresh 0)
         self.synced[s] = -1
         self.seen[s, 0] = self.seen[s, 1] = 0
         return s

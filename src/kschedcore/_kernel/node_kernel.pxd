@@ -2,7 +2,7 @@
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
 
 from .custom cimport CustomSlots
-from .equivalence cimport EquivalenceCache, EqRow
+from .equivalence cimport Columns, EquivalenceCache, EqRow
 from .scan cimport Buffers
 from .cycle cimport Config, Cycle
 from .inter_pod cimport InterPodState
@@ -83,6 +83,7 @@ cdef class NodeKernel:
     cdef int _fill_statuses(self) except -1
     cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
                           Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot)
+    cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan)
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1

@@ -17,19 +17,14 @@ import numpy as np
 
 from .arith cimport div_small, uniform_below
 from .cycle cimport begin_cycle
-from .equivalence cimport N_ROW_SCORES, EqRow, EquivalenceCache
+from .equivalence cimport Columns, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, select_copy
-from .dense cimport Dense, dense_select, dense_walk, slot_cycle
+from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from .fit_error cimport H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, hist_count
-from .scan cimport Buffers, compact_feasible, eval_range, score_row
-from .filters cimport filter_node
-from .ids cimport (C_SUCCESS, MAX_NODE_SCORE, N_CUSTOM,
-                   N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_BALANCED_ALLOCATION, S_CUSTOM_0,
-                   S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_NODE_RESOURCES_FIT,
-                   S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION)
+from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries
+from .ids cimport (C_SUCCESS, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_CUSTOM_0,
+                   S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION)
 from .pod cimport load_pod
-from .scores cimport (balanced_score, fit_score, image_score, inter_pod_score,
-                      node_affinity_score, taint_score)
 from .table cimport bind_table, touch_row
 from .views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
@@ -174,31 +169,12 @@ cdef class NodeKernel:
             return 0
         if self.equivalence.version != self.fill_version:
             raise RuntimeError("the kernel's statuses were read after another cycle took its cache slot")
-        cdef EqRow* entries = self.equivalence.view(self.fill_slot)
-        cdef EqRow* e
         cdef const int32_t[::1] scan = self.fill_scan
-        cdef Py_ssize_t n = scan.shape[0], i, s, row, f = 0, pos = self.fill_start, cap = self.cap
-        cdef int8_t* code = &self._st_code[0]
-        cdef int64_t* raw = &self._raw_scores[0, 0]
         cdef uint64_t rng = self.rng_state
-        cdef Cycle* y = &self.fill_cycle
+        cdef Py_ssize_t slot = self.fill_slot, f
         self.fill_slot = -1
-        for i in range(self.fill_processed):
-            row = scan[pos]
-            pos += 1
-            if pos == n:
-                pos = 0
-            e = entries + row
-            code[row] = e.code
-            if e.code != C_SUCCESS:
-                self._st_plugin[row] = e.plugin
-                self._st_detail[row] = e.total
-                continue
-            self._feasible[f], self.feas_pos[f], self._totals[f] = <int32_t>row, <int32_t>i, e.total
-            for s in range(N_ROW_SCORES):     # the scores a pass writes (not 0 everywhere)
-                if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
-                    raw[s * cap + f] = e.raw[s]
-            f += 1
+        f = fill_from_entries(self.equivalence.view(slot), &scan[0], scan.shape[0], self.fill_start,
+                              self.fill_processed, &self.fill_cycle, &self.b)
         if f > 1:
             self._select(&self.fill_config, &self.fill_cycle, f, False)
             self.rng_state = rng
@@ -375,10 +351,7 @@ cdef class NodeKernel:
         per-node statuses and the feasible list are made from the slot's entries if read."""
         cdef Dense d
         cdef Py_ssize_t n = scan.shape[0], best = -1
-        d.t, d.p, d.c, d.y, d.scan, d.n = &self.t, p, c, y, &scan[0], n
-        d.k = self.equivalence.columns(slot, &scan[0], n, self.t.change_log, self.t.change_seq[0], self.t.log_mask)
-        d.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
-        d.use_affinity = y.use[S_NODE_AFFINITY]
+        dense_begin(&d, &self.t, p, c, y, &scan[0], n, self._columns(slot, scan))
         with nogil:
             dense_walk(&d, pos, num_to_find)
             if d.nf > 0:
@@ -455,6 +428,51 @@ cdef class NodeKernel:
                 place_copy(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem)
                 copy_position(&r, best, r.best_pos, True)      # the one row that changed
         return placed, start
+
+    def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,
+                  Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
+                  int64_t[:, ::1] counts):
+        """Node-local pods of any templates (cps[k] through slot slots[k]), each scheduled as
+        run() would, then placed as place_copy() does, before the next; stops before one that
+        fits nowhere or is not node-local. chosen[k], counts[k]: pod k's row, its feasible and
+        processed counts. Returns (pods placed, the next start). The scan is the whole table's."""
+        cdef PodView p
+        cdef Config c
+        cdef Cycle y
+        cdef Dense d
+        cdef CompiledPod cp
+        cdef const int64_t[::1] ucols, uvals
+        cdef Py_ssize_t k, n = scan.shape[0], placed = 0, best = -1
+        self.fill_slot = -1
+        if n == 0 or n != n_all_nodes:
+            return 0, start
+        self._load_config(&c)
+        for k in range(min(len(cps), slots.shape[0], chosen.shape[0], counts.shape[0])):
+            cp = cps[k]
+            load_pod(cp, &p)
+            self._load_state(&p)
+            begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
+            if not slot_cycle(&y, self.spread.n_score >= 0):
+                break
+            dense_begin(&d, &self.t, &p, &c, &y, &scan[0], n, self._columns(slots[k], scan))
+            with nogil:
+                dense_walk(&d, start % n, num_to_find)
+                if d.nf > 0:
+                    best = dense_select(&d, start % n, tie_first, &self.rng_state)
+            if d.nf == 0:
+                break
+            chosen[k], counts[k, 0], counts[k, 1] = <int32_t>best, d.nf, d.processed
+            start = (start + d.processed) % n_all_nodes
+            ucols, uvals = cp.usage_cols, cp.usage_vals
+            place_copy(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
+                       ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
+            placed += 1
+        return placed, start
+
+    cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan):
+        """The slot's columns, brought up to the table's changes (EquivalenceCache.columns)."""
+        return self.equivalence.columns(slot, &scan[0], scan.shape[0], self.t.change_log, self.t.change_seq[0],
+                                        self.t.log_mask)
 
     cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
                          Py_ssize_t processed) noexcept nogil:

@@ -4,7 +4,7 @@
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
 from .cycle cimport Config, Cycle
-from .equivalence cimport EqRow
+from .equivalence cimport N_ROW_SCORES, EqRow
 from .filters cimport filter_node
 from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
                    S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
@@ -115,3 +115,29 @@ cdef inline int64_t score_row(Table* t, PodView* p, Config* c, Cycle* y, Py_ssiz
         out[S_IMAGE_LOCALITY * stride] = v
         total += w[S_IMAGE_LOCALITY] * v
     return total
+
+
+cdef inline Py_ssize_t fill_from_entries(const EqRow* entries, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                                         Py_ssize_t processed, Cycle* y, Buffers* b) noexcept nogil:
+    """The statuses, feasible list, partial totals and raw scores a pass over `processed`
+    positions from pos would have written, made from a slot's entries (a cycle through the
+    slot's columns writes none); returns the number of feasible rows."""
+    cdef Py_ssize_t i, s, row, f = 0
+    cdef const EqRow* e
+    for i in range(processed):
+        row = scan[pos]
+        pos += 1
+        if pos == n:
+            pos = 0
+        e = entries + row
+        b.st_code[row] = e.code
+        if e.code != C_SUCCESS:
+            b.st_plugin[row] = e.plugin
+            b.st_detail[row] = e.total
+            continue
+        b.feasible[f], b.feas_pos[f], b.totals[f] = <int32_t>row, <int32_t>i, e.total
+        for s in range(N_ROW_SCORES):     # the scores a pass writes (not 0 everywhere)
+            if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
+                b.raw[s * b.cap + f] = e.raw[s]
+        f += 1
+    return f

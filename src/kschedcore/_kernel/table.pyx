@@ -54,3 +54,14 @@ def add_usage(int64_t[:, ::1] requested, int64_t[:, ::1] nonzero, int64_t[::1] p
     nonzero[row, 0] += sign * <int64_t>non_zero[0]
     nonzero[row, 1] += sign * <int64_t>non_zero[1]
     pod_count[row] += sign
+
+
+def refresh_image_counts(rows, const int32_t[::1] n_images, const int32_t[:, ::1] images,
+                         const int64_t[::1] image_count, int32_t[:, ::1] image_nn):
+    """UpdateSnapshot's image part for the given rows: each copies NumNodes of its images now
+    (NodeTable.refresh_snapshot without a fork's journal, in C: a cycle after each placement)."""
+    cdef Py_ssize_t row, j
+    for r in rows:
+        row = r
+        for j in range(n_images[row]):
+            image_nn[row, j] = <int32_t>image_count[images[row, j]]

@@ -158,9 +158,10 @@ class Framework:
 
     def equivalence_slot(self, cycle, pod, cp) -> int:
         """The kernel's equivalence-cache slot for a node-local cycle (after PreFilter: no
-        dynamic plugin acted, no PreFilterResult, no custom plugin, no host ports, volumes or
-        nodeName), else -1."""
-        if cycle.dynamic or self.custom.any or cycle.names is not None or not _plain_pod(pod, cp):
+        dynamic plugin acted, no PreFilterResult, no custom plugin, no volumes or nodeName),
+        else -1. Host ports may be: a row's used ports change only with its generation (Cache
+        place / unplace), so NodePorts' verdict on a row stands as long as the row does."""
+        if cycle.dynamic or self.custom.any or cycle.names is not None or not _plain_pod(pod, cp, ports=True):
             return -1
         return self.template_slot(cp)
 
@@ -362,10 +363,10 @@ def _make(in_tree, name, profile, handle, source):
                                           f'{profile.scheduler_name}: initializing plugin "{name}": {where}') from None
 
 
-def _plain_pod(pod, cp) -> bool:
-    """No host ports, volumes or nodeName, no unparsable preferred term: the pod's own fields
-    leave its cycle to the node-local kernel pass."""
-    return not (pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error)
+def _plain_pod(pod, cp, ports=False) -> bool:
+    """No host ports (unless `ports`), volumes or nodeName, no unparsable preferred term: the
+    pod's own fields leave its cycle to the node-local kernel pass."""
+    return not ((pod.host_ports and not ports) or pod.volumes or pod.node_name or cp.preferred_parse_error)
 
 
 #: the Pod fields a CompiledPod depends on (template_key)

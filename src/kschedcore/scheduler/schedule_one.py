@@ -127,6 +127,35 @@ class ScheduleOne:
         fw.passes += 1           # the call reused the kernel's buffers
         return chosen[:placed]
 
+    def schedule_batch(self, fw, cps: list, counts):
+        """The node rows of node-local pods of any templates (compiled to cps by fw), each scheduled as schedule_pod would and written into the table before the next
+        (NodeKernel.run_batch; the caller records them). Fewer than asked when one fits nowhere
+        (its cycle is schedule_pod's) or the cache slots run out. None when the kernel cannot
+        write rows (a fork)."""
+        if self.cache.forked:
+            return None
+        t = self.cache.table
+        if fw.bound_layout != t.layout:
+            fw.rebind()
+        if t.stale_images:
+            t.refresh_snapshot()
+        scan = t.scan_order
+        if len(scan) != len(t.row_of):
+            return None
+        # each template's slot; a slot the LRU hands to another template of the batch ends it
+        slots, owner = [], {}
+        for cp in cps:
+            s = fw.template_slot(cp)
+            if owner.setdefault(s, cp) is not cp:
+                break
+            slots.append(s)
+        chosen = np.empty(len(slots), np.int32)
+        placed, self.next_start_node_index = fw.kernel.run_batch(
+            cps, np.asarray(slots, np.int32), scan, self.next_start_node_index, fw.num_to_find(len(scan)),
+            len(t.row_of), self.tie_first, chosen, counts)
+        fw.passes += placed
+        return chosen[:placed]
+
     def _rejected(self, cycle, rej, n_all) -> ScheduleResult:
         """A PreFilter ended the cycle: every node gets its status."""
         if not hasattr(rej, "in_tree"):

@@ -9,7 +9,6 @@ import random
 from collections import Counter
 from dataclasses import replace
 
-import numpy as np
 
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
@@ -22,14 +21,13 @@ from ..objects.priority_class import admit
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
 from ..util import collector
+from . import batches
 from .handle import Handle
 from .result import GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
 TIE_BREAKS = ("random", "first")
-#: the most copies of a pod one kernel call schedules (schedule_pending)
-COPIES_AT_ONCE = 4096
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
@@ -329,41 +327,8 @@ class Scheduler(WhatIfOperations):
             if result.node is not None and node_local and self.cycles.batch_copies:
                 # the pod after the copies (another template, or one that fits nowhere) has
                 # its own cycle next
-                i += self._copies_after(pod, pending, i, results, callback)
+                i += batches.run_after(self, pod, pending, i, results, callback)
         return results
-
-    def _copies_after(self, pod, pending, i, results, callback) -> int:
-        """The pods from pending[i] on that are identical copies of `pod` (one template, a
-        node-local cycle) scheduled at once by the kernel (ScheduleOne.schedule_copies), each
-        as its own cycle would; returns how many were placed."""
-        fw = self.profiles.get(pod.scheduler_name)
-        cp = pod.compiled[1] if pod.compiled is not None else None
-        if cp is None:
-            return 0
-        # another template ends the run at once (a pod compiled here reuses it in its own cycle)
-        run = []
-        for j in range(i, min(len(pending), i + COPIES_AT_ONCE)):     # (islice would walk from 0)
-            q = pending[j]
-            if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp \
-                    or not fw.node_local(q, cp):
-                break
-            run.append(q)
-        if len(run) < self.cycles.min_copies:
-            return 0
-        counts = np.zeros((len(run), 2), np.int64)
-        rows = self.cycles.schedule_copies(pod, len(run), counts)
-        if rows is None or not len(rows):
-            return 0
-        nodes = self.cache.table.nodes
-        names = [nodes[row].name for row in rows.tolist()]
-        placed = run[:len(names)]
-        self.cache.place_written(placed, names)
-        for q, name, (nf, processed) in zip(placed, names, counts.tolist()):
-            result = ScheduleResult(q.key, name, nf, processed)
-            results.append(result)
-            if callback is not None:
-                callback(result)
-        return len(placed)
 
     def explain(self, pod) -> dict:
         """One scheduling cycle for `pod` with per-node filter results and per-plugin scores.

@@ -229,34 +229,30 @@ class Cache:
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
     def place_written(self, pods: list, node_names: list) -> None:
-        """place(pod, node, written=True) for each pair: identical copies of one compiled pod
-        whose rows the kernel wrote (NodeKernel.run_copies), recorded in one pass."""
+        """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
+        wrote (NodeKernel.run_copies, run_batch), recorded in one pass."""
         if not pods:
             return
-        first = pods[0]
-        if self.counters.counts(first) or first.volumes or self._journal is not None:
+        if self._journal is not None or any(self.counters.counts(p) or p.volumes for p in pods):
             for pod, node in zip(pods, node_names):
                 self.place(pod, node, written=True)
             return
-        cols, vals, ports = first.compiled[1].usage
         keys = [p.key for p in pods]
-        if any(k in self._placed for k in keys):
-            raise StateError(f"pod {next(k for k in keys if k in self._placed)}", "", "already assumed or bound")
-        self._placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
-        if first.start_time is None:       # copies of one pod: all without, or all with the same
-            base = self._next_unstarted
-            self._next_unstarted += len(pods)
-            self._start.update(zip(keys, range(base, base + len(pods))))
-        else:
-            self._start.update(zip(keys, [first.start_time] * len(pods)))
-        on_node = self._on_node
-        for key, node in zip(keys, node_names):
+        placed = self._placed
+        if any(k in placed for k in keys):
+            raise StateError(f"pod {next(k for k in keys if k in placed)}", "", "already assumed or bound")
+        start, on_node, priorities = self._start, self._on_node, self._priorities
+        for pod, key, node in zip(pods, keys, node_names):
+            cols, vals, ports = pod.compiled[1].usage
+            placed[key] = Placement(pod, node, cols, vals, ports)
+            if key not in start:
+                start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
+            priorities[pod.priority] += 1
             on_node.setdefault(node, {})[key] = None
         if self._by_priority is not None:
             row_of = self.table.row_of
             for key, node in zip(keys, node_names):
-                self._priority_changed(self._placed[key], row_of[node])
-        self._priorities[first.priority] += len(pods)
+                self._priority_changed(placed[key], row_of[node])
 
     def _unstarted_time(self) -> int:
         self._next_unstarted += 1

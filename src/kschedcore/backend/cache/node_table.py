@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..._kernel.table import refresh_image_counts
 from ...errors import DuplicateError, ValidationError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
@@ -341,11 +342,14 @@ class NodeTable:
         Rows not changed keep a stale NumNodes, as kube-scheduler's snapshot does (§7.3).
         """
         journal = self.journal
-        for row in self.stale_images:
-            if journal is not None and self.n_images[row]:
-                journal.save_row(self, row)
-            for j in range(self.n_images[row]):
-                self.image_nn[row, j] = self.image_count[self.images[row, j]]
+        if journal is None:
+            refresh_image_counts(self.stale_images, self.n_images, self.images, self.image_count, self.image_nn)
+        else:       # a fork's: each row saved before it changes
+            for row in self.stale_images:
+                if self.n_images[row]:
+                    journal.save_row(self, row)
+                for j in range(self.n_images[row]):
+                    self.image_nn[row, j] = self.image_count[self.images[row, j]]
         self.stale_images.clear()
 
     # ---- pods on nodes ----------------------------------------------------------------------
