@@ -9,6 +9,8 @@ from .result import ScheduleResult
 
 #: the most pods one kernel call schedules
 COPIES_AT_ONCE = 4096
+#: the first run of pods of mixed templates (doubled while all are placed)
+FIRST_RUN = 8
 
 
 def run_after(sched, pod, pending, i, results, callback) -> int:
@@ -33,21 +35,29 @@ def run_after(sched, pod, pending, i, results, callback) -> int:
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
-    """The node-local pods of any templates from pending[i] on (ScheduleOne.schedule_batch)."""
-    run, cps = [], []
-    for j in range(i, min(len(pending), i + COPIES_AT_ONCE)):
-        q = pending[j]
-        if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
-            break
-        cp = fw.compile(q)
-        if not fw.node_local(q, cp):
-            break
-        run.append(q)
-        cps.append(cp)
-    if len(run) < 2:
-        return 0
-    counts = np.zeros((len(run), 2), np.int64)
-    return _record(sched, run, sched.cycles.schedule_batch(fw, cps, counts), counts, results, callback)
+    """The node-local pods of any templates from pending[i] on (ScheduleOne.schedule_batch),
+    in runs of 8, 16, .. COPIES_AT_ONCE while every pod of a run is placed: where pods fail
+    often, a run ends at the first that fits nowhere, and no further pod was looked at."""
+    total, size = 0, FIRST_RUN
+    while True:
+        run, cps = [], []
+        for j in range(i + total, min(len(pending), i + total + size)):
+            q = pending[j]
+            if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
+                break
+            cp = fw.compile(q)
+            if not fw.node_local(q, cp):
+                break
+            run.append(q)
+            cps.append(cp)
+        if len(run) < (2 if total == 0 else 1):
+            return total
+        counts = np.zeros((len(run), 2), np.int64)
+        placed = _record(sched, run, sched.cycles.schedule_batch(fw, cps, counts), counts, results, callback)
+        total += placed
+        if placed < size:
+            return total
+        size = min(2 * size, COPIES_AT_ONCE)
 
 
 def _record(sched, run, rows, counts, results, callback) -> int:
