@@ -134,3 +134,15 @@ def test_preemption_loop_5000(benchmark):
     109881; still commented out in test/integration/scheduler_perf/default_preemption/
     performance-config.yaml). PreemptionBasic/1000Nodes has no threshold there either."""
     _preemption_loop(benchmark, 5000, 5000, rounds=3)
+
+
+@pytest.mark.parametrize("nodes,pods", [(10_000, 20_000), (100_000, 50_000)], ids=["10000nodes", "100000nodes"])
+def test_schedule_generated(benchmark, nodes, pods):
+    """`kschedcore simulate`'s generated default cluster (a few dozen pod templates interleaved
+    at random: web, batch, cache, GPU, pinned, host-port daemons, best-effort), default sampling:
+    the equivalence cache's slots and the mixed-template batches; scheduled from empty."""
+    from kschedcore.sources.generator import generate
+    workload = generate(nodes, pods, seed=1)
+    rounds = 3 if nodes <= 10_000 else 1
+    results, _ = time_schedule_pending(benchmark, lambda: prepared(Scheduler.from_workload(workload)), rounds)
+    assert len(results) == pods and sum(r.node is None for r in results) == 0

@@ -31,7 +31,8 @@ def run_after(sched, pod, pending, i, results, callback) -> int:
     if len(run) < sched.cycles.min_copies:
         return _mixed_after(sched, fw, pod, pending, i, results, callback)
     counts = np.zeros((len(run), 2), np.int64)
-    return _record(sched, run, sched.cycles.schedule_copies(pod, len(run), counts), counts, results, callback)
+    return _record(sched, run, sched.cycles.schedule_copies(pod, len(run), counts), counts, results, callback,
+                   copies=True)
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
@@ -60,14 +61,14 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
         size = min(2 * size, COPIES_AT_ONCE)
 
 
-def _record(sched, run, rows, counts, results, callback) -> int:
+def _record(sched, run, rows, counts, results, callback, copies=False) -> int:
     """The pods of a run the kernel placed (on `rows`) recorded in the cache, with results."""
     if rows is None or not len(rows):
         return 0
     nodes = sched.cache.table.nodes
     names = [nodes[row].name for row in rows.tolist()]
     placed = run[:len(names)]
-    sched.cache.place_written(placed, names)
+    sched.cache.place_written(placed, names, copies)
     for q, name, (nf, processed) in zip(placed, names, counts[:len(names)].tolist()):
         result = ScheduleResult(q.key, name, nf, processed)
         results.append(result)

@@ -228,9 +228,10 @@ class Cache:
             self._priority_changed(pl, row)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
-    def place_written(self, pods: list, node_names: list) -> None:
+    def place_written(self, pods: list, node_names: list, copies: bool = False) -> None:
         """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
-        wrote (NodeKernel.run_copies, run_batch), recorded in one pass."""
+        wrote (NodeKernel.run_copies, run_batch), recorded in one pass; `copies`: all of one
+        pod (its spec, start time and priority)."""
         if not pods:
             return
         if self._journal is not None or any(self.counters.counts(p) or p.volumes for p in pods):
@@ -242,7 +243,19 @@ class Cache:
         if any(k in placed for k in keys):
             raise StateError(f"pod {next(k for k in keys if k in placed)}", "", "already assumed or bound")
         start, on_node, priorities = self._start, self._on_node, self._priorities
-        for pod, key, node in zip(pods, keys, node_names):
+        if copies:          # one compiled pod: its usage, start time and priority for all
+            cols, vals, ports = pods[0].compiled[1].usage
+            placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
+            if pods[0].start_time is None:
+                base = self._next_unstarted
+                self._next_unstarted += len(pods)
+                start.update(zip(keys, range(base, base + len(pods))))
+            else:
+                start.update(zip(keys, [pods[0].start_time] * len(pods)))
+            priorities[pods[0].priority] += len(pods)
+            for key, node in zip(keys, node_names):
+                on_node.setdefault(node, {})[key] = None
+        for pod, key, node in zip(pods, keys, node_names) if not copies else ():
             cols, vals, ports = pod.compiled[1].usage
             placed[key] = Placement(pod, node, cols, vals, ports)
             if key not in start:
