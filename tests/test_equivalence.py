@@ -298,6 +298,21 @@ def test_sparse_templates_identical():
         assert any(r["node"] is None for r in records[0])
 
 
+def _leaving_trace(sched, arrivals, rng, most):
+    """The loop over `sched`: each step's pods arrive, up to `most` bound pods leave, the loop
+    runs until idle; the bound pods after each step."""
+    sim = Simulation(sched)
+    trace = []
+    for pods in arrivals:
+        for pod in pods:
+            sim.add_pod(pod)
+        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, most), len(sim.bound))):
+            sim.delete_pod(key)
+        sim.run_until_idle()
+        trace.append(sorted(sim.bound.items()))
+    return trace
+
+
 def _sparse_churn(eq, seed, steps=30):
     """The loop over sparse templates while pods leave: rows that rejected a template fit it
     again, which only a replayed change can tell its slot."""
@@ -305,16 +320,7 @@ def _sparse_churn(eq, seed, steps=30):
     nodes, pods = _sparse_workload(seed, n_nodes=120, n_pods=steps * 12)
     sched = Scheduler(nodes, seed=seed, tie_break="first")
     sched.cycles.equivalence = sched.cycles.batch_copies = eq
-    sim = Simulation(sched)
-    trace = []
-    for step in range(steps):
-        for pod in pods[step * 12:(step + 1) * 12]:
-            sim.add_pod(pod)
-        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 10), len(sim.bound))):
-            sim.delete_pod(key)
-        sim.run_until_idle()
-        trace.append(sorted(sim.bound.items()))
-    return trace, sched
+    return _leaving_trace(sched, [pods[k * 12:(k + 1) * 12] for k in range(steps)], rng, 10), sched
 
 
 def test_sparse_templates_under_churn_identical():
@@ -388,18 +394,9 @@ def _wide_churn(eq, seed, steps=25):
     nodes, pods = _wide_scored_workload(seed, n_nodes=300)
     sched = Scheduler(nodes, seed=seed, tie_break="random", percentage_of_nodes_to_score=30)
     sched.cycles.equivalence = sched.cycles.batch_copies = eq
-    sim = Simulation(sched)
-    trace = []
-    for step in range(steps):
-        for c in range(40):
-            pod = copy.deepcopy(pods[(step + c) % len(pods)])
-            pod["metadata"]["name"] = f"w{step}-{c}"
-            sim.add_pod(pod)
-        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 30), len(sim.bound))):
-            sim.delete_pod(key)
-        sim.run_until_idle()
-        trace.append(sorted(sim.bound.items()))
-    return trace
+    arrivals = [[dict(copy.deepcopy(pods[(step + c) % len(pods)]), metadata={"name": f"w{step}-{c}", "namespace": "default"})
+                 for c in range(40)] for step in range(steps)]
+    return _leaving_trace(sched, arrivals, rng, 30)
 
 
 def test_word_summaries_under_churn_identical():
@@ -452,16 +449,7 @@ def _ports_churn(eq, seed, steps=20):
     pods = _port_pods(seed, steps * 15)
     sched = Scheduler([_node(i, 8) for i in range(60)], seed=seed, tie_break="first")
     sched.cycles.equivalence = sched.cycles.batch_copies = eq
-    sim = Simulation(sched)
-    trace = []
-    for step in range(steps):
-        for pod in pods[step * 15:(step + 1) * 15]:
-            sim.add_pod(pod)
-        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 12), len(sim.bound))):
-            sim.delete_pod(key)
-        sim.run_until_idle()
-        trace.append(sorted(sim.bound.items()))
-    return trace
+    return _leaving_trace(sched, [pods[k * 15:(k + 1) * 15] for k in range(steps)], rng, 12)
 
 
 def test_host_port_templates_under_churn_identical():

@@ -109,16 +109,10 @@ class ScheduleOne:
         cached = pod.compiled
         if fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
             return None
-        if self.cache.forked:      # the kernel writes rows itself: a fork could not save them first
+        scan = self._written_scan(fw)
+        if scan is None:
             return None
         t = self.cache.table
-        if fw.bound_layout != t.layout:
-            fw.rebind()
-        if t.stale_images:
-            t.refresh_snapshot()
-        scan = t.scan_order
-        if len(scan) != len(t.row_of):
-            return None
         chosen = np.empty(count, np.int32)
         slot = fw.template_slot(cached[1])
         placed, self.next_start_node_index = fw.kernel.run_copies(
@@ -128,20 +122,15 @@ class ScheduleOne:
         return chosen[:placed]
 
     def schedule_batch(self, fw, cps: list, counts):
-        """The node rows of node-local pods of any templates (compiled to cps by fw), each scheduled as schedule_pod would and written into the table before the next
+        """The node rows of node-local pods of any templates (compiled to cps by fw), each
+        scheduled as schedule_pod would and written into the table before the next
         (NodeKernel.run_batch; the caller records them). Fewer than asked when one fits nowhere
         (its cycle is schedule_pod's) or the cache slots run out. None when the kernel cannot
         write rows (a fork)."""
-        if self.cache.forked:
+        scan = self._written_scan(fw)
+        if scan is None:
             return None
         t = self.cache.table
-        if fw.bound_layout != t.layout:
-            fw.rebind()
-        if t.stale_images:
-            t.refresh_snapshot()
-        scan = t.scan_order
-        if len(scan) != len(t.row_of):
-            return None
         # each template's slot; a slot the LRU hands to another template of the batch ends it
         slots, owner = [], {}
         for cp in cps:
@@ -155,6 +144,20 @@ class ScheduleOne:
             len(t.row_of), self.tie_first, chosen, counts)
         fw.passes += placed
         return chosen[:placed]
+
+    def _written_scan(self, fw):
+        """The whole table's scan for a kernel call that writes rows itself (the kernel bound,
+        the snapshot's image counts current), or None: in a fork (which could not save the rows
+        first) or while the scan misses rows."""
+        if self.cache.forked:
+            return None
+        t = self.cache.table
+        if fw.bound_layout != t.layout:
+            fw.rebind()
+        if t.stale_images:
+            t.refresh_snapshot()
+        scan = t.scan_order
+        return scan if len(scan) == len(t.row_of) else None
 
     def _rejected(self, cycle, rej, n_all) -> ScheduleResult:
         """A PreFilter ended the cycle: every node gets its status."""
