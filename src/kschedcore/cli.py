@@ -165,12 +165,16 @@ def _parser():
 
 #: set by a command whose process may end without freeing its objects one by one (run())
 _QUICK_EXIT = False
+#: main() runs as the console script (run()): the process is the command's alone
+_CONSOLE = False
 
 
 def run() -> None:
     """The console script: main(), then the process ends. After a simulation of a million pods
     its teardown -- freeing tens of millions of objects one at a time -- took seconds; a command
     that set _QUICK_EXIT has written its output, and the process leaves without it."""
+    global _CONSOLE
+    _CONSOLE = True
     code = main()
     if _QUICK_EXIT:
         try:
@@ -348,7 +352,8 @@ def _simulate(args) -> int:
     with collector.paused():
         for pod in sched.pending:        # compile ahead: the timed phase is scheduling alone
             sched.prepare(pod)
-    collector.keep_for_good()            # the cluster lives to the end of the command
+    if _CONSOLE:                         # the cluster lives to the end of the process
+        collector.keep_for_good()
     load_seconds = time.perf_counter() - t0
     n_pods = len(sched.pending)
     if args.queue:
