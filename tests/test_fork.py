@@ -203,3 +203,16 @@ def test_preemption_in_a_fork_evicts_and_revert_brings_the_victims_back():
         assert result.node is not None and len(victims) == 2
         assert all(v not in s.cache for v in victims) and "default/high" in s.cache
     assert state(s) == before
+
+
+def test_rows_the_kernel_wrote_keep_the_snapshots_image_counts_as_place_does():
+    """A fork schedules pod by pod (the kernel may not write rows there), a cluster without one
+    in kernel runs; both leave the last placement's row with the image counts the next cycle's
+    UpdateSnapshot refreshes (found by the test above: a run refreshed it at once)."""
+    ops = [("add_node", 2), ("drain", 1), ("drain", 6), ("queue", 1), ("schedule", 0)]
+    a, b = cluster(), cluster()
+    f = a.fork()
+    apply(a, ops, "x")
+    f.commit()
+    apply(b, ops, "x")
+    assert state(a) == state(b)

@@ -18,7 +18,7 @@ import numpy as np
 from .arith cimport div_small, uniform_below
 from .cycle cimport begin_cycle
 from .equivalence cimport Columns, EquivalenceCache
-from .copies cimport Copies, copy_position, place_copy, select_copy
+from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from .fit_error cimport H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, hist_count
 from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries
@@ -388,7 +388,7 @@ cdef class NodeKernel:
         cdef Cycle y
         cdef Table* t = &self.t
         cdef Py_ssize_t n = scan.shape[0]
-        cdef Py_ssize_t k, i, nf, best, m = chosen.shape[0], placed = 0
+        cdef Py_ssize_t k, i, nf, best = -1, m = chosen.shape[0], placed = 0
         self.fill_slot = -1             # the call reuses the cycle buffers
         if n == 0 or n != n_all_nodes:
             return 0, start
@@ -416,6 +416,9 @@ cdef class NodeKernel:
             counted = &counts[0, 0]
         with nogil:
             for k in range(m):
+                if k > 0:       # the last copy's row: the snapshot's image counts, then its verdict
+                    refresh_images(t, best)
+                    copy_position(&r, best, r.best_pos, True)      # the one row that changed
                 best = select_copy(&r, start % n, num_to_find, tie_first, &self.rng_state)
                 nf = r.nf
                 if nf == 0:
@@ -426,8 +429,7 @@ cdef class NodeKernel:
                 placed += 1
                 start = (start + r.processed) % n_all_nodes
                 place_copy(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem)
-                copy_position(&r, best, r.best_pos, True)      # the one row that changed
-        return placed, start
+        return placed, start, (best if placed == m and m > 0 else -1)
 
     def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,
                   Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
@@ -435,7 +437,8 @@ cdef class NodeKernel:
         """Node-local pods of any templates (cps[k] through slot slots[k]), each scheduled as
         run() would, then placed as place_copy() does, before the next; stops before one that
         fits nowhere or is not node-local. chosen[k], counts[k]: pod k's row, its feasible and
-        processed counts. Returns (pods placed, the next start). The scan is the whole table's."""
+        processed counts. Returns (pods placed, the next start, the last row placed if its image
+        counts are stale -- all placed -- else -1). The scan is the whole table's."""
         cdef PodView p
         cdef Config c
         cdef Cycle y
@@ -447,7 +450,10 @@ cdef class NodeKernel:
         if n == 0 or n != n_all_nodes:
             return 0, start
         self._load_config(&c)
-        for k in range(min(len(cps), slots.shape[0], chosen.shape[0], counts.shape[0])):
+        cdef Py_ssize_t m = min(len(cps), slots.shape[0], chosen.shape[0], counts.shape[0])
+        for k in range(m):
+            if k > 0:           # the last pod's row: the snapshot's image counts (UpdateSnapshot)
+                refresh_images(&self.t, best)
             cp = cps[k]
             load_pod(cp, &p)
             self._load_state(&p)
@@ -467,7 +473,7 @@ cdef class NodeKernel:
             place_copy(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
                        ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
             placed += 1
-        return placed, start
+        return placed, start, (best if placed == m and m > 0 else -1)
 
     cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan):
         """The slot's columns, brought up to the table's changes (EquivalenceCache.columns)."""

@@ -115,10 +115,11 @@ class ScheduleOne:
         t = self.cache.table
         chosen = np.empty(count, np.int32)
         slot = fw.template_slot(cached[1])
-        placed, self.next_start_node_index = fw.kernel.run_copies(
+        placed, self.next_start_node_index, stale = fw.kernel.run_copies(
             cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
             self.tie_first, chosen, slot, counts)
         fw.passes += 1           # the call reused the kernel's buffers
+        self._left_stale(stale)
         return chosen[:placed]
 
     def schedule_batch(self, fw, cps: list, counts):
@@ -139,11 +140,19 @@ class ScheduleOne:
                 break
             slots.append(s)
         chosen = np.empty(len(slots), np.int32)
-        placed, self.next_start_node_index = fw.kernel.run_batch(
+        placed, self.next_start_node_index, stale = fw.kernel.run_batch(
             cps, np.asarray(slots, np.int32), scan, self.next_start_node_index, fw.num_to_find(len(scan)),
             len(t.row_of), self.tie_first, chosen, counts)
         fw.passes += placed
+        self._left_stale(stale)
         return chosen[:placed]
+
+    def _left_stale(self, row: int) -> None:
+        """The row the kernel's last placement left with stale image counts, for the next
+        cycle's snapshot (as after Cache.place)."""
+        t = self.cache.table
+        if row >= 0 and t.n_images[row]:
+            t.stale_images.add(row)
 
     def _written_scan(self, fw):
         """The whole table's scan for a kernel call that writes rows itself (the kernel bound,
