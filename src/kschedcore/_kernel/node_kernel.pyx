@@ -371,18 +371,15 @@ cdef class NodeKernel:
         run() would, then placed (place()) before the next.
 
         Between two copies only the row the first landed on changes, so the call takes each
-        row's verdict and raw scores once (through the template's slot of the equivalence
-        cache, EquivalenceCache.slot) into per-scan-position arrays, as the copies' scans first
-        reach it; a copy then reads those arrays in scan order (normalisation and selectHost
-        over its own feasible nodes, as _select), and only the row it lands on is filtered and
-        scored again. The kernel's per-cycle buffers serve as those arrays: no cycle record
-        survives the call.
+        row's verdict and raw scores once (through the template's slot) into per-scan-position
+        arrays (the kernel's cycle buffers: no cycle record survives the call), as the copies'
+        scans first reach it; a copy reads them in scan order (normalisation and selectHost over
+        its own feasible nodes, as _select); only the row it lands on is evaluated again.
 
-        Up to len(chosen) copies; chosen[k] is copy k's row, counts[k] (if given) its number of
-        feasible and of processed nodes, as run() returns them. Returns (copies placed, the next
-        start index): fewer than asked when a copy found no feasible node (its cycle is left to
-        run() for the FitError). The scan must be the whole table's.
-        """
+        Up to len(chosen) copies; chosen[k] is copy k's row, counts[k] (if given) its feasible
+        and processed counts. Returns (copies placed, the next start, the last row if all were
+        placed -- its image counts stale -- else -1): fewer when a copy fits nowhere (its cycle
+        is run()'s). The scan is the whole table's."""
         cdef PodView p
         cdef Config c
         cdef Cycle y
