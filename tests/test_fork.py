@@ -121,13 +121,19 @@ def test_revert_brings_back_everything(ops):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPS)
 def test_commit_equals_doing_it_directly(ops):
+    a, b = _committed_and_direct(ops)
+    assert state(a) == state(b)
+    assert probe(a) == probe(b)
+
+
+def _committed_and_direct(ops):
+    """Two clusters after `ops`: one in a fork, committed; one directly."""
     a, b = cluster(), cluster()
     f = a.fork()
     apply(a, ops, "x")
     f.commit()
     apply(b, ops, "x")
-    assert state(a) == state(b)
-    assert probe(a) == probe(b)
+    return a, b
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -209,10 +215,5 @@ def test_rows_the_kernel_wrote_keep_the_snapshots_image_counts_as_place_does():
     """A fork schedules pod by pod (the kernel may not write rows there), a cluster without one
     in kernel runs; both leave the last placement's row with the image counts the next cycle's
     UpdateSnapshot refreshes (found by the test above: a run refreshed it at once)."""
-    ops = [("add_node", 2), ("drain", 1), ("drain", 6), ("queue", 1), ("schedule", 0)]
-    a, b = cluster(), cluster()
-    f = a.fork()
-    apply(a, ops, "x")
-    f.commit()
-    apply(b, ops, "x")
+    a, b = _committed_and_direct([("add_node", 2), ("drain", 1), ("drain", 6), ("queue", 1), ("schedule", 0)])
     assert state(a) == state(b)

@@ -51,38 +51,6 @@ cdef inline uint64_t span_mask(Py_ssize_t b, Py_ssize_t span) noexcept nogil:
     return (((<uint64_t>1) << span) - 1) << b
 
 
-# The feasible positions of a walk, in scan order: words of `ok` bits, masked to the walk.
-cdef struct Window:
-    Py_ssize_t q, left, base
-    uint64_t bits
-
-
-cdef inline void window_start(Window* w, Py_ssize_t pos, Py_ssize_t processed) noexcept nogil:
-    w.q, w.left, w.base, w.bits = pos, processed, 0, 0
-
-
-cdef inline bint window_next(const uint64_t* ok, Py_ssize_t n, Window* w, Py_ssize_t* p) noexcept nogil:
-    """The next feasible position of the window into p[0]; False when there is none."""
-    cdef Py_ssize_t b, span
-    while w.bits == 0:
-        if w.left <= 0:
-            return False
-        b = w.q & 63
-        span = 64 - b
-        if span > n - w.q:
-            span = n - w.q
-        if span > w.left:
-            span = w.left
-        w.bits, w.base = ok[w.q >> 6] & span_mask(b, span), w.q - b
-        w.left -= span
-        w.q += span
-        if w.q == n:
-            w.q = 0
-    p[0] = w.base + __builtin_ctzll(w.bits)
-    w.bits &= w.bits - 1
-    return True
-
-
 # NormalizeScore's results by raw score, when the cycle's maximum is at most this: one division
 # per distinct raw value instead of one per node
 cdef enum:

@@ -21,13 +21,7 @@ def run_after(sched, pod, pending, i, results, callback) -> int:
     if cp is None:
         return 0
     # identical copies first (another template ends that run at once)
-    run = []
-    for j in range(i, min(len(pending), i + COPIES_AT_ONCE)):     # (islice would walk from 0)
-        q = pending[j]
-        if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp \
-                or not fw.node_local(q, cp):
-            break
-        run.append(q)
+    run, _ = _node_local_run(fw, pod, pending, i, COPIES_AT_ONCE, cp)
     if len(run) < sched.cycles.min_copies:
         return _mixed_after(sched, fw, pod, pending, i, results, callback)
     counts = np.zeros((len(run), 2), np.int64)
@@ -41,16 +35,7 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
     often, a run ends at the first that fits nowhere, and no further pod was looked at."""
     total, size = 0, FIRST_RUN
     while True:
-        run, cps = [], []
-        for j in range(i + total, min(len(pending), i + total + size)):
-            q = pending[j]
-            if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
-                break
-            cp = fw.compile(q)
-            if not fw.node_local(q, cp):
-                break
-            run.append(q)
-            cps.append(cp)
+        run, cps = _node_local_run(fw, pod, pending, i + total, size)
         if len(run) < (2 if total == 0 else 1):
             return total
         counts = np.zeros((len(run), 2), np.int64)
@@ -59,6 +44,22 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
         if placed < size:
             return total
         size = min(2 * size, COPIES_AT_ONCE)
+
+
+def _node_local_run(fw, pod, pending, start, most, only=None):
+    """Up to `most` pods from pending[start] on, while each is node-local in `pod`'s profile
+    (and compiles to `only`, if given), with their CompiledPods."""
+    run, cps = [], []
+    for j in range(start, min(len(pending), start + most)):     # (islice would walk from 0)
+        q = pending[j]
+        if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
+            break
+        cp = fw.compile(q)
+        if (only is not None and cp is not only) or not fw.node_local(q, cp):
+            break
+        run.append(q)
+        cps.append(cp)
+    return run, cps
 
 
 def _record(sched, run, rows, counts, results, callback, copies=False) -> int:

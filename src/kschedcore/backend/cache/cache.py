@@ -255,13 +255,14 @@ class Cache:
             priorities[pods[0].priority] += len(pods)
             for key, node in zip(keys, node_names):
                 on_node.setdefault(node, {})[key] = None
-        for pod, key, node in zip(pods, keys, node_names) if not copies else ():
-            cols, vals, ports = pod.compiled[1].usage
-            placed[key] = Placement(pod, node, cols, vals, ports)
-            if key not in start:
-                start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
-            priorities[pod.priority] += 1
-            on_node.setdefault(node, {})[key] = None
+        else:
+            for pod, key, node in zip(pods, keys, node_names):
+                cols, vals, ports = pod.compiled[1].usage
+                placed[key] = Placement(pod, node, cols, vals, ports)
+                if key not in start:
+                    start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
+                priorities[pod.priority] += 1
+                on_node.setdefault(node, {})[key] = None
         if self._by_priority is not None:
             row_of = self.table.row_of
             for key, node in zip(keys, node_names):

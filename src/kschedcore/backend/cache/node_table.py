@@ -342,14 +342,11 @@ class NodeTable:
         Rows not changed keep a stale NumNodes, as kube-scheduler's snapshot does (§7.3).
         """
         journal = self.journal
-        if journal is None:
-            refresh_image_counts(self.stale_images, self.n_images, self.images, self.image_count, self.image_nn)
-        else:       # a fork's: each row saved before it changes
+        if journal is not None:       # a fork's: each row saved before it changes
             for row in self.stale_images:
                 if self.n_images[row]:
                     journal.save_row(self, row)
-                for j in range(self.n_images[row]):
-                    self.image_nn[row, j] = self.image_count[self.images[row, j]]
+        refresh_image_counts(self.stale_images, self.n_images, self.images, self.image_count, self.image_nn)
         self.stale_images.clear()
 
     # ---- pods on nodes ----------------------------------------------------------------------
