@@ -24,28 +24,31 @@ def _copies(pending, k, grouped=False):
     return out
 
 
-def _schedule(nodes, bound, pending, eq, **options):
+def _schedule(nodes, bound, pending, eq, records=True, **options):
     sched = Scheduler(nodes, bound + pending, **options)
     sched.cycles.equivalence = sched.cycles.batch_copies = eq
     sched.cycles.min_copies = 2          # small workloads: batches of any run
-    out = [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message) for r in sched.schedule_pending()]
+    out = [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message, r.preemption_candidates,
+            r.fit_error.reasons if r.fit_error else None) for r in sched.schedule_pending(records=records)]
     return out, sched.cycles.frameworks
 
 
-def _same(nodes, bound, pending, **options):
-    on, fws = _schedule(nodes, bound, pending, True, **options)
-    off, _ = _schedule(nodes, bound, pending, False, **options)
+def _same(nodes, bound, pending, records=True, **options):
+    """The same results with the cache and batches as pod by pod (records=False: failures
+    inside the kernel's runs, compared with the cycles that keep their records)."""
+    on, fws = _schedule(nodes, bound, pending, True, records, **options)
+    off, _ = _schedule(nodes, bound, pending, False, True, **options)
     assert on == off
     return fws
 
 
 @settings(max_examples=150, deadline=None)
 @given(S.workloads(max_pending=5), st.integers(2, 5), st.booleans(), st.sampled_from([0, 30, 100]),
-       st.sampled_from(["first", "random"]))
-def test_schedule_pending_identical(workload, k, grouped, pct, tie_break):
+       st.sampled_from(["first", "random"]), st.booleans())
+def test_schedule_pending_identical(workload, k, grouped, pct, tie_break, records):
     nodes, bound, pending = workload
-    _same(nodes, bound, _copies(pending, k, grouped), percentage_of_nodes_to_score=pct, tie_break=tie_break,
-          seed=3)
+    _same(nodes, bound, _copies(pending, k, grouped), records, percentage_of_nodes_to_score=pct,
+          tie_break=tie_break, seed=3)
 
 
 def test_the_cache_is_used():
@@ -411,14 +414,95 @@ def test_batches_of_mixed_templates_are_used(monkeypatch):
     placed = []
     original = ScheduleOne.schedule_batch
 
-    def spy(self, fw, cps, counts):
-        rows = original(self, fw, cps, counts)
-        placed.append(0 if rows is None else len(rows))
-        return rows
+    def spy(self, fw, cps, counts, may_fail=None):
+        out = original(self, fw, cps, counts, may_fail)
+        placed.append(0 if out is None else int((out[0] >= 0).sum()))
+        return out
     monkeypatch.setattr(ScheduleOne, "schedule_batch", spy)
     nodes, pods = _wide_scored_workload(0, n_nodes=200)
     _same(nodes, [], _copies(pods, 20), tie_break="random", seed=1)
     assert sum(placed) > 60, placed
+
+
+def _failing_workload(seed, n_nodes=60, n_pods=500):
+    """Nodes that fill up (tainted, labelled, with extended resources), pods of many templates
+    that fail more and more often: some of higher priority (preemption may find victims: their
+    failure ends a run), some with preemptionPolicy Never."""
+    rng = random.Random(seed)
+    nodes, pods = _sparse_workload(seed, n_nodes, n_pods)
+    for node in nodes[:n_nodes // 6]:
+        node["spec"] = {"taints": [{"key": "k", "value": rng.choice("ab"), "effect": "NoSchedule"}]}
+    for pod in pods:
+        r = rng.random()
+        if r < 0.1:
+            pod["spec"]["priority"] = 100
+        elif r < 0.2:
+            pod["spec"]["preemptionPolicy"] = "Never"
+            pod["spec"]["priority"] = 100
+        if rng.random() < 0.2:
+            pod["spec"]["tolerations"] = [{"key": "k", "operator": "Equal", "value": "a", "effect": "NoSchedule"}]
+    return nodes, pods
+
+
+def test_failures_inside_batches_identical(monkeypatch):
+    """Without records, a pod that fits nowhere stays in the kernel's run where its PostFilters
+    settle without its cycle; its result (FitError reasons and text, the PostFilter message,
+    no candidates) is its own cycle's, and so is every decision after it."""
+    from kschedcore.scheduler.schedule_one import ScheduleOne
+    inside, original = [], ScheduleOne.schedule_batch
+
+    def spy(self, fw, cps, counts, may_fail=None):
+        out = original(self, fw, cps, counts, may_fail)
+        inside.append(0 if out is None else int((out[0] < 0).sum()))
+        return out
+    monkeypatch.setattr(ScheduleOne, "schedule_batch", spy)
+    for seed in range(3):
+        nodes, pods = _failing_workload(seed)
+        for pct in (0, 100):
+            _same(nodes, [], pods, False, percentage_of_nodes_to_score=pct, tie_break="random", seed=seed)
+    assert sum(inside) > 200, inside
+    results = Scheduler(nodes, pods).schedule_pending(records=False)
+    assert any("preemption: not eligible due to preemptionPolicy=Never." in r.message for r in results if r.message)
+    assert any(r.preemption_candidates for r in results), "no pod had victims: the ending of a run went untested"
+
+
+def test_reasons_remembered_are_reasons_made(monkeypatch):
+    """Framework.histogram's memo (by the kernel's FitError counts) gives what the plugins give
+    (taints, resources, node affinity, pod affinity and spreading, PreFilterResult names)."""
+    import kschedcore.framework.framework as framework
+    for seed in range(3):
+        nodes, pods = _failing_workload(seed, n_nodes=30, n_pods=200)
+        rng = random.Random(seed)
+        for k, pod in enumerate(pods):
+            if rng.random() < 0.2:
+                pod["metadata"]["labels"] = {"app": "a"}
+                pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+            elif rng.random() < 0.1:
+                pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                            "values": [f"n{rng.randrange(40)}"]}]}]}}}
+        remembered, _ = _schedule(nodes, [], pods, True, False)
+        monkeypatch.setattr(framework, "REASONS_MEMO_ENTRIES", 0)     # a new memo every time
+        made, _ = _schedule(nodes, [], pods, True, False)
+        monkeypatch.undo()
+        assert remembered == made
+        assert len({r[4] for r in made if r[1] is None}) > 5
+
+
+def test_reasons_remembered_follow_the_node_count():
+    """The same FitError counts with more nodes left out by a PreFilterResult: another text."""
+    sched = Scheduler([_node(i) for i in range(3)])
+    pod = _p("x", "1")
+    pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone"]}]}]}}}
+    messages = []
+    for i in (3, 4):
+        messages.append(sched.schedule_one(dict(pod, metadata={"name": f"x{i}", "namespace": "default"})).message)
+        sched.add_node(_node(i))
+    assert messages == [f"0/{n} nodes are available: {n} node(s) didn't satisfy plugin(s) [NodeAffinity]. no new "
+                        f"claims to deallocate, preemption: 0/{n} nodes are available: {n} Preemption is not "
+                        "helpful for scheduling." for n in (3, 4)], messages
 
 
 def _port_pods(seed, n):

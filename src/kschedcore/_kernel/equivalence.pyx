@@ -24,7 +24,8 @@ valid bits, or all of them if the log has moved on.
 from libc.string cimport memset
 import numpy as np
 
-from .fit_error cimport H_TAINT, hist_count
+from .fit_error cimport hist_count
+from .ids cimport H_TAINT
 
 #: bytes per row and slot (an EqRow)
 ROW_BYTES = sizeof(EqRow)

@@ -2,18 +2,11 @@
 # kernel's counts (NodeKernel.hist_*, views into one array) and the running counts a slot of the
 # equivalence cache keeps over its rejected positions (so that a failed cycle through the slot
 # copies them instead of counting every row).
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
+from libc.string cimport memset
 
 from .arith cimport __builtin_ctzll
-from .ids cimport F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, N_FILTERS
-
-cdef enum:
-    H_CODE = 0                              # [8]: per status code
-    H_PLUGIN = 8                            # [N_FILTERS]: per Filter plugin
-    H_DETAIL = H_PLUGIN + N_FILTERS         # [N_FILTERS, 16]: per plugin and detail (the other plugins)
-    H_FIT = H_DETAIL + N_FILTERS * 16       # [64]: per missing resource (NodeResourcesFit's bits)
-    H_TAINT = H_FIT + 64                    # [taint ids]: per untolerated taint
-
+from .ids cimport C_SUCCESS, F_NODE_RESOURCES_FIT, F_TAINT_TOLERATION, H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT
 
 cdef inline void hist_count(int64_t* h, int code, int plugin, int64_t detail, int64_t delta) noexcept nogil:
     """Counts (delta +1) or uncounts (-1) one rejected node with this status."""
@@ -29,3 +22,15 @@ cdef inline void hist_count(int64_t* h, int code, int plugin, int64_t detail, in
         while bits:                      # the set bits only: the missing resources
             h[H_FIT + __builtin_ctzll(bits)] += delta
             bits &= bits - 1
+
+
+cdef inline void hist_of_statuses(int64_t* h, Py_ssize_t size, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
+                                  Py_ssize_t processed, const int8_t* code, const int8_t* plugin,
+                                  const int64_t* detail) noexcept nogil:
+    """The counts (h, `size` entries) of a cycle's processed rows from their statuses."""
+    cdef Py_ssize_t i, row
+    memset(h, 0, size * sizeof(int64_t))
+    for i in range(processed):
+        row = scan[(pos + i) % n]
+        if code[row] != C_SUCCESS:
+            hist_count(h, code[row], plugin[row], detail[row], 1)

@@ -70,6 +70,14 @@ cpdef enum:
 cpdef enum:
     TOO_MANY_PODS_BIT = 63
 
+# The FitError counts' layout (fit_error.pxd; NodeKernel.hist): offsets of its parts.
+cpdef enum:
+    H_CODE = 0                              # [8]: per status code
+    H_PLUGIN = 8                            # [N_FILTERS]: per Filter plugin
+    H_DETAIL = H_PLUGIN + N_FILTERS         # [N_FILTERS, 16]: per plugin and detail (the other plugins)
+    H_FIT = H_DETAIL + N_FILTERS * 16       # [64]: per missing resource (NodeResourcesFit's bits)
+    H_TAINT = H_FIT + 64                    # [taint ids]: per untolerated taint
+
 # framework.MaxNodeScore (a compile-time constant: not exported)
 cdef enum:
     MAX_NODE_SCORE = 100

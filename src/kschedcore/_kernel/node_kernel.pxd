@@ -44,7 +44,7 @@ cdef class NodeKernel:
     cdef int64_t[:, ::1] _raw_scores
     cdef int64_t[:, ::1] _scores
     cdef int64_t[::1] _totals
-    cdef int64_t[::1] hist                       # the FitError counts (fit_error.pxd layout)
+    cdef readonly int64_t[::1] hist              # the FitError counts (ids.pxd's H_* layout)
     cdef public int64_t[::1] hist_code, hist_plugin, hist_taint, hist_fit   # views into it
     cdef public int64_t[:, ::1] hist_detail      # [plugin, detail 0-15] for the other plugins
     cdef uint8_t[::1] _score_ran, _score_zero
@@ -87,6 +87,4 @@ cdef class NodeKernel:
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1
-    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                         Py_ssize_t processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil

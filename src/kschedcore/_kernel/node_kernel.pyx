@@ -20,10 +20,11 @@ from .cycle cimport begin_cycle
 from .equivalence cimport Columns, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
-from .fit_error cimport H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, hist_count
+from .fit_error cimport hist_of_statuses
 from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries
-from .ids cimport (C_SUCCESS, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES, N_VOLUME_FILTERS, S_CUSTOM_0,
-                   S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION)
+from .ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
+                   N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
+                   S_TAINT_TOLERATION)
 from .pod cimport load_pod
 from .table cimport bind_table, touch_row
 from .views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
@@ -299,7 +300,7 @@ cdef class NodeKernel:
         cdef Buffers* b = &self.b
         self.fill_slot = -1             # the buffers are this cycle's from here
         if n == 0:
-            self._histogram(NULL, 0, 0, 0)
+            memset(&self.hist[0], 0, self.hist.shape[0] * sizeof(int64_t))
             return -1, 0, 0
         if eq_slot >= 0 and n == n_all_nodes and slot_cycle(&y, self.spread.n_score >= 0):
             return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
@@ -338,7 +339,8 @@ cdef class NodeKernel:
                     processed += size
         with nogil:
             if nf == 0:
-                self._histogram(r.scan, n, pos, processed)
+                hist_of_statuses(&self.hist[0], self.hist.shape[0], r.scan, n, pos, processed,
+                                 &self._st_code[0], &self._st_plugin[0], &self._st_detail[0])
             elif nf == 1:
                 best = self._feasible[0]
             else:
@@ -376,10 +378,8 @@ cdef class NodeKernel:
         scans first reach it; a copy reads them in scan order (normalisation and selectHost over
         its own feasible nodes, as _select); only the row it lands on is evaluated again.
 
-        Up to len(chosen) copies; chosen[k] is copy k's row, counts[k] (if given) its feasible
-        and processed counts. Returns (copies placed, the next start, the last row if all were
-        placed -- its image counts stale -- else -1): fewer when a copy fits nowhere (its cycle
-        is run()'s). The scan is the whole table's."""
+        Up to len(chosen) copies; chosen, counts (if given) and the result as run_batch's: it
+        stops at a copy that fits nowhere (its cycle is run()'s)."""
         cdef PodView p
         cdef Config c
         cdef Cycle y
@@ -430,27 +430,31 @@ cdef class NodeKernel:
 
     def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,
                   Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
-                  int64_t[:, ::1] counts):
-        """Node-local pods of any templates (cps[k] through slot slots[k]), each scheduled as
-        run() would, then placed as place_copy() does, before the next; stops before one that
-        fits nowhere or is not node-local. chosen[k], counts[k]: pod k's row, its feasible and
-        processed counts. Returns (pods placed, the next start, the last row placed if its image
-        counts are stale -- all placed -- else -1). The scan is the whole table's."""
+                  int64_t[:, ::1] counts, const uint8_t[::1] may_fail=None, int64_t[:, ::1] failed=None):
+        """Node-local pods (cps[k] through slot slots[k]) each scheduled as run() would, then placed
+        as place_copy() does; stops before one not node-local or fitting nowhere -- unless
+        may_fail[k] and a row of `failed` is left: chosen[k] = -1, its FitError counts (self.hist's
+        layout) in that row. chosen[k], counts[k]: pod k's row, feasible and processed counts.
+        Returns (pods done, the next start, the last row placed if stale, else -1)."""
         cdef PodView p
         cdef Config c
         cdef Cycle y
         cdef Dense d
         cdef CompiledPod cp
         cdef const int64_t[::1] ucols, uvals
-        cdef Py_ssize_t k, n = scan.shape[0], placed = 0, best = -1
+        cdef Py_ssize_t k, n = scan.shape[0], done = 0, best = -1, stale = -1, n_failed = 0
         self.fill_slot = -1
         if n == 0 or n != n_all_nodes:
-            return 0, start
+            return 0, start, -1
+        if failed is not None and failed.shape[1] != self.hist.shape[0]:
+            raise ValueError(f"failed: rows of {self.hist.shape[0]} counts expected")
         self._load_config(&c)
         cdef Py_ssize_t m = min(len(cps), slots.shape[0], chosen.shape[0], counts.shape[0])
+        cdef Py_ssize_t room = 0 if may_fail is None or failed is None or may_fail.shape[0] < m else failed.shape[0]
         for k in range(m):
-            if k > 0:           # the last pod's row: the snapshot's image counts (UpdateSnapshot)
-                refresh_images(&self.t, best)
+            if stale >= 0:      # the last pod's row: the snapshot's image counts (UpdateSnapshot)
+                refresh_images(&self.t, stale)
+                stale = -1
             cp = cps[k]
             load_pod(cp, &p)
             self._load_state(&p)
@@ -462,31 +466,27 @@ cdef class NodeKernel:
                 dense_walk(&d, start % n, num_to_find)
                 if d.nf > 0:
                     best = dense_select(&d, start % n, tie_first, &self.rng_state)
-            if d.nf == 0:
-                break
-            chosen[k], counts[k, 0], counts[k, 1] = <int32_t>best, d.nf, d.processed
+            counts[k, 0], counts[k, 1] = d.nf, d.processed
             start = (start + d.processed) % n_all_nodes
+            done += 1
+            if d.nf == 0:       # every position walked: the slot's counts are the cycle's
+                if n_failed >= room or not may_fail[k]:
+                    return done - 1, start, -1
+                memcpy(&failed[n_failed, 0], d.k.hist, failed.shape[1] * sizeof(int64_t))
+                n_failed += 1
+                chosen[k] = -1
+                continue
+            chosen[k] = <int32_t>best
             ucols, uvals = cp.usage_cols, cp.usage_vals
             place_copy(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
                        ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
-            placed += 1
-        return placed, start, (best if placed == m and m > 0 else -1)
+            stale = best
+        return done, start, stale
 
     cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan):
         """The slot's columns, brought up to the table's changes (EquivalenceCache.columns)."""
         return self.equivalence.columns(slot, &scan[0], scan.shape[0], self.t.change_log, self.t.change_seq[0],
                                         self.t.log_mask)
-
-    cdef void _histogram(self, const int32_t* scan, Py_ssize_t n, Py_ssize_t pos,
-                         Py_ssize_t processed) noexcept nogil:
-        """FitError counts (fit_error.pxd) from the statuses of the cycle's processed rows."""
-        cdef Py_ssize_t i, row
-        cdef int64_t* h = &self.hist[0]
-        memset(h, 0, self.hist.shape[0] * sizeof(int64_t))
-        for i in range(processed):
-            row = scan[(pos + i) % n]
-            if self._st_code[row] != C_SUCCESS:
-                hist_count(h, self._st_code[row], self._st_plugin[row], self._st_detail[row], 1)
 
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
         """NormalizeScore (TaintToleration reversed, NodeAffinity, InterPodAffinity), the

@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from .._kernel import N_SCORES, CompiledPod, NodeKernel
+from .._kernel import H_PLUGIN, N_SCORES, CompiledPod, NodeKernel
 from ..errors import ValidationError
 from .custom_runtime import CustomPlugins
 from .fit_error import absent_reason
@@ -68,6 +68,8 @@ class Framework:
         self.post_filters = [made[n] if n in made else self.custom.made[n] for n in profile.post_filters
                              if n in made or n in self.custom.made]
         self.post_filters += [p for p in self.custom.post_filters if p not in self.post_filters]
+        #: every PostFilter may answer without its cycle (post_filter_settles)
+        self.post_filters_settle = all(hasattr(p, "settles") for p in self.post_filters)
         self.queue_sort = self.custom.queue_sort
         self.pre_enqueue = [made.get(n) or self.custom.made[n] for n in profile.pre_enqueue] + self.custom.pre_enqueue
         self.binding_plugins = self.custom.binding
@@ -88,6 +90,9 @@ class Framework:
         self.templates = {}            # template key -> CompiledPod
         self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod)
         self._num_to_find = (-1, 0)
+        #: Filters whose reasons depend on more than the kernel's status detail (their state)
+        self._dynamic_reasons = [fid for fid, p in self.filters.items() if not getattr(p, "static_reasons", False)]
+        self._reasons_memo = (None, {})     # (the table, {(counts, absent, narrowed): histogram})
 
     def filters_by_name(self) -> set:
         return {p.name for p in self.filters.values()}
@@ -312,20 +317,52 @@ class Framework:
             pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
         return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
-    def histogram(self, absent: int, narrowed=("NodeAffinity",)) -> dict:
-        """The FitError reason histogram from the kernel's per-plugin counters of the last pass."""
+    def histogram(self, absent: int, narrowed=("NodeAffinity",), counts=None) -> dict:
+        """The FitError reason histogram from the kernel's FitError counts of the last pass (or
+        `counts`, a row in their layout: a failure inside NodeKernel.run_batch), remembered per
+        counts while every rejecting plugin's reasons follow from its status details."""
+        k = self.kernel
+        if counts is None:
+            counts = np.asarray(k.hist)
+        memo = self._reasons_memo
+        if memo[0] is not self.cache.table or len(memo[1]) >= REASONS_MEMO_ENTRIES:
+            memo = self._reasons_memo = (self.cache.table, {})
+        key = None
+        if not any(counts[H_PLUGIN + fid] for fid in self._dynamic_reasons):
+            key = (counts.tobytes(), absent, narrowed)
+            hit = memo[1].get(key)
+            if hit is not None:
+                return dict(hit)
+        np.copyto(np.asarray(k.hist), counts)     # (a no-op for the kernel's own)
         hist = {}
-        rejected = np.asarray(self.kernel.hist_plugin)       # nodes each Filter rejected
         for fid, plugin in self.filters.items():
-            if not rejected[fid]:
+            if not counts[H_PLUGIN + fid]:
                 continue
             counted = plugin.histogram if hasattr(plugin, "histogram") else partial(detail_histogram, plugin)
-            for reason, count in counted(self.kernel, self.cache.table):
+            for reason, count in counted(k, self.cache.table):
                 hist[reason] = hist.get(reason, 0) + count
         if absent:
             reason = absent_reason(narrowed)
             hist[reason] = hist.get(reason, 0) + absent
-        return {r: n for r, n in hist.items() if n}
+        hist = {r: n for r, n in hist.items() if n}
+        if key is not None:
+            memo[1][key] = hist
+        return dict(hist)
+
+    def post_filter_settles(self, pod, below: bool) -> bool:
+        """Whether every PostFilter's answer after a failed node-local cycle follows from the pod
+        and the FitError counts (`below`: some placed pod has a lower priority), so that
+        settled_post_filter gives it: not where preemption may find victims, or a custom
+        PostFilter runs."""
+        return self.post_filters_settle and all(p.settles(pod, below) for p in self.post_filters)
+
+    def settled_post_filter(self, pod, below: bool, unschedulable: int, n_all: int) -> str:
+        """RunPostFilterPlugins' message where post_filter_settles (`unschedulable`: the nodes
+        rejected with Unschedulable)."""
+        messages = []
+        for p in self.post_filters:
+            messages.extend(x for x in p.settled(pod, below, unschedulable, n_all).reasons if x)
+        return ", ".join(messages)
 
     # ---- the queue's view ------------------------------------------------------------------------------
     def enqueue_registrations(self) -> dict:
@@ -374,6 +411,8 @@ TEMPLATE_FIELDS = ("requests", "fit_score_requests", "non_zero", "fit_score_non_
                    "node_selector", "required_terms", "preferred_terms", "host_ports", "images")
 #: specs remembered per Framework (Framework.by_spec), cleared when full
 BY_SPEC_ENTRIES = 8192
+#: FitError histograms remembered per Framework (by the kernel's counts), cleared when full
+REASONS_MEMO_ENTRIES = 4096
 
 
 def _fields_of(pod, spec: dict) -> bool:

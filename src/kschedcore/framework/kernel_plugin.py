@@ -48,6 +48,9 @@ class KernelPlugin:
     applies_when = ""
     #: the kernel holds this plugin's per-cycle state from an earlier cycle (pre_filter clears it)
     armed = False
+    #: its reasons follow from the status detail and the table's names alone (no plugin state):
+    #: the Framework may remember a failed cycle's histogram by the kernel's counts
+    static_reasons = False
 
     def __init__(self, args=None, handle=None):
         self.args = args or {}

@@ -2,48 +2,82 @@
 are node-local too go to the kernel in one call -- identical copies through
 ScheduleOne.schedule_copies, pods of other templates through schedule_batch -- each scheduled
 exactly as its own cycle would be (tests/test_equivalence.py compares both ways). What is left
-in Python per pod: its compile lookup and its result."""
+in Python per pod: its compile lookup and its result.
+
+Without records (schedule_pending(records=False)), a pod of a mixed run that fits nowhere stays
+in the run where its PostFilters' answer follows from the pod and the FitError counts alone
+(Framework.settled_post_filter: no preemption victim can exist, or preemptionPolicy Never):
+a failed cycle changes nothing, so the pods after it are scheduled as they would be."""
 import numpy as np
 
+from .._kernel import C_UNSCHEDULABLE, H_CODE
+from ..framework.fit_error import FitError
 from .result import ScheduleResult
 
 #: the most pods one kernel call schedules
 COPIES_AT_ONCE = 4096
-#: the first run of pods of mixed templates (doubled while all are placed)
+#: the first run of pods of mixed templates (doubled while the kernel takes every pod)
 FIRST_RUN = 8
 
 
-def run_after(sched, pod, pending, i, results, callback) -> int:
-    """The pods from pending[i] on that the kernel schedules at once after `pod` (placed, a
-    node-local cycle); returns how many were placed."""
+def run_after(sched, pod, pending, i, results, callback, records=True) -> int:
+    """The pods from pending[i] on that the kernel schedules at once after `pod` (its cycle
+    just ran, node-local); returns how many it took."""
     fw = sched.profiles.get(pod.scheduler_name)
     cp = pod.compiled[1] if pod.compiled is not None else None
     if cp is None:
         return 0
+    if results[-1].node is None:      # its copies would fit nowhere either: other templates
+        return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     # identical copies first (another template ends that run at once)
     run, _ = _node_local_run(fw, pod, pending, i, COPIES_AT_ONCE, cp)
     if len(run) < sched.cycles.min_copies:
-        return _mixed_after(sched, fw, pod, pending, i, results, callback)
+        return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     counts = np.zeros((len(run), 2), np.int64)
-    return _record(sched, run, sched.cycles.schedule_copies(pod, len(run), counts), counts, results, callback,
-                   copies=True)
+    rows = sched.cycles.schedule_copies(pod, len(run), counts)
+    return _record(sched, fw, run, rows, None, counts, results, callback, copies=True)
 
 
-def _mixed_after(sched, fw, pod, pending, i, results, callback) -> int:
+def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
     """The node-local pods of any templates from pending[i] on (ScheduleOne.schedule_batch),
-    in runs of 8, 16, .. COPIES_AT_ONCE while every pod of a run is placed: where pods fail
-    often, a run ends at the first that fits nowhere, and no further pod was looked at."""
+    in runs of 8, 16, .. COPIES_AT_ONCE while the kernel takes every pod of a run: a run ends
+    at the first pod it leaves (one that fits nowhere, unless settled), and no further pod was
+    looked at."""
     total, size = 0, FIRST_RUN
     while True:
         run, cps = _node_local_run(fw, pod, pending, i + total, size)
         if len(run) < (2 if total == 0 else 1):
             return total
         counts = np.zeros((len(run), 2), np.int64)
-        placed = _record(sched, run, sched.cycles.schedule_batch(fw, cps, counts), counts, results, callback)
-        total += placed
-        if placed < size:
+        below = None if records else _below(sched.cache, run)
+        may_fail = None if below is None else _settles(fw, run, below)
+        out = sched.cycles.schedule_batch(fw, cps, counts, may_fail)
+        if out is None:
+            return total
+        done = _record(sched, fw, run, out[0], out[1], counts, results, callback, below=below)
+        total += done
+        if done < size:
             return total
         size = min(2 * size, COPIES_AT_ONCE)
+
+
+def _below(cache, run) -> list:
+    """Per pod of a run: whether some placed pod has a lower priority, were every pod before it
+    placed (exact where its PostFilter settles: a failure places nothing, and DefaultPreemption
+    settles only where no pod is below, or for preemptionPolicy Never, where nothing is asked)."""
+    lowest, out = cache.lowest_priority(), []
+    for q in run:
+        out.append(lowest is not None and lowest < q.priority)
+        if lowest is None or q.priority < lowest:
+            lowest = q.priority
+    return out
+
+
+def _settles(fw, run, below):
+    """run_batch's may_fail: the pods whose PostFilters settle without their cycle, or None."""
+    if not fw.post_filters_settle:
+        return None
+    return np.fromiter((fw.post_filter_settles(q, b) for q, b in zip(run, below)), np.uint8, len(run))
 
 
 def _node_local_run(fw, pod, pending, start, most, only=None):
@@ -62,17 +96,32 @@ def _node_local_run(fw, pod, pending, start, most, only=None):
     return run, cps
 
 
-def _record(sched, run, rows, counts, results, callback, copies=False) -> int:
-    """The pods of a run the kernel placed (on `rows`) recorded in the cache, with results."""
+def _record(sched, fw, run, rows, failed, counts, results, callback, copies=False, below=None) -> int:
+    """The pods of a run the kernel took: those it placed (on `rows`) recorded in the cache, and
+    those that fit nowhere (row -1; their FitError counts in `failed`, a row each) back to the
+    pending pods, with results."""
     if rows is None or not len(rows):
         return 0
-    nodes = sched.cache.table.nodes
-    names = [nodes[row].name for row in rows.tolist()]
-    placed = run[:len(names)]
-    sched.cache.place_written(placed, names, copies)
-    for q, name, (nf, processed) in zip(placed, names, counts[:len(names)].tolist()):
-        result = ScheduleResult(q.key, name, nf, processed)
+    nodes, rows = sched.cache.table.nodes, rows.tolist()
+    took = run[:len(rows)]
+    placed = [(q, nodes[row].name) for q, row in zip(took, rows) if row >= 0]
+    sched.cache.place_written([q for q, _ in placed], [name for _, name in placed], copies)
+    n_failed = 0
+    for k, (q, row, (nf, processed)) in enumerate(zip(took, rows, counts[:len(rows)].tolist())):
+        if row >= 0:
+            result = ScheduleResult(q.key, nodes[row].name, nf, processed)
+        else:
+            result = _failure(fw, q, failed[n_failed], processed, below[k], len(sched.cache.table.row_of))
+            n_failed += 1
+            sched.pending.append(q)
         results.append(result)
         if callback is not None:
             callback(result)
-    return len(placed)
+    return len(rows)
+
+
+def _failure(fw, pod, counts, processed, below, n_all) -> ScheduleResult:
+    """A failed cycle's result from its FitError counts, as schedule_pod and post_filter make it."""
+    err = FitError(pod.key, n_all, reasons=fw.histogram(0, counts=counts))
+    err.post_filter_message = fw.settled_post_filter(pod, below, int(counts[H_CODE + C_UNSCHEDULABLE]), n_all)
+    return ScheduleResult(pod.key, None, 0, processed, err)

@@ -11,6 +11,8 @@ from ..framework.interface import CycleState, PluginError, PreFilterRejection
 from .result import NO_PROFILE_ERROR, ScheduleResult
 
 CONFLICT_MESSAGE = "pod affinity terms conflict"
+#: the most failed pods one NodeKernel.run_batch call takes (their FitError counts, a row each)
+FAILED_AT_ONCE = 64
 
 
 class ScheduleOne:
@@ -26,6 +28,7 @@ class ScheduleOne:
         #: one kernel call
         self.batch_copies = True
         self.min_copies = 2
+        self._failed = None
 
     def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
         """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
@@ -122,12 +125,13 @@ class ScheduleOne:
         self._left_stale(stale)
         return chosen[:placed]
 
-    def schedule_batch(self, fw, cps: list, counts):
-        """The node rows of node-local pods of any templates (compiled to cps by fw), each
-        scheduled as schedule_pod would and written into the table before the next
-        (NodeKernel.run_batch; the caller records them). Fewer than asked when one fits nowhere
-        (its cycle is schedule_pod's) or the cache slots run out. None when the kernel cannot
-        write rows (a fork)."""
+    def schedule_batch(self, fw, cps: list, counts, may_fail=None):
+        """Node-local pods of any templates (compiled to cps by fw), each scheduled as
+        schedule_pod would and, if placed, written into the table before the next
+        (NodeKernel.run_batch; the caller records them): (their rows, -1 for a pod that fit
+        nowhere; the FitError counts of those, a row each). Fewer than asked where one fits
+        nowhere and may_fail[k] is 0 (its cycle is schedule_pod's), the failures' rows run out or
+        the cache slots do. None when the kernel cannot write rows (a fork)."""
         scan = self._written_scan(fw)
         if scan is None:
             return None
@@ -140,12 +144,22 @@ class ScheduleOne:
                 break
             slots.append(s)
         chosen = np.empty(len(slots), np.int32)
-        placed, self.next_start_node_index, stale = fw.kernel.run_batch(
+        failed = self._failed_rows(fw, may_fail)
+        done, self.next_start_node_index, stale = fw.kernel.run_batch(
             cps, np.asarray(slots, np.int32), scan, self.next_start_node_index, fw.num_to_find(len(scan)),
-            len(t.row_of), self.tie_first, chosen, counts)
-        fw.passes += placed
+            len(t.row_of), self.tie_first, chosen, counts, may_fail, failed)
+        fw.passes += done
         self._left_stale(stale)
-        return chosen[:placed]
+        return chosen[:done], failed
+
+    def _failed_rows(self, fw, may_fail):
+        """The reused rows run_batch writes its failures' FitError counts into."""
+        if may_fail is None:
+            return None
+        size = len(fw.kernel.hist)
+        if self._failed is None or self._failed.shape[1] != size:
+            self._failed = np.empty((FAILED_AT_ONCE, size), np.int64)
+        return self._failed
 
     def _left_stale(self, row: int) -> None:
         """The row the kernel's last placement left with stale image counts, for the next

@@ -324,10 +324,10 @@ class Scheduler(WhatIfOperations):
             collector.collect_young(len(results))
             if callback is not None:
                 callback(result)
-            if result.node is not None and node_local and self.cycles.batch_copies:
-                # the pod after the copies (another template, or one that fits nowhere) has
-                # its own cycle next
-                i += batches.run_after(self, pod, pending, i, results, callback)
+            if node_local and self.cycles.batch_copies and (result.node is not None or not records):
+                # the pod the kernel's run left (another template, or one that fits nowhere)
+                # has its own cycle next
+                i += batches.run_after(self, pod, pending, i, results, callback, records)
         return results
 
     def explain(self, pod) -> dict:

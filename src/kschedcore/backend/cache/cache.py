@@ -183,6 +183,10 @@ class Cache:
         """Some placed pod has a lower priority (so preemption may find victims)."""
         return any(p < priority for p, n in self._priorities.items() if n > 0)
 
+    def lowest_priority(self):
+        """The lowest priority of a placed pod (None: none placed)."""
+        return min((p for p, n in self._priorities.items() if n > 0), default=None)
+
     def usage(self, pod: Pod):
         """What a pod adds to its node's row: resource columns, amounts, packed host ports."""
         t = self.table

@@ -9,6 +9,8 @@ acted on) it also chooses the victims and the node, and returns them as the Post
 the loop acts on; otherwise it reports the candidates. While the loop deletes a preemptor's
 victims (asynchronously, as SchedulerAsyncPreemption does), its PreEnqueue holds the preemptor.
 """
+from functools import lru_cache
+
 from ...errors import ValidationError
 from ...framework.cluster_events import ActionType as A, EventResource as R, QueueSkip, with_hint
 from ...framework.fit_error import FitError
@@ -45,16 +47,10 @@ class DefaultPreemption:
 
     def post_filter(self, state, pod, cycle):
         """Evaluator.Preempt: a PostFilterResult (success) or Unschedulable("preemption: ...")."""
-        if ((pod.raw.get("spec") or {}).get("preemptionPolicy")) == "Never":
-            return Unschedulable("preemption: " + NEVER)
         n_all = len(cycle.cache.table)
-        if not cycle.cache.any_below(pod.priority):
-            # no pod anywhere could be a victim: count the Unschedulable nodes, no dry runs
-            n = cycle.count_status(Code.UNSCHEDULABLE)
-            reasons = {NO_VICTIMS: n} if n else {}
-            if n_all - n:
-                reasons[NOT_HELPFUL] = n_all - n
-            return Unschedulable("preemption: " + FitError(pod.key, n_all, reasons=reasons).message)
+        below = cycle.cache.any_below(pod.priority)
+        if self.settles(pod, below):
+            return self.settled(pod, below, cycle.count_status(Code.UNSCHEDULABLE), n_all)
         args = self.args
         if cycle.cache.pdbs:     # upstream stops once a candidate breaks no budget: look at every node
             args = {**args, "minCandidateNodesPercentage": 100}
@@ -71,6 +67,30 @@ class DefaultPreemption:
             return PostFilterResult("", candidates=candidates.names)
         node, victims = best
         return PostFilterResult(node, tuple(v.key for v in victims), candidates=candidates.names)
+
+    def settles(self, pod, below: bool) -> bool:
+        """post_filter answers without a dry run: preemptionPolicy Never, or no placed pod below
+        the pod's priority (`below` False: no victim anywhere)."""
+        return not below or _never(pod)
+
+    def settled(self, pod, below: bool, unschedulable: int, n_all: int):
+        """That answer (where it settles): the `unschedulable` nodes have no victims, preemption
+        helps none of the others."""
+        if _never(pod):
+            return Unschedulable("preemption: " + NEVER)
+        return Unschedulable(_no_victims(unschedulable, n_all))
+
+
+def _never(pod) -> bool:
+    return (pod.raw.get("spec") or {}).get("preemptionPolicy") == "Never"
+
+
+@lru_cache(maxsize=1024)
+def _no_victims(unschedulable: int, n_all: int) -> str:
+    reasons = {NO_VICTIMS: unschedulable} if unschedulable else {}
+    if n_all - unschedulable:
+        reasons[NOT_HELPFUL] = n_all - unschedulable
+    return "preemption: " + FitError("", n_all, reasons=reasons).message
 
 
 def validate_args(args: dict):

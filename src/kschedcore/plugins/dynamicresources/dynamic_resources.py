@@ -22,6 +22,13 @@ class DynamicResources:
             return Error(NOT_FOUND)       # reading its PreFilter's state fails
         return Unschedulable(NO_CLAIMS)
 
+    def settles(self, pod, below):
+        return True
+
+    def settled(self, pod, below, unschedulable, n_all):
+        """post_filter's answer after a cycle no PreFilter rejected (a node-local one)."""
+        return Unschedulable(NO_CLAIMS)
+
     def events_to_register(self):
         return [with_hint(R.Node, A.Add | A.UpdateNodeLabel | A.UpdateNodeAllocatable),
                 with_hint(R.ResourceClaim, A.Add | A.Update), with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),

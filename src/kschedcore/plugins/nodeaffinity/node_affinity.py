@@ -61,6 +61,7 @@ class _TermBuilder:
 
 class NodeAffinity(KernelPlugin):
     name = "NodeAffinity"
+    static_reasons = True
     filter_id = F_NODE_AFFINITY
     score_id = S_NODE_AFFINITY
     default_weight = 2

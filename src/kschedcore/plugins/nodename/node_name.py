@@ -8,6 +8,7 @@ REASON = "node(s) didn't match the requested node name"
 
 class NodeName(KernelPlugin):
     name = "NodeName"
+    static_reasons = True
     filter_id = F_NODE_NAME
 
     def reasons(self, detail, table):

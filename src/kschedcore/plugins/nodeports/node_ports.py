@@ -11,6 +11,7 @@ REASON = "node(s) didn't have free ports for the requested pod ports"
 
 class NodePorts(KernelPlugin):
     name = "NodePorts"
+    static_reasons = True
     filter_id = F_NODE_PORTS
 
     def compile(self, pod, cp, table):

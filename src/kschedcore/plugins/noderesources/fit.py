@@ -70,6 +70,7 @@ def resource_cols(table, resources):
 
 class NodeResourcesFit(KernelPlugin):
     name = "NodeResourcesFit"
+    static_reasons = True
     filter_id = F_NODE_RESOURCES_FIT
     score_id = S_NODE_RESOURCES_FIT
     default_weight = 1

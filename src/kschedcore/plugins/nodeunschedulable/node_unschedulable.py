@@ -14,6 +14,7 @@ UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 class NodeUnschedulable(KernelPlugin):
     name = "NodeUnschedulable"
+    static_reasons = True
     filter_id = F_NODE_UNSCHEDULABLE
 
     def compile(self, pod, cp, table):

@@ -9,6 +9,7 @@ from ..helper.predicates import untolerated
 
 class TaintToleration(KernelPlugin):
     name = "TaintToleration"
+    static_reasons = True
     filter_id = F_TAINT_TOLERATION
     score_id = S_TAINT_TOLERATION
     default_weight = 3
