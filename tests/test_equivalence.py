@@ -28,9 +28,12 @@ def _schedule(nodes, bound, pending, eq, records=True, **options):
     sched = Scheduler(nodes, bound + pending, **options)
     sched.cycles.equivalence = sched.cycles.batch_copies = eq
     sched.cycles.min_copies = 2          # small workloads: batches of any run
-    out = [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message, r.preemption_candidates,
-            r.fit_error.reasons if r.fit_error else None) for r in sched.schedule_pending(records=records)]
-    return out, sched.cycles.frameworks
+    return [_outcome(r) for r in sched.schedule_pending(records=records)], sched.cycles.frameworks
+
+
+def _outcome(r):
+    return (r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message, r.preemption_candidates,
+            r.fit_error.reasons if r.fit_error else None)
 
 
 def _same(nodes, bound, pending, records=True, **options):
@@ -81,7 +84,7 @@ def test_batches_are_used():
     assert sum(r.node is None for r in results) == 100
     assert batched == [49, 149], batched
     off, _ = _schedule(nodes, [], pods, False)
-    assert [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message) for r in results] == off
+    assert [_outcome(r) for r in results] == off
 
 
 def test_explain_records_identical():
