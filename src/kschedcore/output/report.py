@@ -29,16 +29,19 @@ def as_result(outcome):
 
 
 def simulate_report(sched, results, wall, load_seconds, args) -> dict:
-    scheduled = sum(1 for r in results if r.node is not None)
-    ignored = sum(1 for r in results if r.ignored)
+    scheduled = ignored = gated = possible = 0
     left_out = dict(getattr(sched, "ignored", {}))
-    for r in results:
+    reasons, messages = {}, {}
+    for r in results:          # one pass: 10^6 results
+        if r.node is not None:
+            scheduled += 1
+            continue
         if r.ignored:    # "no profile for schedulerName "x"": not this scheduler's pod
+            ignored += 1
             reason = "schedulerName " + r.error.split('"')[1] if '"' in r.error else r.error
             left_out[reason] = left_out.get(reason, 0) + 1
-    gated = sum(1 for r in results if r.gated)
-    reasons, messages = {}, {}
-    for r in results:
+        gated += r.gated
+        possible += bool(getattr(r, "preemption_candidates", ()))
         if r.fit_error is not None:
             for reason in r.fit_error.reasons or {r.fit_error.pre_filter_message or str(r.fit_error): 1}:
                 reasons[reason] = reasons.get(reason, 0) + 1
@@ -52,7 +55,7 @@ def simulate_report(sched, results, wall, load_seconds, args) -> dict:
         "unschedulable": decisions - scheduled - ignored - gated,
         "gated": gated,       # pods with spec.schedulingGates: never attempted
         # pods kube-scheduler would get in by preemption (acted on only with --queue)
-        "preemptionPossible": sum(1 for r in results if getattr(r, "preemption_candidates", ())),
+        "preemptionPossible": possible,
         "unschedulableReasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "fitErrors": dict(sorted(messages.items(), key=lambda kv: -kv[1])[:10]),
         "utilization": sched.utilization(),
