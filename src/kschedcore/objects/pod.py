@@ -101,19 +101,23 @@ class Pod:
         return any(p.weight and not p.term.empty and not p.term.parses for p in self.preferred_terms or ())
 
 
-def _renamed_function():
-    """renamed(pod, name, uid): a copy of a Pod under another name, every other field shared.
+def _copier(params: tuple):
+    """A function f(p, *params): a new Pod with p's fields but `params` (its key made again).
     Generated as dataclasses generates __init__: a plain attribute copy is about 4x faster than
-    copy.copy of a slotted object, and capacity runs make one per copy of a template."""
-    body = "".join(f"    c.{f} = p.{f}\n" for f in Pod.__slots__ if f not in ("name", "uid", "key"))
-    src = ("def renamed(p, name, uid):\n    c = _new(Pod)\n" + body +
-           "    c.name = name\n    c.uid = uid\n    c.key = p.namespace + '/' + name\n    return c\n")
+    copy.copy of a slotted object, and faster than the keyword __init__ of 30 fields."""
+    body = "".join(f"    c.{f} = p.{f}\n" for f in Pod.__slots__ if f not in params and f != "key")
+    body += "".join(f"    c.{f} = {f}\n" for f in params)
+    src = f"def copy(p, {', '.join(params)}):\n    c = _new(Pod)\n{body}    c.key = c.namespace + '/' + c.name\n    return c\n"
     scope = {"Pod": Pod, "_new": object.__new__}
     exec(src, scope)
-    return scope["renamed"]
+    return scope["copy"]
 
 
-renamed = _renamed_function()
+#: renamed(pod, name, uid): a copy of a Pod under another name, every other field shared
+#: (capacity runs make one per copy of a template)
+renamed = _copier(("name", "uid"))
+#: a pod of a remembered spec: the spec's template Pod with the pod's own metadata
+_from_template = _copier(("namespace", "name", "uid", "labels", "terminating", "raw", "created", "deleted"))
 
 
 def normalize_image(name: str) -> str:
@@ -297,9 +301,9 @@ def parse_spread_constraints(r, spec) -> tuple:
     return tuple(out)
 
 
-#: parsed spec fields by (namespace, spec, status) as written: pods of one template (a
-#: ReplicaSet's, a generated workload's) are read once -- the fields are immutable or never
-#: written after parsing. Cleared when full.
+#: a template Pod (the parsed spec fields) by (namespace, spec, status) as written: pods of one
+#: template (a ReplicaSet's, a generated workload's) are read once -- the fields are immutable
+#: or never written after parsing. Cleared when full.
 _SPEC_MEMO: dict = {}
 SPEC_MEMO_ENTRIES = 4096
 
@@ -326,18 +330,22 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     labels = r.string_map(meta, "labels", "metadata.labels")
     # a pod's volumes are named after it (ephemeral claims): those specs are read each time
     key = None if spec.get("volumes") else _memo_key(ns, spec, status)
-    fields = _SPEC_MEMO.get(key) if key is not None else None
-    if fields is None:
-        fields = _spec_fields(r, spec, status, ns, name)
-        if key is not None:
-            if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
-                _SPEC_MEMO.clear()
-            _SPEC_MEMO[key] = fields
-    return Pod(namespace=ns, name=name, uid=r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}",
-               labels=labels, terminating=meta.get("deletionTimestamp") is not None, raw=raw,
-               created=r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp"),
-               deleted=r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp"),
-               spec_fields=fields if key is not None else None, **fields)
+    template = _SPEC_MEMO.get(key) if key is not None else None
+    fields = _spec_fields(r, spec, status, ns, name) if template is None else None
+    uid = r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}"
+    created = r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp")
+    deleted = r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp")
+    terminating = meta.get("deletionTimestamp") is not None
+    if template is not None:
+        return _from_template(template, ns, name, uid, labels, terminating, raw, created, deleted)
+    pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
+              deleted=deleted, spec_fields=fields if key is not None else None, **fields)
+    if key is not None:
+        if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
+            _SPEC_MEMO.clear()
+        # the spec's template: the pod's fields, never its mutable ones (compiled, checked)
+        _SPEC_MEMO[key] = _from_template(pod, ns, "", "", {}, False, None, None, None)
+    return pod
 
 
 def _spec_fields(r, spec, status, ns, name) -> dict:
