@@ -14,7 +14,21 @@ from .scan cimport entry_current
 from .table cimport Table
 
 cdef extern from *:
-    int __builtin_popcountll(unsigned long long x) nogil
+    """
+    /* the POPCNT instruction where the build targets it; else inline bit arithmetic, not
+       libgcc's out-of-line __popcountdi2 (a call per 64 positions of a walk) */
+    static inline int ks_popcount64(unsigned long long x) {
+    #if defined(__POPCNT__)
+        return __builtin_popcountll(x);
+    #else
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
+    """
+    int ks_popcount64(unsigned long long x) nogil
 
 
 cdef struct Dense:
@@ -199,7 +213,7 @@ cdef inline void dense_walk(Dense* d, Py_ssize_t pos, Py_ssize_t need) noexcept 
             dense_position(d, (q - b) + __builtin_ctzll(todo))
             todo &= todo - 1
         okw = d.k.ok[q >> 6] & mask
-        c = __builtin_popcountll(okw)
+        c = ks_popcount64(okw)
         if nf + c >= need:
             for k in range(need - nf - 1):     # the (need - nf)-th feasible position here
                 okw &= okw - 1

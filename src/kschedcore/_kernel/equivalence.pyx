@@ -83,6 +83,8 @@ cdef class EquivalenceCache:
     def slot(self, cp, key) -> int:
         """The slot of template `cp` under table state `key` (a new key empties the cache)."""
         cdef Py_ssize_t s
+        if self.n_slots == 0:
+            raise RuntimeError("the equivalence cache has no slots yet: the kernel is bound to a table first")
         self.version += 1
         if key != self.key:
             self.key = key

@@ -76,21 +76,23 @@ class DefaultPreemption:
     def settled(self, pod, below: bool, unschedulable: int, n_all: int):
         """That answer (where it settles): the `unschedulable` nodes have no victims, preemption
         helps none of the others."""
-        if _never(pod):
-            return Unschedulable("preemption: " + NEVER)
-        return Unschedulable(_no_victims(unschedulable, n_all))
+        return _NEVER if _never(pod) else _no_victims(unschedulable, n_all)
 
 
 def _never(pod) -> bool:
     return (pod.raw.get("spec") or {}).get("preemptionPolicy") == "Never"
 
 
+_NEVER = Unschedulable("preemption: " + NEVER)
+
+
 @lru_cache(maxsize=1024)
-def _no_victims(unschedulable: int, n_all: int) -> str:
+def _no_victims(unschedulable: int, n_all: int):
+    """(Statuses are frozen: one for every failed cycle with these counts.)"""
     reasons = {NO_VICTIMS: unschedulable} if unschedulable else {}
     if n_all - unschedulable:
         reasons[NOT_HELPFUL] = n_all - unschedulable
-    return "preemption: " + FitError("", n_all, reasons=reasons).message
+    return Unschedulable("preemption: " + FitError("", n_all, reasons=reasons).message)
 
 
 def validate_args(args: dict):

@@ -27,9 +27,12 @@ class DynamicResources:
 
     def settled(self, pod, below, unschedulable, n_all):
         """post_filter's answer after a cycle no PreFilter rejected (a node-local one)."""
-        return Unschedulable(NO_CLAIMS)
+        return _NO_CLAIMS
 
     def events_to_register(self):
         return [with_hint(R.Node, A.Add | A.UpdateNodeLabel | A.UpdateNodeAllocatable),
                 with_hint(R.ResourceClaim, A.Add | A.Update), with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
                 with_hint(R.DeviceClass, A.Add | A.Update), with_hint(R.ResourceSlice, A.Add | A.Update)]
+
+
+_NO_CLAIMS = Unschedulable(NO_CLAIMS)
