@@ -4,6 +4,7 @@ Deterministic for a seed. Nodes come in a few instance types over three zones, s
 or labelled for dedicated pools; pods come in a few shapes (web, batch, cache, GPU jobs,
 pool-pinned, host-port daemons, best-effort), so every node-local plugin has work to do.
 """
+import itertools
 import random
 
 from ..util import collector
@@ -13,10 +14,14 @@ INSTANCE_TYPES = (  # name, cpu, memory GiB, weight
     ("m5.large", "2", 8, 3), ("m5.xlarge", "4", 16, 4), ("m5.2xlarge", "8", 32, 3),
     ("c5.4xlarge", "16", 32, 1), ("r5.2xlarge", "8", 64, 1))
 ZONES = ("zone-a", "zone-b", "zone-c")
+#: random.choices' cumulative weights, made once (the same draws as weights=)
+_TYPE_CUM = tuple(itertools.accumulate(t[3] for t in INSTANCE_TYPES))
+KINDS = ("web", "batch", "cache", "gpu", "pinned", "daemon", "besteffort")
+_KIND_CUM = tuple(itertools.accumulate((40, 25, 10, 3, 10, 2, 10)))
 
 
 def _node(i, rng):
-    name, cpu, mem, _ = rng.choices(INSTANCE_TYPES, weights=[t[3] for t in INSTANCE_TYPES])[0]
+    name, cpu, mem, _ = rng.choices(INSTANCE_TYPES, cum_weights=_TYPE_CUM)[0]
     labels = {"kubernetes.io/hostname": f"node-{i:05d}", "kubernetes.io/os": "linux",
               "topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": ZONES[i % 3],
               "node.kubernetes.io/instance-type": name, "pool": rng.choice(("general", "general", "batch"))}
@@ -47,8 +52,7 @@ def _container(image, cpu, mem, ports=()):
 
 def _pod_params(rng) -> tuple:
     """A pod's shape and its random choices, drawn in a fixed order (the workload of a seed)."""
-    kind = rng.choices(("web", "batch", "cache", "gpu", "pinned", "daemon", "besteffort"),
-                       weights=(40, 25, 10, 3, 10, 2, 10))[0]
+    kind = rng.choices(KINDS, cum_weights=_KIND_CUM)[0]
     if kind == "web":
         return kind, rng.choice(("100m", "250m", "500m")), rng.choice(("128Mi", "256Mi", "512Mi")), rng.choice(ZONES)
     if kind == "batch":
