@@ -217,6 +217,31 @@ def test_pods_of_one_spec_are_read_as_each_alone():
     assert len(raws) > 700
 
 
+def test_nodes_of_one_shape_are_read_as_each_alone():
+    """parse_node reads a node's taints, allocatable and images once per shape: every node of
+    the parity workloads and of a generated cluster parses as with nothing remembered; an
+    invalid shape is named after each node."""
+    import dataclasses
+    from parity import PARITY_WORKLOADS, load
+    from kschedcore.objects import node as node_module
+    from kschedcore.sources.generator import generate
+    raws = [n for name in PARITY_WORKLOADS for n in load(name)[0].get("nodes", [])] + generate(300, 0, seed=3).nodes
+    def fields(n):
+        return [(f.name, getattr(n, f.name)) for f in dataclasses.fields(n)]
+    node_module._FACTS_MEMO.clear()
+    shared = [fields(node_module.parse_node(r)) for r in raws]
+    shapes = len(node_module._FACTS_MEMO)
+    alone = []
+    for r in raws:
+        node_module._FACTS_MEMO.clear()
+        alone.append(fields(node_module.parse_node(r)))
+    assert shared == alone and len(raws) > 300
+    assert shapes < len(raws) // 3, shapes           # (the memo was used)
+    for name in ("n1", "n2"):
+        with pytest.raises(ValidationError, match=f"node {name}: status.allocatable.cpu"):
+            node_module.parse_node({"metadata": {"name": name}, "status": {"allocatable": {"cpu": "1.2.3"}}})
+
+
 def test_an_invalid_spec_is_named_after_each_pod():
     """An invalid spec is never remembered: each pod with it gets its own error."""
     bad = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1.2.3"}}}]}

@@ -1,5 +1,6 @@
 """Node: the scheduling-relevant view of a v1 Node, validated once when read."""
 import json
+import marshal
 from dataclasses import dataclass, field
 
 from . import resources as res
@@ -30,6 +31,12 @@ class Node:
     raw: dict = field(repr=False)
 
 
+#: the facts read from a node's spec and status (taints, allocatable, images) by the fields
+#: they come from, as written: nodes of one instance type are read once. Cleared when full.
+_FACTS_MEMO: dict = {}
+FACTS_MEMO_ENTRIES = 4096
+
+
 def parse_node(raw, index_hint: str = "") -> Node:
     _, name = metadata_name("node", raw, index_hint)
     r = FieldReader(f"node {name}")
@@ -39,6 +46,35 @@ def parse_node(raw, index_hint: str = "") -> Node:
     apival.check_meta(r.obj, None, name, meta)
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")
+    key = _facts_key(spec, status)
+    facts = _FACTS_MEMO.get(key) if key is not None else None
+    if facts is None:
+        facts = _facts(r, spec, status)
+        if key is not None:
+            if len(_FACTS_MEMO) >= FACTS_MEMO_ENTRIES:
+                _FACTS_MEMO.clear()
+            _FACTS_MEMO[key] = facts
+    taints, allocatable, allowed_pods, images = facts
+    return Node(
+        name=name, uid=r.string(meta, "uid", "metadata.uid") or name,
+        labels=r.string_map(meta, "labels", "metadata.labels"),
+        unschedulable=r.boolean(spec, "unschedulable", "spec.unschedulable"),
+        taints=taints, allocatable=allocatable, allowed_pods=allowed_pods, images=images, raw=raw,
+    )
+
+
+def _facts_key(spec: dict, status: dict):
+    """The fields _facts reads, as marshal writes them (None where it cannot: then read)."""
+    try:
+        return marshal.dumps((spec.get("taints"), status.get("allocatable"), status.get("capacity"),
+                              status.get("images")), 2)
+    except ValueError:
+        return None
+
+
+def _facts(r, spec: dict, status: dict) -> tuple:
+    """(taints, allocatable, allowed pods, images) of a node, validated (errors name it).
+    Shared by nodes of one shape: nothing writes into them."""
     taints, seen = [], set()
     for i, t in enumerate(r.seq(spec, "taints", "spec.taints")):
         path = f"spec.taints[{i}]"
@@ -73,11 +109,5 @@ def parse_node(raw, index_hint: str = "") -> Node:
         img = r.item(img, path)
         size = r.integer(img, "sizeBytes", path + ".sizeBytes")
         images.append((tuple(r.string_list(img, "names", path + ".names")), size))
-    return Node(
-        name=name, uid=r.string(meta, "uid", "metadata.uid") or name,
-        labels=r.string_map(meta, "labels", "metadata.labels"),
-        unschedulable=r.boolean(spec, "unschedulable", "spec.unschedulable"),
-        taints=tuple(taints), allocatable=allocatable,
-        allowed_pods=r.int64s({"pods": pods_q.value() if pods_q is not None else 0}, f"status.{source}")["pods"],
-        images=tuple(images), raw=raw,
-    )
+    allowed_pods = r.int64s({"pods": pods_q.value() if pods_q is not None else 0}, f"status.{source}")["pods"]
+    return tuple(taints), allocatable, allowed_pods, tuple(images)
