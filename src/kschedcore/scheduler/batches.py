@@ -102,20 +102,26 @@ def _record(sched, fw, run, rows, failed, counts, results, callback, copies=Fals
     pending pods, with results."""
     if rows is None or not len(rows):
         return 0
-    nodes, rows = sched.cache.table.nodes, rows.tolist()
+    nodes, rows, counts = sched.cache.table.nodes, rows.tolist(), counts[:len(rows)].tolist()
     took = run[:len(rows)]
-    placed = [(q, nodes[row].name) for q, row in zip(took, rows) if row >= 0]
-    sched.cache.place_written([q for q, _ in placed], [name for _, name in placed], copies)
-    n_failed = 0
-    for k, (q, row, (nf, processed)) in enumerate(zip(took, rows, counts[:len(rows)].tolist())):
-        if row >= 0:
-            result = ScheduleResult(q.key, nodes[row].name, nf, processed)
-        else:
-            result = _failure(fw, q, failed[n_failed], processed, below[k], len(sched.cache.table.row_of))
+    if failed is None or min(rows) >= 0:      # all placed (copies, or a run without failures)
+        names = [nodes[row].name for row in rows]
+        sched.cache.place_written(took, names, copies)
+        out = [ScheduleResult(q.key, name, nf, processed) for q, name, (nf, processed) in zip(took, names, counts)]
+    else:
+        placed = [(q, nodes[row].name) for q, row in zip(took, rows) if row >= 0]
+        sched.cache.place_written([q for q, _ in placed], [name for _, name in placed])
+        out, n_all, n_failed = [], len(sched.cache.table.row_of), 0
+        for k, (q, row, (nf, processed)) in enumerate(zip(took, rows, counts)):
+            if row >= 0:
+                out.append(ScheduleResult(q.key, nodes[row].name, nf, processed))
+                continue
+            out.append(_failure(fw, q, failed[n_failed], processed, below[k], n_all))
             n_failed += 1
             sched.pending.append(q)
-        results.append(result)
-        if callback is not None:
+    results += out
+    if callback is not None:
+        for result in out:
             callback(result)
     return len(rows)
 
