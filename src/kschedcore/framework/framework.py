@@ -88,7 +88,7 @@ class Framework:
         self.bound_layout = -1
         self.token = object()
         self.templates = {}            # template key -> CompiledPod
-        self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod)
+        self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod, pod.compiled)
         self._num_to_find = (-1, 0)
         #: Filters whose reasons depend on more than the kernel's status detail (their state)
         self._dynamic_reasons = [fid for fid, p in self.filters.items() if not getattr(p, "static_reasons", False)]
@@ -138,7 +138,7 @@ class Framework:
             hit = self.by_spec.get(id(spec))
             if hit is not None and hit[0] is spec and hit[1].taint_version == table.taint_version \
                     and _fields_of(pod, spec):
-                pod.compiled = (self.token, hit[1])
+                pod.compiled = hit[2]
                 return hit[1]
         key = template_key(pod)
         cp = self.templates.get(key)
@@ -154,11 +154,12 @@ class Framework:
             cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
             cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
             self.templates[key] = cp
+        pod.compiled = (self.token, cp)
         if spec is not None and _fields_of(pod, spec):
             if len(self.by_spec) >= BY_SPEC_ENTRIES:
                 self.by_spec.clear()
-            self.by_spec[id(spec)] = (spec, cp)     # (spec kept alive: its id is not reused)
-        pod.compiled = (self.token, cp)
+            # (spec kept alive: its id is not reused); the pods of a spec share one `compiled`
+            self.by_spec[id(spec)] = (spec, cp, pod.compiled)
         return cp
 
     def equivalence_slot(self, cycle, pod, cp) -> int:

@@ -107,7 +107,9 @@ def _copier(params: tuple):
     copy.copy of a slotted object, and faster than the keyword __init__ of 30 fields."""
     body = "".join(f"    c.{f} = p.{f}\n" for f in Pod.__slots__ if f not in params and f != "key")
     body += "".join(f"    c.{f} = {f}\n" for f in params)
-    src = f"def copy(p, {', '.join(params)}):\n    c = _new(Pod)\n{body}    c.key = c.namespace + '/' + c.name\n    return c\n"
+    if "key" not in params:
+        body += "    c.key = c.namespace + '/' + c.name\n"
+    src = f"def copy(p, {', '.join(params)}):\n    c = _new(Pod)\n{body}    return c\n"
     scope = {"Pod": Pod, "_new": object.__new__}
     exec(src, scope)
     return scope["copy"]
@@ -117,7 +119,7 @@ def _copier(params: tuple):
 #: (capacity runs make one per copy of a template)
 renamed = _copier(("name", "uid"))
 #: a pod of a remembered spec: the spec's template Pod with the pod's own metadata
-_from_template = _copier(("namespace", "name", "uid", "labels", "terminating", "raw", "created", "deleted"))
+_from_template = _copier(("namespace", "name", "key", "uid", "labels", "terminating", "raw", "created", "deleted"))
 
 
 def normalize_image(name: str) -> str:
@@ -329,22 +331,23 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     status = r.mapping(raw, "status", "status")
     labels = r.string_map(meta, "labels", "metadata.labels")
     # a pod's volumes are named after it (ephemeral claims): those specs are read each time
-    key = None if spec.get("volumes") else _memo_key(ns, spec, status)
-    template = _SPEC_MEMO.get(key) if key is not None else None
+    memo = None if spec.get("volumes") else _memo_key(ns, spec, status)
+    template = _SPEC_MEMO.get(memo) if memo is not None else None
     fields = _spec_fields(r, spec, status, ns, name) if template is None else None
-    uid = r.string(meta, "uid", "metadata.uid") or f"{ns}/{name}"
+    key = f"{ns}/{name}"
+    uid = r.string(meta, "uid", "metadata.uid") or key      # (one string for both: 10^6 pods)
     created = r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp")
     deleted = r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp")
     terminating = meta.get("deletionTimestamp") is not None
     if template is not None:
-        return _from_template(template, ns, name, uid, labels, terminating, raw, created, deleted)
+        return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted)
     pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
-              deleted=deleted, spec_fields=fields if key is not None else None, **fields)
-    if key is not None:
+              deleted=deleted, spec_fields=fields if memo is not None else None, **fields)
+    if memo is not None:
         if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
             _SPEC_MEMO.clear()
         # the spec's template: the pod's fields, never its mutable ones (compiled, checked)
-        _SPEC_MEMO[key] = _from_template(pod, ns, "", "", {}, False, None, None, None)
+        _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None)
     return pod
 
 
