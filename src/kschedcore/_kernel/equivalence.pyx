@@ -45,9 +45,9 @@ def _mapped_zeros(shape, dtype):
     """Zeroed memory mapped in small pages as a slot first writes it. (NumPy asks for huge pages
     for large arrays: in a VM their first touch measured 113 MB/s against 1.6 GB/s, and the
     slots of 10^5 rows are ~400 MB written over the first cycles.)"""
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    memory = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    return np.frombuffer(memory, dtype, int(np.prod(shape))).reshape(shape)
+    count = int(np.prod(shape))
+    memory = mmap.mmap(-1, max(count * np.dtype(dtype).itemsize, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(memory, dtype, count).reshape(shape)
 
 
 cdef class EquivalenceCache:

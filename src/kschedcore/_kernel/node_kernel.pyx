@@ -388,13 +388,13 @@ cdef class NodeKernel:
         cdef Py_ssize_t k, i, nf, best = -1, m = chosen.shape[0], placed = 0
         self.fill_slot = -1             # the call reuses the cycle buffers
         if n == 0 or n != n_all_nodes:
-            return 0, start
+            return 0, start, -1
         load_pod(cp, &p)
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, -1, n_all_nodes)
         if not slot_cycle(&y, self.spread.n_score >= 0):
-            return 0, start     # not a node-local pod: no copies
+            return 0, start, -1     # not a node-local pod: no copies
         cdef Copies r
         r.t, r.p, r.c, r.y, r.b = t, &p, &c, &y, &self.b
         r.entries = self.equivalence.view(eq_slot)

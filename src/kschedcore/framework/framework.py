@@ -323,7 +323,8 @@ class Framework:
         `counts`, a row in their layout: a failure inside NodeKernel.run_batch), remembered per
         counts while every rejecting plugin's reasons follow from its status details."""
         k = self.kernel
-        if counts is None:
+        given = counts is not None
+        if not given:
             counts = np.asarray(k.hist)
         memo = self._reasons_memo
         if memo[0] is not self.cache.table or len(memo[1]) >= REASONS_MEMO_ENTRIES:
@@ -334,7 +335,8 @@ class Framework:
             hit = memo[1].get(key)
             if hit is not None:
                 return dict(hit)
-        np.copyto(np.asarray(k.hist), counts)     # (a no-op for the kernel's own)
+        if given:       # the plugins read the kernel's views of its counts
+            np.copyto(np.asarray(k.hist), counts)
         hist = {}
         for fid, plugin in self.filters.items():
             if not counts[H_PLUGIN + fid]:

@@ -9,7 +9,6 @@ import random
 from collections import Counter
 from dataclasses import replace
 
-
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig
