@@ -542,3 +542,92 @@ def _ports_churn(eq, seed, steps=20):
 def test_host_port_templates_under_churn_identical():
     for seed in range(3):
         assert _ports_churn(True, seed) == _ports_churn(False, seed), seed
+
+
+def _cross_pod_workload(seed, n_nodes=90, n_pods=480):
+    """Pods whose cycles run PodTopologySpread and InterPodAffinity (required and preferred,
+    hostname and zone keys) beside node-local plugins that reject (taints, selectors, full
+    nodes). Two nodes share a hostname label (one domain, two rows) and some nodes lack the
+    zone label: a placement changes counts on rows whose generation it does not bump."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(n_nodes):
+        labels = {"kubernetes.io/hostname": "twin" if i in (1, 2) else f"n{i}", "pool": rng.choice("ab")}
+        if i % 11:
+            labels["topology.kubernetes.io/zone"] = f"z{i % 4}"
+        node = {"metadata": {"name": f"n{i}", "labels": labels},
+                "status": {"allocatable": {"cpu": str(rng.choice((1, 2, 4))), "memory": "8Gi", "pods": "5"}}}
+        if i % 9 == 0:
+            node["spec"] = {"taints": [{"key": "k", "value": "v", "effect": rng.choice(("NoSchedule", "PreferNoSchedule"))}]}
+        nodes.append(node)
+    selector = lambda app: {"matchLabels": {"app": app}}
+    kinds = [
+        lambda app: {"topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": selector(app)},
+            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": selector(app)}]},
+        lambda app: {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": selector(app), "topologyKey": "kubernetes.io/hostname"}]}}},
+        lambda app: {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": selector(app), "topologyKey": "topology.kubernetes.io/zone"}]}}},
+        lambda app: {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"labelSelector": selector(app), "topologyKey": "topology.kubernetes.io/zone"}}]},
+            "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 3, "podAffinityTerm": {"labelSelector": selector("a0"), "topologyKey": "kubernetes.io/hostname"}}]}}},
+    ]
+    pods = []
+    for k in range(n_pods):
+        app = f"a{rng.randrange(3)}"
+        spec = dict(rng.choice(kinds)(app))
+        if rng.random() < 0.3:
+            spec["nodeSelector"] = {"pool": "a"}
+        if rng.random() < 0.3:
+            spec["tolerations"] = [{"key": "k", "operator": "Exists"}]
+        spec["containers"] = [{"name": "c", "resources": {"requests": {"cpu": rng.choice(("100m", "300m", "700m"))}}}]
+        pods.append({"metadata": {"name": f"p{k}", "namespace": "default", "labels": {"app": app}}, "spec": spec})
+    return nodes, pods
+
+
+def test_cross_pod_cycles_identical():
+    """Cycles where only PodTopologySpread / InterPodAffinity act take the node-local part of
+    each row from the template's entries and run the cross-pod Filters and Score per row:
+    every per-node status and score (explain records), the FitErrors and the decisions under
+    churn are the uncached pass's -- and the entries are used (hits)."""
+    for seed in range(3):
+        nodes, pods = _cross_pod_workload(seed)
+        for pct in (0, 100):
+            records, hits = [], []
+            for eq in (True, False):
+                sched = Scheduler(nodes, pods, percentage_of_nodes_to_score=pct, tie_break="first")
+                sched.cycles.equivalence = sched.cycles.batch_copies = eq
+                records.append(sched.explain_pending())
+                hits.append(next(iter(sched.cycles.frameworks.values())).kernel.equivalence.hits)
+            assert records[0] == records[1], (seed, pct)
+            assert hits[0] > 300 and hits[1] == 0, hits
+            assert any(r["node"] is None for r in records[0]) and sum(bool(r["node"]) for r in records[0]) > 100
+        _same(nodes, [], pods, percentage_of_nodes_to_score=30, tie_break="random", seed=seed)
+
+
+def _cross_pod_churn(eq, seed, steps=25):
+    rng = random.Random(seed)
+    nodes, pods = _cross_pod_workload(seed, n_pods=600)
+    sched = Scheduler(nodes, seed=seed, percentage_of_nodes_to_score=50)
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sim = Simulation(sched)
+    trace = []
+    for step in range(steps):
+        for pod in pods[step * 24:(step + 1) * 24]:
+            sim.add_pod(pod)
+        for key in rng.sample(sorted(sim.bound), min(rng.randint(0, 10), len(sim.bound))):
+            sim.delete_pod(key)
+        sim.run_until_idle()
+        trace.append(sorted(sim.bound.items()))
+    return trace
+
+
+def test_cross_pod_cycles_under_churn_identical():
+    """Departures change domain counts (and a departed pod's row generation): the loop's
+    decisions with the entries are the uncached pass's."""
+    for seed in range(2):
+        assert _cross_pod_churn(True, seed) == _cross_pod_churn(False, seed), seed

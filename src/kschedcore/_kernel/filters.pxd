@@ -187,6 +187,25 @@ cdef inline int inter_pod_filter(Table* t, PodView* p, Py_ssize_t row, int64_t* 
     return C_SUCCESS
 
 
+cdef inline int cross_pod_filters(Table* t, PodView* p, Cycle* y, Py_ssize_t first, Py_ssize_t row,
+                                   int64_t* detail, int* plugin) noexcept nogil:
+    """The cycle's Filters from y.filters[first] on, all PodTopologySpread / InterPodAffinity
+    (scan.pxd local_cycle): a row whose node-local Filters passed, from this cycle's counts."""
+    cdef Py_ssize_t k
+    cdef int fid, code
+    detail[0] = 0
+    for k in range(first, y.n_filters):
+        fid = y.filters[k]
+        if fid == F_INTER_POD_AFFINITY:
+            code = inter_pod_filter(t, p, row, detail)
+        else:
+            code = spread_filter(t, p, row, detail)
+        if code != C_SUCCESS:
+            plugin[0] = fid
+            return code
+    return C_SUCCESS
+
+
 # ---- volume and custom plugins (per-row statuses, native functions) ---------------------------
 cdef inline int volume_filter(PodView* p, int fid, Py_ssize_t row, int64_t* detail) noexcept nogil:
     """A volume plugin's Filter, computed per row at PreFilter (only pods with volumes)."""

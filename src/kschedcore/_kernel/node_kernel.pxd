@@ -21,6 +21,8 @@ cdef struct Round:
     Buffers* b
     const int32_t* scan
     Py_ssize_t n, pos, size, offset, out, limit, chunk
+    EqRow* entries      # a cycle through its template's slot entries (scan.pxd eval_range)
+    Cycle* yl
     Py_ssize_t* counts
 
 

@@ -21,7 +21,7 @@ from .equivalence cimport Columns, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from .fit_error cimport hist_of_statuses
-from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries
+from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries, local_cycle
 from .ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
@@ -44,7 +44,7 @@ cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
     cdef Py_ssize_t lo = k * r.chunk
     cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
     r.counts[k] = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
-                              r.offset + lo, r.out + lo, r.limit)
+                              r.offset + lo, r.out + lo, r.limit, r.entries, r.yl)
 
 
 cdef class NodeKernel:
@@ -286,7 +286,7 @@ cdef class NodeKernel:
         """
         cdef PodView p
         cdef Config c
-        cdef Cycle y
+        cdef Cycle y, yl
         load_pod(cp, &p)
         if self.custom.arrays:
             self.custom.load_pod_requests(cp.usage_cols, cp.usage_vals, self.t.n_res)
@@ -302,8 +302,11 @@ cdef class NodeKernel:
         if n == 0:
             memset(&self.hist[0], 0, self.hist.shape[0] * sizeof(int64_t))
             return -1, 0, 0
-        if eq_slot >= 0 and n == n_all_nodes and slot_cycle(&y, self.spread.n_score >= 0):
-            return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
+        r.entries, r.yl = NULL, &yl
+        if eq_slot >= 0 and local_cycle(&y, &yl):
+            if n == n_all_nodes and yl.n_filters == y.n_filters and slot_cycle(&y, self.spread.n_score >= 0):
+                return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
+            r.entries = self.equivalence.view(eq_slot)     # the cross-pod parts run per row here
         pos = start % n
         r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
         r.scan, r.n, r.chunk, r.counts = &scan[0], n, CHUNK_NODES, &self.chunk_counts[0]
@@ -318,7 +321,7 @@ cdef class NodeKernel:
                     size = n - processed
                 if not parallel or size < PARALLEL_MIN_NODES:
                     got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
-                                      processed, nf, need)
+                                      processed, nf, need, r.entries, &yl)
                 else:
                     # chunks in parallel, each writing from its own offset; then merged in
                     # scan order and cut at the need-th feasible node

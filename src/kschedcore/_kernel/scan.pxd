@@ -5,8 +5,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
 from .cycle cimport Config, Cycle
 from .equivalence cimport N_ROW_SCORES, EqRow
-from .filters cimport filter_node
-from .ids cimport (C_SUCCESS, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
+from .filters cimport cross_pod_filters, filter_node
+from .ids cimport (C_SUCCESS, F_INTER_POD_AFFINITY, F_POD_TOPOLOGY_SPREAD, N_SCORES, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_INTER_POD_AFFINITY,
                    S_NODE_AFFINITY, S_NODE_RESOURCES_FIT, S_TAINT_TOLERATION)
 from .pod cimport PodView
 from .scores cimport (balanced_score, fit_score, image_score, inter_pod_score, node_affinity_score,
@@ -41,17 +41,21 @@ cdef inline void compact_feasible(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py
 
 cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buffers* b,
                                    const int32_t* scan, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t count,
-                                   Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit) noexcept nogil:
+                                   Py_ssize_t offset, Py_ssize_t out, Py_ssize_t limit,
+                                   EqRow* entries, Cycle* yl) noexcept nogil:
     """Filters `count` scan positions from `pos` (wrapping), stopping after `limit` feasible.
 
     A feasible node goes to index `out` + k of the feasible buffers with its position
     (`offset` + i, relative to the cycle's start), its raw scores and the weighted sum of
     the plugins that need no normalisation. Returns the number of feasible nodes.
+    entries: the template's slot, for a cycle whose node-local part yl (local_cycle) the rows'
+    entries hold and whose cross-pod Filters and Score run here (NULL: every plugin here).
     """
     cdef Py_ssize_t i, row, j, f = 0, cap = b.cap
     cdef int code, plugin = 0
     cdef int64_t detail
     cdef int64_t* raw = b.raw
+    cdef EqRow* e
     for i in range(count):
         if f >= limit:
             break
@@ -59,7 +63,14 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
         pos += 1
         if pos == n:
             pos = 0
-        code = filter_node(t, p, y, row, &detail, &plugin)
+        if entries == NULL:
+            code = filter_node(t, p, y, row, &detail, &plugin)
+        else:
+            e = entries + row
+            entry_current(t, p, c, yl, e, row)
+            code, plugin, detail = e.code, e.plugin, e.total
+            if code == C_SUCCESS:
+                code = cross_pod_filters(t, p, y, yl.n_filters, row, &detail, &plugin)
         b.st_code[row] = code
         if code != C_SUCCESS:
             b.st_plugin[row] = plugin
@@ -69,8 +80,45 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
         f += 1
         b.feasible[j] = row
         b.feas_pos[j] = offset + i
-        b.totals[j] = score_row(t, p, c, y, row, raw + j, cap)
+        if entries == NULL:
+            b.totals[j] = score_row(t, p, c, y, row, raw + j, cap)
+        else:
+            b.totals[j] = entry_scores(t, p, y, yl, e, row, raw + j, cap)
     return f
+
+
+cdef inline bint local_cycle(Cycle* y, Cycle* yl) noexcept nogil:
+    """yl: the cycle less its cross-pod parts (the PodTopologySpread and InterPodAffinity
+    Filters, InterPodAffinity's Score), which a template's slot entries may hold; its filters
+    are y.filters[:yl.n_filters], and the rest of y's are cross-pod. False when a node-local
+    Filter runs after a cross-pod one (an entry could not tell the first rejection)."""
+    cdef Py_ssize_t k
+    cdef int fid
+    yl[0] = y[0]
+    yl.n_filters = y.n_filters
+    for k in range(y.n_filters):
+        fid = y.filters[k]
+        if fid == F_POD_TOPOLOGY_SPREAD or fid == F_INTER_POD_AFFINITY:
+            yl.active[fid] = False
+            if yl.n_filters == y.n_filters:
+                yl.n_filters = k
+        elif yl.n_filters < y.n_filters:
+            return False
+    yl.use[S_INTER_POD_AFFINITY] = False
+    return True
+
+
+cdef inline int64_t entry_scores(Table* t, PodView* p, Cycle* y, Cycle* yl, const EqRow* e, Py_ssize_t row,
+                                 int64_t* out, Py_ssize_t stride) noexcept nogil:
+    """score_row for a row whose entry is current: its node-local raw scores (as score_row
+    writes them) from the entry, InterPodAffinity's from this cycle's counts."""
+    cdef Py_ssize_t s
+    for s in range(N_ROW_SCORES):
+        if yl.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and yl.zero[s]):
+            out[s * stride] = e.raw[s]
+    if y.use[S_INTER_POD_AFFINITY]:
+        out[S_INTER_POD_AFFINITY * stride] = inter_pod_score(t, p, row)
+    return e.total
 
 
 cdef inline void entry_current(Table* t, PodView* p, Config* c, Cycle* y, EqRow* e, Py_ssize_t row) noexcept nogil:

@@ -24,6 +24,7 @@ class Cycle:
     acted_filters = acted_scores = ()
     score_after = ()            # the in-tree plugins that score after the pass, in Python
     dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
+    cross_pod = False           # ... and only cross-pod ones did (KernelPlugin.cross_pod)
     _diagnosis = None
 
     def __init__(self, framework, cache, pod, cp, state, what_if=False):

@@ -163,11 +163,14 @@ class Framework:
         return cp
 
     def equivalence_slot(self, cycle, pod, cp) -> int:
-        """The kernel's equivalence-cache slot for a node-local cycle (after PreFilter: no
-        dynamic plugin acted, no PreFilterResult, no custom plugin, no volumes or nodeName),
-        else -1. Host ports may be: a row's used ports change only with its generation (Cache
-        place / unplace), so NodePorts' verdict on a row stands as long as the row does."""
-        if cycle.dynamic or self.custom.any or cycle.names is not None or not _plain_pod(pod, cp, ports=True):
+        """The kernel's equivalence-cache slot for a cycle whose node-local part it may hold
+        (after PreFilter: no dynamic plugin acted but cross-pod ones, no PreFilterResult, no
+        custom plugin, no volumes or nodeName), else -1. Host ports may be: a row's used ports
+        change only with its generation (Cache place / unplace), so NodePorts' verdict on a row
+        stands as long as the row does. The cross-pod Filters and Score run per row each cycle
+        (the kernel's local_cycle)."""
+        if ((cycle.dynamic and not cycle.cross_pod) or self.custom.any or cycle.names is not None
+                or not _plain_pod(pod, cp, ports=True)):
             return -1
         return self.template_slot(cp)
 
@@ -227,6 +230,11 @@ class Framework:
                     if p.armed:
                         armed.append(p)
             self._armed = tuple(armed)
+            for p in todo:
+                if not getattr(p, "cross_pod", False):
+                    break
+            else:
+                cycle.cross_pod = True
         if self.custom.pre_filters and not cycle.what_if:
             self.custom.run_pre_filter(cycle, self.node_columns())
         elif not todo:

@@ -51,6 +51,10 @@ class KernelPlugin:
     #: its reasons follow from the status detail and the table's names alone (no plugin state):
     #: the Framework may remember a failed cycle's histogram by the kernel's counts
     static_reasons = False
+    #: its per-cycle kernel state is per-domain counts the pass reads per row after every
+    #: node-local Filter (PodTopologySpread, InterPodAffinity): a cycle it acts in still reuses
+    #: the template's equivalence-cache entries for the node-local part (scan.pxd local_cycle)
+    cross_pod = False
 
     def __init__(self, args=None, handle=None):
         self.args = args or {}

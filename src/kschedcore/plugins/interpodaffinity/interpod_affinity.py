@@ -22,6 +22,7 @@ AFFINITY_FAIL, ANTI_FAIL, EXISTING_ANTI_FAIL = 1, 2, 3
 class InterPodAffinity(KernelPlugin):
     name = "InterPodAffinity"
     static_reasons = True
+    cross_pod = True
     filter_id = F_INTER_POD_AFFINITY
     score_id = S_INTER_POD_AFFINITY
     default_weight = 2

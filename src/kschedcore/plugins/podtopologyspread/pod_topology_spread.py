@@ -23,6 +23,7 @@ from .events import spread_events
 class PodTopologySpread(KernelPlugin):
     name = "PodTopologySpread"
     static_reasons = True
+    cross_pod = True
     filter_id = F_POD_TOPOLOGY_SPREAD
     score_id = S_POD_TOPOLOGY_SPREAD
     default_weight = 2
