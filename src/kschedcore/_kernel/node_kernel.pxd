@@ -3,27 +3,13 @@ from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
 
 from .custom cimport CustomSlots
 from .equivalence cimport Columns, EquivalenceCache, EqRow
-from .scan cimport Buffers
+from .scan cimport Buffers, Round
 from .cycle cimport Config, Cycle
 from .inter_pod cimport InterPodState
 from .pod cimport CompiledPod, PodView
 from .spread cimport SpreadState
 from .table cimport Table
 from .volumes cimport VolumeStatus
-
-
-# One round of a scan shared between threads: chunk k covers positions [k*chunk, (k+1)*chunk).
-cdef struct Round:
-    Table* t
-    PodView* p
-    Config* c
-    Cycle* y
-    Buffers* b
-    const int32_t* scan
-    Py_ssize_t n, pos, size, offset, out, limit, chunk
-    EqRow* entries      # a cycle through its template's slot entries (scan.pxd eval_range)
-    Cycle* yl
-    Py_ssize_t* counts
 
 
 cdef extern from "pool.h" nogil:

@@ -21,7 +21,7 @@ from .equivalence cimport Columns, EquivalenceCache
 from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from .fit_error cimport hist_of_statuses
-from .scan cimport Buffers, compact_feasible, eval_range, fill_from_entries, local_cycle
+from .scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
 from .ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
@@ -36,15 +36,6 @@ cdef Py_ssize_t CHUNK_NODES = 128
 
 _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
-
-
-cdef void _eval_chunk(void* ctx, int64_t k) noexcept nogil:
-    """One chunk of a scan round (run on either thread of the pool)."""
-    cdef Round* r = <Round*>ctx
-    cdef Py_ssize_t lo = k * r.chunk
-    cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
-    r.counts[k] = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
-                              r.offset + lo, r.out + lo, r.limit, r.entries, r.yl)
 
 
 cdef class NodeKernel:
@@ -327,7 +318,7 @@ cdef class NodeKernel:
                     # scan order and cut at the need-th feasible node
                     r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
                     n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
-                    ks_pool_run(&self.pool, _eval_chunk, &r, n_chunks)
+                    ks_pool_run(&self.pool, eval_chunk, &r, n_chunks)
                     got = 0
                     for k in range(n_chunks):
                         take = r.counts[k] if r.counts[k] < need - got else need - got

@@ -26,6 +26,20 @@ cdef struct Buffers:
     int64_t* raw
 
 
+# One round of a scan shared between threads: chunk k covers positions [k*chunk, (k+1)*chunk).
+cdef struct Round:
+    Table* t
+    PodView* p
+    Config* c
+    Cycle* y
+    Buffers* b
+    const int32_t* scan
+    Py_ssize_t n, pos, size, offset, out, limit, chunk
+    EqRow* entries      # a cycle through its template's slot entries (scan.pxd eval_range)
+    Cycle* yl
+    Py_ssize_t* counts
+
+
 cdef inline void compact_feasible(Buffers* b, Py_ssize_t src, Py_ssize_t dst, Py_ssize_t count) noexcept nogil:
     """Moves `count` feasible entries (row, position, raw scores, partial total) down to dst."""
     cdef Py_ssize_t i, s
@@ -85,6 +99,15 @@ cdef inline Py_ssize_t eval_range(Table* t, PodView* p, Config* c, Cycle* y, Buf
         else:
             b.totals[j] = entry_scores(t, p, y, yl, e, row, raw + j, cap)
     return f
+
+
+cdef inline void eval_chunk(void* ctx, int64_t k) noexcept nogil:
+    """Chunk k of a scan round (run on either thread of the kernel's pool)."""
+    cdef Round* r = <Round*>ctx
+    cdef Py_ssize_t lo = k * r.chunk
+    cdef Py_ssize_t count = r.size - lo if r.size - lo < r.chunk else r.chunk
+    r.counts[k] = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, r.n, (r.pos + lo) % r.n, count,
+                              r.offset + lo, r.out + lo, r.limit, r.entries, r.yl)
 
 
 cdef inline bint local_cycle(Cycle* y, Cycle* yl) noexcept nogil:
