@@ -54,6 +54,7 @@ class Cache:
         self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
         self.namespaces = {}                       # Namespace name -> labels
+        self.namespace_version = 0                 # bumped by every change of `namespaces`
         self.objects = {}                          # kind -> [raw]: Services, controllers
         self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
         self.priority_classes = {}                 # name -> PriorityClass (admission reads them)
@@ -426,6 +427,7 @@ class Cache:
         self._no_fork("add a namespace")
         name, labels = parse_namespace(namespace)
         self.namespaces[name] = dict(labels)
+        self.namespace_version += 1
 
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""

@@ -1,7 +1,16 @@
 """Matching pods per topology domain and per node row, kept current as pods are placed and
 removed (the cache's counters: InterPodAffinity and PodTopologySpread read them, never a rescan
 of all pods per cycle; semantics §3.8, §3.9)."""
+import itertools
+
 import numpy as np
+
+#: the counters' versions: one sequence for every PodCounters, so that a number never stands
+#: for two states (a fork counts back; a rebuilt set of counters starts again)
+_VERSIONS = itertools.count(1)
+
+#: remembered plans of what counts a pod (PodCounters._plan), cleared when full
+PLANS_ENTRIES = 4096
 
 # kinds of an existing pod's terms kept in the cache
 REQUIRED_ANTI, REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI = range(4)
@@ -24,6 +33,12 @@ class PodCounters:
         self.rows = {}            # (namespace, selector) -> int64[node rows]: PodTopologySpread
         self.totals = []          # domain row -> pods counted in it
         self.n_rows = 0
+        self._plans = {}          # Pod match identity -> what counts the pod (_plan)
+        #: `version` changes with what a cycle's terms are made of: a counter registered or
+        #: rebuilt, a domain row's total becoming or ceasing to be 0 (InterPodAffinity
+        #: remembers its cycle terms by it; the kernel reads the counts themselves);
+        #: `registered` with the counters alone (registered, rebuilt or grown: _plan)
+        self.version = self.registered = next(_VERSIONS)
 
     # ---- the domains array ---------------------------------------------------------------------
     def _fit(self, rows=0):
@@ -42,6 +57,7 @@ class PodCounters:
         self.table.domains[self.n_rows] = 0
         self.totals.append(0)
         self.n_rows += 1
+        self.version = self.registered = next(_VERSIONS)
         return self.n_rows - 1
 
     def _count(self, dom, row, col, sign):
@@ -50,7 +66,9 @@ class PodCounters:
             if v >= self.table.domains.shape[1]:
                 self._fit()
             self.table.domains[dom, v] += sign
-            self.totals[dom] += sign
+            total = self.totals[dom] = self.totals[dom] + sign
+            if total == 0 or total == sign:
+                self.version = next(_VERSIONS)
 
     # ---- pods ----------------------------------------------------------------------------------
     def counts(self, pod) -> bool:
@@ -58,22 +76,43 @@ class PodCounters:
         return bool(self.rows or self.incoming) or not pod.pod_affinity.empty
 
     def place(self, pod, row, sign):
-        for (ns, selector), counts in self.rows.items():
-            if _spread_counts(ns, selector, pod):
-                if len(counts) <= row:
-                    counts = self.rows[(ns, selector)] = self._grow_rows(counts)
-                counts[row] += sign
-        if not self.incoming and pod.pod_affinity.empty:
-            return
-        for sig, cols in self.incoming.items():
-            if _matches(sig, pod):
-                for col, dom in cols.items():
-                    self._count(dom, row, col, sign)
-        for key in () if pod.pod_affinity.empty else _existing_terms(pod):
-            entry = self.existing.get(key)
-            if entry is None:
-                entry = self.existing[key] = (self.table.label_key_col(key[1].topology_key), self._new_row())
-            self._count(entry[1], row, entry[0], sign)
+        plan = self._plan(pod)
+        for counts in plan[1]:
+            if len(counts) <= row:          # the table grew: every row counter grows
+                self._grow_all_rows()
+                return self.place(pod, row, sign)
+        for counts in plan[1]:
+            counts[row] += sign
+        for dom, col in plan[2]:
+            self._count(dom, row, col, sign)
+
+    def _plan(self, pod):
+        """What counts `pod`: (its affinity, the row counters it adds to, the (domain row,
+        label column) pairs it counts in), remembered per (affinity, namespace, labels,
+        terminating) while no counter is registered, rebuilt or grown. Registers the counters
+        of its own terms (existing pods' terms)."""
+        a = pod.pod_affinity
+        key = (id(a), pod.namespace, tuple(pod.labels.items()), pod.terminating, self.registered)
+        plan = self._plans.get(key)
+        if plan is not None and plan[0] is a:
+            return plan
+        own = () if a.empty else _existing_terms(pod)
+        for term in own:
+            if term not in self.existing:
+                self.existing[term] = (self.table.label_key_col(term[1].topology_key), self._new_row())
+        rows = [counts for (ns, selector), counts in self.rows.items() if _spread_counts(ns, selector, pod)]
+        doms = [(dom, col) for sig, cols in self.incoming.items() if _matches(sig, pod) for col, dom in cols.items()]
+        doms += [(self.existing[term][1], self.existing[term][0]) for term in own]
+        if len(self._plans) >= PLANS_ENTRIES:
+            self._plans.clear()
+        plan = self._plans[(*key[:4], self.registered)] = (a, rows, doms)   # (a kept alive: its id)
+        return plan
+
+    def _grow_all_rows(self):
+        for key, counts in self.rows.items():
+            if len(counts) < self.table.alloc.shape[0]:
+                self.rows[key] = self._grow_rows(counts)
+        self.registered = next(_VERSIONS)
 
     def incoming_row(self, sig, key: str):
         """(label column, domain row) counting placed pods that match `sig` by `key`'s values."""
@@ -103,8 +142,10 @@ class PodCounters:
                 if _spread_counts(namespace, selector, pod):
                     counts[row] += 1
             self.rows[key] = counts
+            self.version = self.registered = next(_VERSIONS)
         elif len(counts) < self.table.alloc.shape[0]:
             counts = self.rows[key] = self._grow_rows(counts)
+            self.registered = next(_VERSIONS)        # the plans hold the arrays
         return counts
 
     def relabelled(self):
@@ -112,6 +153,7 @@ class PodCounters:
         placed = list(self.placed())
         self.incoming, self.existing, self.totals, self.n_rows = {}, {}, [], 0
         self.rows = {}
+        self.version = self.registered = next(_VERSIONS)
         for pod, row in placed:
             self.place(pod, row, 1)
 

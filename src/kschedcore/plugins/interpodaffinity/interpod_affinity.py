@@ -17,6 +17,8 @@ REASONS = {1: "node(s) didn't match pod affinity rules",
            2: "node(s) didn't match pod anti-affinity rules",
            3: "node(s) didn't satisfy existing pods anti-affinity rules"}
 AFFINITY_FAIL, ANTI_FAIL, EXISTING_ANTI_FAIL = 1, 2, 3
+#: cycle terms remembered (InterPodAffinity._remembered_terms), cleared when full
+TERMS_MEMO_ENTRIES = 4096
 
 
 class InterPodAffinity(KernelPlugin):
@@ -40,6 +42,7 @@ class InterPodAffinity(KernelPlugin):
             raise ValidationError("InterPodAffinityArgs", "ignorePreferredTermsOfExistingPods",
                                   f"expected a boolean, got {ignore!r}")
         self.hard_weight, self.ignore_existing_preferred = weight, ignore
+        self._memo = {}
 
     def reasons(self, detail, table):
         return [REASONS[detail]]
@@ -61,12 +64,29 @@ class InterPodAffinity(KernelPlugin):
             kernel.set_inter_pod_affinity(None, False, None)
             self.armed = False
             return
-        filter_terms, self_affine, score_terms = self.cycle_terms(cycle.pod, cycle.cache.counters,
-                                                                  cycle.cache.namespaces)
+        filter_terms, self_affine, score_terms = self._remembered_terms(cycle.pod, cycle.cache)
         kernel.set_inter_pod_affinity(filter_terms, self_affine, score_terms)
         self.armed = True
         cycle.acted(self.name, filter_terms is not None, score_terms is not None)
         cycle.framework.rebind()      # registering a counter may have grown the domains array
+
+    def _remembered_terms(self, pod, cache):
+        """cycle_terms, remembered per (pod affinity, namespace, labels) while the counters'
+        version and the Namespaces stand: the terms are made of which counters exist, which
+        of them count any pod, and the Namespaces' labels -- the counts the kernel reads."""
+        counters = cache.counters
+        key = (id(pod.pod_affinity), pod.namespace, tuple(pod.labels.items()), counters.version,
+               cache.namespace_version)
+        hit = self._memo.get(key)
+        if hit is not None and hit[0] is pod.pod_affinity:
+            return hit[1]
+        terms = self.cycle_terms(pod, counters, cache.namespaces)
+        if len(self._memo) >= TERMS_MEMO_ENTRIES:
+            self._memo.clear()
+        # under the version after: making the terms may have registered counters (the
+        # affinity object kept alive, so that its id is not reused)
+        self._memo[(*key[:3], counters.version, cache.namespace_version)] = (pod.pod_affinity, terms)
+        return terms
 
     def cycle_terms(self, pod, counters: PodCounters, namespaces: dict):
         """PreFilter and PreScore from the counters: (filter terms or None if PreFilter skips,
