@@ -53,8 +53,7 @@ class Cache:
         self._placed = {}          # pod key -> Placement
         self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
-        self.namespaces = {}                       # Namespace name -> labels
-        self.namespace_version = 0                 # bumped by every change of `namespaces`
+        self.namespaces, self.namespace_version = {}, 0     # Namespace name -> labels; its changes
         self.objects = {}                          # kind -> [raw]: Services, controllers
         self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
         self.priority_classes = {}                 # name -> PriorityClass (admission reads them)
@@ -426,8 +425,7 @@ class Cache:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
         self._no_fork("add a namespace")
         name, labels = parse_namespace(namespace)
-        self.namespaces[name] = dict(labels)
-        self.namespace_version += 1
+        self.namespaces[name], self.namespace_version = dict(labels), self.namespace_version + 1
 
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""
