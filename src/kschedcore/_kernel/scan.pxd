@@ -131,14 +131,19 @@ cdef inline bint local_cycle(Cycle* y, Cycle* yl) noexcept nogil:
     return True
 
 
+cdef inline void entry_raw_scores(Cycle* y, const EqRow* e, int64_t* out, Py_ssize_t stride) noexcept nogil:
+    """The node-local raw scores score_row writes (not those 0 everywhere), from an entry."""
+    cdef Py_ssize_t s
+    for s in range(N_ROW_SCORES):
+        if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
+            out[s * stride] = e.raw[s]
+
+
 cdef inline int64_t entry_scores(Table* t, PodView* p, Cycle* y, Cycle* yl, const EqRow* e, Py_ssize_t row,
                                  int64_t* out, Py_ssize_t stride) noexcept nogil:
     """score_row for a row whose entry is current: its node-local raw scores (as score_row
     writes them) from the entry, InterPodAffinity's from this cycle's counts."""
-    cdef Py_ssize_t s
-    for s in range(N_ROW_SCORES):
-        if yl.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and yl.zero[s]):
-            out[s * stride] = e.raw[s]
+    entry_raw_scores(yl, e, out, stride)
     if y.use[S_INTER_POD_AFFINITY]:
         out[S_INTER_POD_AFFINITY * stride] = inter_pod_score(t, p, row)
     return e.total
@@ -193,7 +198,7 @@ cdef inline Py_ssize_t fill_from_entries(const EqRow* entries, const int32_t* sc
     """The statuses, feasible list, partial totals and raw scores a pass over `processed`
     positions from pos would have written, made from a slot's entries (a cycle through the
     slot's columns writes none); returns the number of feasible rows."""
-    cdef Py_ssize_t i, s, row, f = 0
+    cdef Py_ssize_t i, row, f = 0
     cdef const EqRow* e
     for i in range(processed):
         row = scan[pos]
@@ -207,8 +212,6 @@ cdef inline Py_ssize_t fill_from_entries(const EqRow* entries, const int32_t* sc
             b.st_detail[row] = e.total
             continue
         b.feasible[f], b.feas_pos[f], b.totals[f] = <int32_t>row, <int32_t>i, e.total
-        for s in range(N_ROW_SCORES):     # the scores a pass writes (not 0 everywhere)
-            if y.use[s] and not ((s == S_TAINT_TOLERATION or s == S_IMAGE_LOCALITY) and y.zero[s]):
-                b.raw[s * b.cap + f] = e.raw[s]
+        entry_raw_scores(y, e, b.raw + f, b.cap)
         f += 1
     return f

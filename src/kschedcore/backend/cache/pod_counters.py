@@ -77,10 +77,9 @@ class PodCounters:
 
     def place(self, pod, row, sign):
         plan = self._plan(pod)
-        for counts in plan[1]:
-            if len(counts) <= row:          # the table grew: every row counter grows
-                self._grow_all_rows()
-                return self.place(pod, row, sign)
+        if any(len(counts) <= row for counts in plan[1]):     # the table grew: every row counter grows
+            self._grow_all_rows()
+            plan = self._plan(pod)
         for counts in plan[1]:
             counts[row] += sign
         for dom, col in plan[2]:
