@@ -8,6 +8,17 @@ from ...objects.pod_affinity import LabelSelector, parse_label_selector
 from ...util.gomath import go_log
 from ..helper.node_masks import required_mask, tolerated_mask
 
+_LOG = np.zeros(0, np.float64)
+
+
+def log_table(n: int) -> np.ndarray:
+    """go_log(i + 2) for i < at least n, one table for every scheduler (it only grows)."""
+    global _LOG
+    if len(_LOG) < n:
+        more = [go_log(i + 2) for i in range(len(_LOG), max(n, 2 * len(_LOG)))]
+        _LOG = np.concatenate([_LOG, np.asarray(more, np.float64)])
+    return _LOG
+
 
 class SpreadContext:
     """What PodTopologySpread reads of the cluster: node table, counters, Services and
@@ -19,7 +30,6 @@ class SpreadContext:
         self._masks = {}
         self._domains = {}
         self._all_have = {}
-        self._log = None
 
     def begin(self, pod):
         self._masks = {}
@@ -49,10 +59,7 @@ class SpreadContext:
 
     def log_table(self) -> np.ndarray:
         """go_log(size + 2) for every size up to the node table's capacity."""
-        n = self.table.labels.shape[0] + 1
-        if self._log is None or len(self._log) < n:
-            self._log = np.asarray([go_log(i + 2) for i in range(n)], np.float64)
-        return self._log
+        return log_table(self.table.labels.shape[0] + 1)
 
     def policy_restricts(self, pod, c) -> bool:
         """Whether an inclusion policy can leave out nodes that have the topology key."""

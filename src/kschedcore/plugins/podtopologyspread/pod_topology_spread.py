@@ -18,6 +18,7 @@ from .constraints import (HOSTNAME, MISSING_LABEL, REASON_MISSING, REASON_SKEW, 
                           pod_constraints, validated_defaults)
 from .context import SpreadContext
 from .events import spread_events
+from .plan import FilterPlan, SpreadPlans, domain_plan
 
 
 class PodTopologySpread(KernelPlugin):
@@ -39,6 +40,7 @@ class PodTopologySpread(KernelPlugin):
         self.filter_defaults = any(d.action == "DoNotSchedule" for d in self.defaults)
         cache = handle.cache if handle is not None else None
         self.ctx = SpreadContext(cache.table, cache.counters, cache.objects) if cache is not None else None
+        self.plans = SpreadPlans()
 
     def prefilter_runs(self, pod, objects) -> bool:
         """Whether PreFilter can find DoNotSchedule constraints: the pod's own, or defaults
@@ -126,29 +128,29 @@ class PodTopologySpread(KernelPlugin):
         """(per-row status, None) or (None, domain-count terms) for the kernel; (None, None):
         Skip, no DoNotSchedule constraint."""
         if pod.topology_spread:
-            constraints = pod_constraints(pod, "DoNotSchedule")
+            plan = self._own_plan(pod, ctx)[0]
         else:
-            constraints = self._defaults(pod, ctx, "DoNotSchedule")
-        if not constraints:
+            plan = self._filter_plan(pod, ctx, self._defaults(pod, ctx, "DoNotSchedule"))
+        if plan is None:
             return None, None
-        if len({c.key for c in constraints}) == 1 and not any(ctx.policy_restricts(pod, c) for c in constraints):
-            return None, self._domain_terms(pod, ctx, constraints)
-        return self._status(pod, ctx, constraints), None
+        if plan.cols is not None:
+            return None, plan.terms(ctx.table)
+        return self._status(pod, ctx, plan.constraints), None
 
-    def _domain_terms(self, pod, ctx, constraints):
-        """The usual case -- one topology key, no inclusion policy narrowing the nodes: every
-        node with the key counts, so the cache's per-domain counters are the counts."""
-        limits, cols, doms = [], [], []
-        for c in constraints:
-            col, dom = ctx.counters.incoming_row(("spread", (pod.namespace, c.selector)), c.key)
-            domains = ctx.domain_values(col)
-            counts = ctx.table.domains[dom]
-            min_match = 0 if len(domains) < c.min_domains else int(counts[domains].min())
-            self_match = 1 if c.selector is not None and c.selector.matches(pod.labels) else 0
-            cols.append(col)
-            doms.append(dom)
-            limits.append(c.max_skew - self_match + min_match)
-        return (np.asarray(cols, np.int32), np.asarray(doms, np.int32), np.asarray(limits, np.int64))
+    def _own_plan(self, pod, ctx):
+        """(filter plan, score terms) of a pod with constraints of its own, remembered."""
+        return self.plans.get(pod, ctx, self._make_own_plan)
+
+    def _make_own_plan(self, pod, ctx):
+        return (self._filter_plan(pod, ctx, pod_constraints(pod, "DoNotSchedule")),
+                self._score_terms(pod, ctx, pod_constraints(pod, "ScheduleAnyway"), True))
+
+    def _filter_plan(self, pod, ctx, constraints):
+        if not constraints:
+            return None
+        if len({c.key for c in constraints}) == 1 and not any(ctx.policy_restricts(pod, c) for c in constraints):
+            return domain_plan(pod, ctx, constraints)
+        return FilterPlan(constraints)
 
     def _status(self, pod, ctx, constraints):
         """Per-row status, summing row counters over the nodes each constraint counts."""
@@ -186,11 +188,15 @@ class PodTopologySpread(KernelPlugin):
 
     def score_terms(self, pod, ctx):
         """PreScore for the kernel: (terms, require_all) as NodeKernel.set_spread_score takes
-        them; None when the NumPy path must score (or PreScore skips). The kernel scores the
-        usual cases: hostname constraints (counted per node) and constraints whose counted
-        nodes are exactly the nodes with the key, so the cache's domain counters hold the
-        counts."""
-        constraints, require_all = self._score_constraints(pod, ctx)
+        them; None when the NumPy path must score (or PreScore skips)."""
+        if pod.topology_spread:
+            return self._own_plan(pod, ctx)[1]
+        return self._score_terms(pod, ctx, *self._score_constraints(pod, ctx))
+
+    def _score_terms(self, pod, ctx, constraints, require_all):
+        """The kernel scores the usual cases: hostname constraints (counted per node) and
+        constraints whose counted nodes are exactly the nodes with the key, so the cache's
+        domain counters hold the counts."""
         if not constraints or len(constraints) > MAX_SPREAD_SCORE_TERMS:
             return None
         t = ctx.table
