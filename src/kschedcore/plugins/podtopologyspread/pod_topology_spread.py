@@ -143,7 +143,7 @@ class PodTopologySpread(KernelPlugin):
 
     def _make_own_plan(self, pod, ctx):
         return (self._filter_plan(pod, ctx, pod_constraints(pod, "DoNotSchedule")),
-                self._score_terms(pod, ctx, pod_constraints(pod, "ScheduleAnyway"), True))
+                self._score_terms(pod, ctx, *self._score_constraints(pod, ctx)))
 
     def _filter_plan(self, pod, ctx, constraints):
         if not constraints:
