@@ -13,7 +13,7 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("KSCHEDCORE_DEBUG") == "1"
 KERNEL = "src/kschedcore/_kernel"
-MODULES = ["ids", "table", "pod", "custom", "spread", "inter_pod", "volumes", "cycle", "equivalence", "node_kernel"]
+MODULES = ["ids", "table", "pod", "custom", "spread", "inter_pod", "volumes", "cycle", "equivalence", "node_kernel", "cross_copies"]
 
 
 def has_libyaml() -> bool:

@@ -631,3 +631,24 @@ def test_cross_pod_cycles_under_churn_identical():
     decisions with the entries are the uncached pass's."""
     for seed in range(2):
         assert _cross_pod_churn(True, seed) == _cross_pod_churn(False, seed), seed
+
+
+def test_batched_copies_keep_each_pods_priority_and_start_time():
+    """Pods of one template may differ in priority and startTime (neither is a template field):
+    a batch records each pod's own, as cycles pod by pod do (preemption reads both)."""
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20"}}}
+             for i in range(5)]
+    pods = [{"metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"priority": i % 3, "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
+             "status": {"startTime": f"2024-01-01T00:00:0{i}Z"} if i % 2 else {}}
+            for i in range(8)]
+    seen = []
+    for eq in (True, False):
+        sched = Scheduler(copy.deepcopy(nodes), copy.deepcopy(pods))
+        sched.cycles.equivalence = sched.cycles.batch_copies = eq
+        sched.schedule_pending()
+        cache = sched.cache
+        seen.append(([(pl.pod.key, cache.start_time(pl.pod.key)) for pl in cache.placements()],
+                     {p: n for p, n in cache._priorities.items() if n}))
+    assert seen[0] == seen[1]
+    assert seen[0][1] == {0: 3, 1: 3, 2: 2}

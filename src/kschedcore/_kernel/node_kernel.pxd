@@ -75,4 +75,6 @@ cdef class NodeKernel:
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1
+    cdef Py_ssize_t _pass(self, Round* r, Py_ssize_t pos, Py_ssize_t num_to_find, bint parallel,
+                          Py_ssize_t* out_processed) noexcept nogil
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil

@@ -284,11 +284,9 @@ cdef class NodeKernel:
         self._load_state(&p)
         self._load_config(&c)
         begin_cycle(&self.t, &p, &c, &y, node_name_row, n_all_nodes)
-        cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1
-        cdef Py_ssize_t pos, size, need, got, take, k, n_chunks
-        cdef bint parallel = self.threads > 1 and self._start_pool()
+        cdef Py_ssize_t n = scan.shape[0], nf = 0, processed = 0, best = -1, pos
         cdef Round r
-        cdef Buffers* b = &self.b
+        cdef bint parallel = self.threads > 1 and self._start_pool()
         self.fill_slot = -1             # the buffers are this cycle's from here
         if n == 0:
             memset(&self.hist[0], 0, self.hist.shape[0] * sizeof(int64_t))
@@ -299,39 +297,10 @@ cdef class NodeKernel:
                 return self._run_dense(&p, &c, &y, scan, start % n, num_to_find, tie_first, eq_slot)
             r.entries = self.equivalence.view(eq_slot)     # the cross-pod parts run per row here
         pos = start % n
-        r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, b
+        r.t, r.p, r.c, r.y, r.b = &self.t, &p, &c, &y, &self.b
         r.scan, r.n, r.chunk, r.counts = &scan[0], n, CHUNK_NODES, &self.chunk_counts[0]
         with nogil:
-            while processed < n and nf < num_to_find:
-                need = num_to_find - nf
-                # a round: what is still needed (x2 once nodes have been rejected), >= 256
-                size = need if processed == 0 else 2 * need
-                if size < 256:
-                    size = 256
-                if size > n - processed:
-                    size = n - processed
-                if not parallel or size < PARALLEL_MIN_NODES:
-                    got = eval_range(&self.t, &p, &c, &y, b, r.scan, n, (pos + processed) % n, size,
-                                      processed, nf, need, r.entries, &yl)
-                else:
-                    # chunks in parallel, each writing from its own offset; then merged in
-                    # scan order and cut at the need-th feasible node
-                    r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
-                    n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
-                    ks_pool_run(&self.pool, eval_chunk, &r, n_chunks)
-                    got = 0
-                    for k in range(n_chunks):
-                        take = r.counts[k] if r.counts[k] < need - got else need - got
-                        compact_feasible(b, nf + k * CHUNK_NODES, nf + got, take)
-                        got += take
-                        if got >= need:
-                            break
-                nf += got
-                if nf >= num_to_find:
-                    processed = b.feas_pos[nf - 1] + 1
-                else:
-                    processed += size
-        with nogil:
+            nf = self._pass(&r, pos, num_to_find, parallel, &processed)
             if nf == 0:
                 hist_of_statuses(&self.hist[0], self.hist.shape[0], r.scan, n, pos, processed,
                                  &self._st_code[0], &self._st_plugin[0], &self._st_detail[0])
@@ -340,6 +309,43 @@ cdef class NodeKernel:
             else:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
+
+    cdef Py_ssize_t _pass(self, Round* r, Py_ssize_t pos, Py_ssize_t num_to_find, bint parallel,
+                          Py_ssize_t* out_processed) noexcept nogil:
+        """Filters r's scan from position pos into the feasible buffers until num_to_find pass:
+        how many did (the positions seen: out_processed); parallel: rounds split between threads."""
+        cdef Py_ssize_t n = r.n, nf = 0, processed = 0, size, need, got, take, k, n_chunks
+        while processed < n and nf < num_to_find:
+            need = num_to_find - nf
+            # a round: what is still needed (x2 once nodes have been rejected), >= 256
+            size = need if processed == 0 else 2 * need
+            if size < 256:
+                size = 256
+            if size > n - processed:
+                size = n - processed
+            if not parallel or size < PARALLEL_MIN_NODES:
+                got = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, n, (pos + processed) % n, size,
+                                  processed, nf, need, r.entries, r.yl)
+            else:
+                # chunks in parallel, each writing from its own offset; then merged in
+                # scan order and cut at the need-th feasible node
+                r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
+                n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
+                ks_pool_run(&self.pool, eval_chunk, r, n_chunks)
+                got = 0
+                for k in range(n_chunks):
+                    take = r.counts[k] if r.counts[k] < need - got else need - got
+                    compact_feasible(r.b, nf + k * CHUNK_NODES, nf + got, take)
+                    got += take
+                    if got >= need:
+                        break
+            nf += got
+            if nf >= num_to_find:
+                processed = r.b.feas_pos[nf - 1] + 1
+            else:
+                processed += size
+        out_processed[0] = processed
+        return nf
 
     cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
                           Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot):

@@ -19,6 +19,8 @@ Optional hooks, each found by the Framework by name and run in profile order:
   True when it scores after the pass in Python, then `score_after_pass(cycle, nf)` -> True
   when totals changed; `scored(cycle)` when the kernel scored it (`score_armed`);
 - `reserve(pod, row, node_name, cache)`: what a placed pod commits (VolumeBinding);
+- `copies_limits(pod)` (cross_pod plugins): what a run of copies recomputes per copy
+  (_kernel/cross_copies; PodTopologySpread's DoNotSchedule limits);
 - `histogram(kernel, table)`: the FitError reasons of the nodes it rejected (default: per
   status detail);
 - `events_to_register()`: its cluster events with queueing hints (EnqueueExtensions).

@@ -2,7 +2,9 @@
 are node-local too go to the kernel in one call -- identical copies through
 ScheduleOne.schedule_copies, pods of other templates through schedule_batch -- each scheduled
 exactly as its own cycle would be (tests/test_equivalence.py compares both ways). What is left
-in Python per pod: its compile lookup and its result.
+in Python per pod: its compile lookup and its result. After a cross-pod cycle (spreading,
+pod affinity through the counters), its identical copies go to the kernel the same way
+(cross_copies_after; the kernel counts each copy as it places it: tests/test_cross_copies.py).
 
 Without records (schedule_pending(records=False)), a pod of a mixed run that fits nowhere stays
 in the run where its PostFilters' answer follows from the pod and the FitError counts alone
@@ -35,7 +37,47 @@ def run_after(sched, pod, pending, i, results, callback, records=True) -> int:
         return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     counts = np.zeros((len(run), 2), np.int64)
     rows = sched.cycles.schedule_copies(pod, len(run), counts)
-    return _record(sched, fw, run, rows, None, counts, results, callback, copies=True)
+    return _record(sched, fw, run, rows, None, counts, results, callback)
+
+
+def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
+    """After a cycle of `pod` that placed it and read other pods through the counters only
+    (Cycle.cross_pod), its identical copies from pending[i] on in one kernel call
+    (ScheduleOne.schedule_cross_copies); returns how many it took."""
+    fw = sched.profiles.get(pod.scheduler_name)
+    cp = pod.compiled[1] if pod.compiled is not None else None
+    if cp is None or pod.host_ports:
+        return 0
+    same = _cross_identity(pod)
+    end = min(len(pending), i + COPIES_AT_ONCE)
+    j = i
+    while j < end and j - i < sched.cycles.min_copies and _copy_of(fw, pod, cp, same, pending[j]):
+        j += 1
+    if j - i < sched.cycles.min_copies:
+        return 0
+    ready = sched.cycles.cross_copies_ready(pending[i])
+    if ready is None:
+        return 0
+    while j < end and _copy_of(fw, pod, cp, same, pending[j]):
+        j += 1
+    run = pending[i:j]
+    counts = np.zeros((len(run), 2), np.int64)
+    rows = sched.cycles.schedule_cross_copies(ready, len(run), counts)
+    return _record(sched, fw, run, rows, None, counts, results, callback, counted=True)
+
+
+def _copy_of(fw, pod, cp, same, q) -> bool:
+    return not (q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp
+                or _cross_identity(q) != same)
+
+
+def _cross_identity(pod) -> tuple:
+    """What a cross-pod cycle reads of a pod besides its compiled template: namespace, labels,
+    its spreading and affinity specs and its controller (the default spreading's selector)."""
+    owners = (pod.raw.get("metadata") or {}).get("ownerReferences") or ()
+    owner = next(((o.get("kind"), o.get("name")) for o in owners if isinstance(o, dict) and o.get("controller")), None)
+    return (pod.namespace, tuple(pod.labels.items()), id(pod.topology_spread), id(pod.pod_affinity),
+            pod.terminating, owner)
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
@@ -96,7 +138,7 @@ def _node_local_run(fw, pod, pending, start, most, only=None):
     return run, cps
 
 
-def _record(sched, fw, run, rows, failed, counts, results, callback, copies=False, below=None) -> int:
+def _record(sched, fw, run, rows, failed, counts, results, callback, below=None, counted=False) -> int:
     """The pods of a run the kernel took: those it placed (on `rows`) recorded in the cache, and
     those that fit nowhere (row -1; their FitError counts in `failed`, a row each) back to the
     pending pods, with results."""
@@ -106,7 +148,7 @@ def _record(sched, fw, run, rows, failed, counts, results, callback, copies=Fals
     took = run[:len(rows)]
     if failed is None or min(rows) >= 0:      # all placed (copies, or a run without failures)
         names = [nodes[row].name for row in rows]
-        sched.cache.place_written(took, names, copies)
+        sched.cache.place_written(took, names, counted)
         out = [ScheduleResult(q.key, name, nf, processed) for q, name, (nf, processed) in zip(took, names, counts)]
     else:
         placed = [(q, nodes[row].name) for q, row in zip(took, rows) if row >= 0]

@@ -5,6 +5,7 @@ nominated elsewhere count in Filter).
 """
 import numpy as np
 
+from .._kernel.cross_copies import run_cross_copies
 from ..framework.cycle import Cycle
 from ..framework.fit_error import FitError
 from ..framework.interface import CycleState, PluginError, PreFilterRejection
@@ -13,6 +14,24 @@ from .result import NO_PROFILE_ERROR, ScheduleResult
 CONFLICT_MESSAGE = "pod affinity terms conflict"
 #: the most failed pods one NodeKernel.run_batch call takes (their FitError counts, a row each)
 FAILED_AT_ONCE = 64
+#: the most cycles a template whose copies could not run in the kernel waits to be asked again
+CROSS_RETRY_MOST = 256
+
+
+def _copies_limits(fw, cycle, pod):
+    """The limits a run of copies recomputes (KernelPlugin.copies_limits), or False where the
+    cycle was not the kernel's alone: a non-cross-pod PreFilter acted, or a Score runs after
+    the pass."""
+    if not cycle.cross_pod or cycle.score_after or cycle.names is not None:
+        return False
+    limits = None
+    for p in fw.dynamic:
+        if getattr(p, "copies_limits", None) is not None:
+            ok, got = p.copies_limits(pod)
+            if not ok:
+                return False
+            limits = got if got is not None else limits
+    return limits
 
 
 class ScheduleOne:
@@ -29,6 +48,7 @@ class ScheduleOne:
         self.batch_copies = True
         self.min_copies = 2
         self._failed = None
+        self._cross_refused = {}        # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
 
     def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
         """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
@@ -123,6 +143,57 @@ class ScheduleOne:
             self.tie_first, chosen, slot, counts)
         fw.passes += 1           # the call reused the kernel's buffers
         self._left_stale(stale)
+        return chosen[:placed]
+
+    def cross_copies_ready(self, pod):
+        """For schedule_cross_copies (batches.cross_copies_after): the first copy's PreFilter
+        runs here and its kernel state serves the run, which the kernel counts as it places.
+        Returns that run's arguments, or None where a copy's cycle could be more than that --
+        then later copies of the template are not asked for a while (doubling, up to
+        CROSS_RETRY_MOST cycles), as the pod's own cycle runs its PreFilter again."""
+        fw = self.frameworks.get(pod.scheduler_name)
+        cp = pod.compiled[1]
+        refused = self._cross_refused.get(id(cp))
+        if refused is not None and refused[0] is cp and fw.passes < refused[2]:
+            return None
+        ready = self._cross_ready(fw, pod, cp)
+        if ready is None:
+            gap = min(2 * refused[1], CROSS_RETRY_MOST) if refused is not None and refused[0] is cp else 1
+            if len(self._cross_refused) >= CROSS_RETRY_MOST:
+                self._cross_refused.clear()
+            self._cross_refused[id(cp)] = (cp, gap, fw.passes + gap)
+        elif refused is not None:
+            del self._cross_refused[id(cp)]
+        return ready
+
+    def _cross_ready(self, fw, pod, cp):
+        scan = self._written_scan(fw)
+        if scan is None or cp.prefilter_node_names is not None or fw.needs_state:
+            return None
+        cycle = Cycle(fw, self.cache, pod, cp, None)
+        try:
+            fw.run_pre_filter_plugins(cycle)
+        except (PreFilterRejection, PluginError):
+            return None         # its own cycle runs it again, for the result
+        limits = _copies_limits(fw, cycle, pod)
+        plan = self.cache.counters.kernel_plan(pod)
+        if limits is False or plan is None or fw.bound_layout != self.cache.table.layout:
+            return None
+        eq = fw.equivalence_slot(cycle, pod, cp)
+        return None if eq < 0 else (fw, cp, scan, eq, plan, limits)
+
+    def schedule_cross_copies(self, ready, count: int, counts):
+        """The node rows of up to `count` identical copies of a pod (cross_copies_ready's
+        `ready` for the first), each scheduled as schedule_pod would and placed in the table
+        and the counters before the next; fewer where one fits nowhere (its cycle is
+        schedule_pod's). counts: as schedule_copies'."""
+        fw, cp, scan, eq, plan, limits = ready
+        chosen = np.empty(count, np.int32)
+        placed, self.next_start_node_index, last = run_cross_copies(
+            fw.kernel, cp, scan, self.next_start_node_index, fw.num_to_find(len(scan)),
+            len(self.cache.table.row_of), self.tie_first, chosen, eq, counts, *plan, limits)
+        fw.passes += 1
+        self._left_stale(last)
         return chosen[:placed]
 
     def schedule_batch(self, fw, cps: list, counts, may_fail=None):

@@ -299,7 +299,7 @@ class Scheduler(WhatIfOperations):
         while i < len(pending):
             pod = pending[i]
             i += 1
-            node_local = False
+            node_local = cross_pod = False
             if pod.node_name:   # pre-bound: kube-scheduler never schedules it
                 self.cache.add_pod(pod)
                 result = ScheduleResult(pod.key, pod.node_name, 0, 0)
@@ -309,6 +309,7 @@ class Scheduler(WhatIfOperations):
             else:
                 result = self.cycles.schedule_pod(pod)
                 node_local = result.cycle is not None and not result.cycle.dynamic
+                cross_pod = result.cycle is not None and result.cycle.cross_pod
                 if result.node is not None:
                     self.assume_scheduled(pod, result)
                     # the kernel's buffers are the next cycle's: a batch keeps the record of
@@ -327,6 +328,8 @@ class Scheduler(WhatIfOperations):
                 # the pod the kernel's run left (another template, or one that fits nowhere)
                 # has its own cycle next
                 i += batches.run_after(self, pod, pending, i, results, callback, records)
+            elif cross_pod and self.cycles.batch_copies and result.node is not None:
+                i += batches.cross_copies_after(self, pod, pending, i, results, callback)
         return results
 
     def explain(self, pod) -> dict:

@@ -232,13 +232,15 @@ class Cache:
             self._priority_changed(pl, row)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
-    def place_written(self, pods: list, node_names: list, copies: bool = False) -> None:
+    def place_written(self, pods: list, node_names: list, counted: bool = False) -> None:
         """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
-        wrote (NodeKernel.run_copies, run_batch), recorded in one pass; `copies`: all of one
-        pod (its spec, start time and priority)."""
+        wrote (NodeKernel.run_copies, run_batch), recorded in one pass; `counted`: copies of one
+        pod whose counters the kernel wrote too (cross_copies)."""
         if not pods:
             return
-        if self._journal is not None or any(self.counters.counts(p) or p.volumes for p in pods):
+        if counted:     # (a kernel run of copies: never in a fork, whose journal goes pod by pod)
+            self.counters.counted(pods[0], [self.table.row_of[n] for n in node_names])
+        elif self._journal is not None or any(self.counters.counts(p) or p.volumes for p in pods):
             for pod, node in zip(pods, node_names):
                 self.place(pod, node, written=True)
             return
@@ -247,26 +249,13 @@ class Cache:
         if any(k in placed for k in keys):
             raise StateError(f"pod {next(k for k in keys if k in placed)}", "", "already assumed or bound")
         start, on_node, priorities = self._start, self._on_node, self._priorities
-        if copies:          # one compiled pod: its usage, start time and priority for all
-            cols, vals, ports = pods[0].compiled[1].usage
-            placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
-            if pods[0].start_time is None:
-                base = self._next_unstarted
-                self._next_unstarted += len(pods)
-                start.update(zip(keys, range(base, base + len(pods))))
-            else:
-                start.update(zip(keys, [pods[0].start_time] * len(pods)))
-            priorities[pods[0].priority] += len(pods)
-            for key, node in zip(keys, node_names):
-                on_node.setdefault(node, {})[key] = None
-        else:
-            for pod, key, node in zip(pods, keys, node_names):
-                cols, vals, ports = pod.compiled[1].usage
-                placed[key] = Placement(pod, node, cols, vals, ports)
-                if key not in start:
-                    start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
-                priorities[pod.priority] += 1
-                on_node.setdefault(node, {})[key] = None
+        for pod, key, node in zip(pods, keys, node_names):    # (copies may differ in priority, start)
+            cols, vals, ports = pod.compiled[1].usage
+            placed[key] = Placement(pod, node, cols, vals, ports)
+            if key not in start:
+                start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
+            priorities[pod.priority] += 1
+            on_node.setdefault(node, {})[key] = None
         if self._by_priority is not None:
             row_of = self.table.row_of
             for key, node in zip(keys, node_names):

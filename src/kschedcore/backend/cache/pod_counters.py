@@ -85,6 +85,32 @@ class PodCounters:
         for dom, col in plan[2]:
             self._count(dom, row, col, sign)
 
+    def kernel_plan(self, pod):
+        """What place(pod, row, 1) adds, for a kernel that counts copies of the pod itself
+        (_kernel/cross_copies): (row counter arrays, domain rows int32[], label columns
+        int32[]), or None where a copy could change more than the counts -- a counted domain
+        row's total becoming nonzero moves `version` -- or the arrays are short of the table."""
+        t = self.table
+        _, rows, doms = self._plan(pod)
+        if any(self.totals[dom] <= 0 for dom, _ in doms) or any(len(counts) < t.alloc.shape[0] for counts in rows):
+            return None
+        cols = sorted({col for _, col in doms})
+        if cols and int(t.labels[:, cols].max()) >= t.domains.shape[1]:     # _count would grow it
+            return None
+        return (list(rows), np.asarray([d for d, _ in doms], np.int32),
+                np.asarray([c for _, c in doms], np.int32))
+
+    def counted(self, pod, rows) -> None:
+        """The kernel counted copies of `pod` on node `rows` (kernel_plan): the totals follow."""
+        labels = self.table.labels
+        for dom, col in self._plan(pod)[2]:
+            n = int((labels[rows, col] >= 0).sum())
+            if n:
+                was = self.totals[dom]
+                self.totals[dom] = was + n
+                if was == 0:
+                    self.version = next(_VERSIONS)
+
     def _plan(self, pod):
         """What counts `pod`: (its affinity, the row counters it adds to, the (domain row,
         label column) pairs it counts in), remembered per (affinity, namespace, labels,

@@ -95,7 +95,8 @@ class PodTopologySpread(KernelPlugin):
             if self.score_armed:
                 kernel.set_spread_score(None)
                 self.score_armed = False
-            return wants
+            # no ScheduleAnyway constraint of its own: PreScore skips, nothing to score after
+            return wants and not (pod.topology_spread and self._own_plan(pod, self.ctx)[2])
         empty = t.label_value_id("")
         cycle.framework.rebind()         # a new counter or label value may have grown the table
         kernel.set_spread_score(terms[0], terms[1], empty, len(t.label_values), self.ctx.log_table())
@@ -137,13 +138,26 @@ class PodTopologySpread(KernelPlugin):
             return None, plan.terms(ctx.table)
         return self._status(pod, ctx, plan.constraints), None
 
+    def copies_limits(self, pod):
+        """For a run of copies (_kernel/cross_copies), after this cycle's PreFilter: (True, the
+        plan of its DoNotSchedule limits or None when it does not filter), or (False, None)
+        when its PreFilter is a per-row status, which only a cycle of its own can make."""
+        if not self.filter_armed:
+            return True, None
+        plan = self._own_plan(pod, self.ctx)[0] if pod.topology_spread else None
+        if plan is None or plan.cols is None:
+            return False, None
+        return True, (plan.base, plan.values, plan.start)
+
     def _own_plan(self, pod, ctx):
-        """(filter plan, score terms) of a pod with constraints of its own, remembered."""
+        """_make_own_plan's, for a pod with constraints of its own, remembered."""
         return self.plans.get(pod, ctx, self._make_own_plan)
 
     def _make_own_plan(self, pod, ctx):
+        """(filter plan, the kernel's score terms, whether PreScore skips)."""
+        constraints, require_all = self._score_constraints(pod, ctx)
         return (self._filter_plan(pod, ctx, pod_constraints(pod, "DoNotSchedule")),
-                self._score_terms(pod, ctx, *self._score_constraints(pod, ctx)))
+                self._score_terms(pod, ctx, constraints, require_all), not constraints)
 
     def _filter_plan(self, pod, ctx, constraints):
         if not constraints:

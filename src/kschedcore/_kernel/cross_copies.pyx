@@ -1,0 +1,127 @@
+"""Runs of identical copies of a pod whose cycle reads other pods (PodTopologySpread,
+InterPodAffinity through the cache's counters), each scheduled as NodeKernel.run would and
+then placed before the next: its usage on the row, and on the counters exactly what
+PodCounters.place adds for it (the row counters it matches, the domain rows it counts in).
+
+What a Python cycle would make again between two copies is what changes with the counts:
+PodTopologySpread's DoNotSchedule limits (maxSkew - selfMatch + the smallest domain count),
+recomputed here from the plan's domains; the rest of the cycle state (the plugins' terms, the
+counters that exist, which of them count any pod) the caller checks cannot change in the run
+(batches.py). The Scores read the counts themselves.
+"""
+cimport cython
+from libc.stdint cimport INT64_MAX, int32_t, int64_t
+
+from .copies cimport place_copy, refresh_images
+from .cycle cimport Config, Cycle, begin_cycle
+from .node_kernel cimport NodeKernel
+from .pod cimport CompiledPod, PodView, load_pod
+from .scan cimport Round, local_cycle
+from .spread cimport SpreadState
+from .table cimport Table
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _spread_limits(Table* t, int64_t* limit, Py_ssize_t n_terms, const int32_t* dom,
+                         const int64_t* base, const int32_t* values, const int32_t* start) noexcept nogil:
+    """spread.domain_limits into the kernel's filter limits, from the counts now."""
+    cdef Py_ssize_t i, j
+    cdef int64_t m, v
+    for i in range(n_terms):
+        m = 0
+        if start[i + 1] > start[i]:
+            m = INT64_MAX
+            for j in range(start[i], start[i + 1]):
+                v = t.domains[dom[i] * t.dom_stride + values[j]]
+                if v < m:
+                    m = v
+        limit[i] = base[i] + m
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _count(Table* t, Py_ssize_t row, int64_t** rows, Py_ssize_t n_rows, const int32_t* dom,
+                 const int32_t* col, Py_ssize_t n_dom) noexcept nogil:
+    """PodCounters.place(pod, row, +1) on the arrays."""
+    cdef Py_ssize_t i
+    cdef int32_t v
+    for i in range(n_rows):
+        rows[i][row] += 1
+    for i in range(n_dom):
+        v = t.labels[row * t.n_keys + col[i]]
+        if v >= 0:
+            t.domains[dom[i] * t.dom_stride + v] += 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start,
+                     Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
+                     Py_ssize_t eq_slot, int64_t[:, ::1] counts, list row_counters,
+                     const int32_t[::1] count_dom, const int32_t[::1] count_col, limits=None):
+    """Up to len(chosen) copies of cp, the kernel armed by the first copy's PreFilter (its
+    state is the run's): chosen[i] the row of copy i, counts[i] its feasible and processed
+    nodes. row_counters (int64 arrays over the node rows), count_dom / count_col (domain row,
+    label column): what PodCounters.place adds for the pod. limits: the DoNotSchedule plan
+    (maxSkew - selfMatch int64[], domain values int32[], their starts int32[]: FilterPlan)
+    when the kernel filters by domain counts. Stops before a copy that fits nowhere (its
+    cycle is run()'s). Returns (copies placed, the next start, the last row placed)."""
+    cdef PodView p
+    cdef Config c
+    cdef Cycle y, yl
+    cdef Round r
+    cdef Table* t = &k.t
+    cdef SpreadState sp = k.spread
+    cdef Py_ssize_t n = scan.shape[0], m = min(chosen.shape[0], counts.shape[0])
+    cdef Py_ssize_t i, nf = 0, processed = 0, best = -1, placed = 0
+    cdef Py_ssize_t n_rows = len(row_counters), n_dom = count_dom.shape[0]
+    cdef int64_t[::1] rc
+    cdef int64_t* rows[64]
+    cdef const int64_t[::1] base
+    cdef const int32_t[::1] values, starts
+    cdef bint refresh = limits is not None and sp.n_terms > 0
+    k.fill_slot = -1             # the call reuses the cycle buffers
+    if n == 0 or n != n_all_nodes or eq_slot < 0 or n_rows > 64 or count_col.shape[0] != n_dom:
+        return 0, start, -1
+    keep = []
+    for i in range(n_rows):
+        rc = row_counters[i]
+        if rc.shape[0] < t.n_rows:
+            raise ValueError("row counters are shorter than the node table")
+        rows[i] = &rc[0]
+        keep.append(rc)
+    if refresh:
+        base, values, starts = limits
+        if base.shape[0] != sp.n_terms or starts.shape[0] != sp.n_terms + 1:
+            raise ValueError("the spread limits' plan does not match the kernel's terms")
+    load_pod(cp, &p)
+    k._load_state(&p)
+    k._load_config(&c)
+    begin_cycle(t, &p, &c, &y, -1, n_all_nodes)
+    if not local_cycle(&y, &yl):
+        return 0, start, -1
+    r.t, r.p, r.c, r.y, r.b, r.yl = t, &p, &c, &y, &k.b, &yl
+    r.entries = k.equivalence.view(eq_slot)
+    r.scan, r.n, r.chunk, r.counts = &scan[0], n, 128, &k.chunk_counts[0]
+    cdef const int64_t* pcols = &cp.usage_cols[0] if cp.usage_cols.shape[0] else NULL
+    cdef const int64_t* pvals = &cp.usage_vals[0] if cp.usage_vals.shape[0] else NULL
+    with nogil:
+        for i in range(m):
+            if i > 0:       # the last copy's row: the snapshot's image counts; the limits now
+                refresh_images(t, best)
+                if refresh:
+                    _spread_limits(t, &sp.limit[0], sp.n_terms, &sp.dom[0], &base[0],
+                                   &values[0] if values.shape[0] else NULL, &starts[0])
+            nf = k._pass(&r, start % n, num_to_find, False, &processed)
+            if nf == 0:
+                break
+            best = k._feasible[0] if nf == 1 else k._select(&c, &y, nf, tie_first)
+            chosen[i] = <int32_t>best
+            counts[i, 0], counts[i, 1] = nf, processed
+            placed += 1
+            start = (start + processed) % n_all_nodes
+            place_copy(t, best, pcols, pvals, cp.usage_cols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
+            _count(t, best, rows, n_rows, &count_dom[0] if n_dom else NULL,
+                   &count_col[0] if n_dom else NULL, n_dom)
+    return placed, start, (best if placed else -1)
