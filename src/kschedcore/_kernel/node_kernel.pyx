@@ -310,43 +310,6 @@ cdef class NodeKernel:
                 best = self._select(&c, &y, nf, tie_first)
         return best, nf, processed
 
-    cdef Py_ssize_t _pass(self, Round* r, Py_ssize_t pos, Py_ssize_t num_to_find, bint parallel,
-                          Py_ssize_t* out_processed) noexcept nogil:
-        """Filters r's scan from position pos into the feasible buffers until num_to_find pass:
-        how many did (the positions seen: out_processed); parallel: rounds split between threads."""
-        cdef Py_ssize_t n = r.n, nf = 0, processed = 0, size, need, got, take, k, n_chunks
-        while processed < n and nf < num_to_find:
-            need = num_to_find - nf
-            # a round: what is still needed (x2 once nodes have been rejected), >= 256
-            size = need if processed == 0 else 2 * need
-            if size < 256:
-                size = 256
-            if size > n - processed:
-                size = n - processed
-            if not parallel or size < PARALLEL_MIN_NODES:
-                got = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, n, (pos + processed) % n, size,
-                                  processed, nf, need, r.entries, r.yl)
-            else:
-                # chunks in parallel, each writing from its own offset; then merged in
-                # scan order and cut at the need-th feasible node
-                r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
-                n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
-                ks_pool_run(&self.pool, eval_chunk, r, n_chunks)
-                got = 0
-                for k in range(n_chunks):
-                    take = r.counts[k] if r.counts[k] < need - got else need - got
-                    compact_feasible(r.b, nf + k * CHUNK_NODES, nf + got, take)
-                    got += take
-                    if got >= need:
-                        break
-            nf += got
-            if nf >= num_to_find:
-                processed = r.b.feas_pos[nf - 1] + 1
-            else:
-                processed += size
-        out_processed[0] = processed
-        return nf
-
     cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
                           Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot):
         """run() for a node-local cycle, through its slot's columns (_kernel/dense.pxd). The
@@ -598,3 +561,40 @@ cdef class NodeKernel:
                     u -= 1
         self.rng_state = rng
         return best
+
+    cdef Py_ssize_t _pass(self, Round* r, Py_ssize_t pos, Py_ssize_t num_to_find, bint parallel,
+                          Py_ssize_t* out_processed) noexcept nogil:
+        """Filters r's scan from position pos into the feasible buffers until num_to_find pass:
+        how many did (the positions seen: out_processed); parallel: rounds split between threads."""
+        cdef Py_ssize_t n = r.n, nf = 0, processed = 0, size, need, got, take, k, n_chunks
+        while processed < n and nf < num_to_find:
+            need = num_to_find - nf
+            # a round: what is still needed (x2 once nodes have been rejected), >= 256
+            size = need if processed == 0 else 2 * need
+            if size < 256:
+                size = 256
+            if size > n - processed:
+                size = n - processed
+            if not parallel or size < PARALLEL_MIN_NODES:
+                got = eval_range(r.t, r.p, r.c, r.y, r.b, r.scan, n, (pos + processed) % n, size,
+                                  processed, nf, need, r.entries, r.yl)
+            else:
+                # chunks in parallel, each writing from its own offset; then merged in
+                # scan order and cut at the need-th feasible node
+                r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
+                n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
+                ks_pool_run(&self.pool, eval_chunk, r, n_chunks)
+                got = 0
+                for k in range(n_chunks):
+                    take = r.counts[k] if r.counts[k] < need - got else need - got
+                    compact_feasible(r.b, nf + k * CHUNK_NODES, nf + got, take)
+                    got += take
+                    if got >= need:
+                        break
+            nf += got
+            if nf >= num_to_find:
+                processed = r.b.feas_pos[nf - 1] + 1
+            else:
+                processed += size
+        out_processed[0] = processed
+        return nf

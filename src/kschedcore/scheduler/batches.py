@@ -37,7 +37,7 @@ def run_after(sched, pod, pending, i, results, callback, records=True) -> int:
         return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     counts = np.zeros((len(run), 2), np.int64)
     rows = sched.cycles.schedule_copies(pod, len(run), counts)
-    return _record(sched, fw, run, rows, None, counts, results, callback)
+    return _record(sched, fw, run, rows, None, counts, results, callback, copies=True)
 
 
 def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
@@ -63,7 +63,7 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     run = pending[i:j]
     counts = np.zeros((len(run), 2), np.int64)
     rows = sched.cycles.schedule_cross_copies(ready, len(run), counts)
-    return _record(sched, fw, run, rows, None, counts, results, callback, counted=True)
+    return _record(sched, fw, run, rows, None, counts, results, callback, copies=True, counted=True)
 
 
 def _copy_of(fw, pod, cp, same, q) -> bool:
@@ -138,7 +138,8 @@ def _node_local_run(fw, pod, pending, start, most, only=None):
     return run, cps
 
 
-def _record(sched, fw, run, rows, failed, counts, results, callback, below=None, counted=False) -> int:
+def _record(sched, fw, run, rows, failed, counts, results, callback, copies=False, below=None,
+            counted=False) -> int:
     """The pods of a run the kernel took: those it placed (on `rows`) recorded in the cache, and
     those that fit nowhere (row -1; their FitError counts in `failed`, a row each) back to the
     pending pods, with results."""
@@ -148,7 +149,7 @@ def _record(sched, fw, run, rows, failed, counts, results, callback, below=None,
     took = run[:len(rows)]
     if failed is None or min(rows) >= 0:      # all placed (copies, or a run without failures)
         names = [nodes[row].name for row in rows]
-        sched.cache.place_written(took, names, counted)
+        sched.cache.place_written(took, names, copies, counted)
         out = [ScheduleResult(q.key, name, nf, processed) for q, name, (nf, processed) in zip(took, names, counts)]
     else:
         placed = [(q, nodes[row].name) for q, row in zip(took, rows) if row >= 0]

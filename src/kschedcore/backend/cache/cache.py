@@ -232,10 +232,10 @@ class Cache:
             self._priority_changed(pl, row)
         self._on_node.setdefault(node_name, {})[pod.key] = None
 
-    def place_written(self, pods: list, node_names: list, counted: bool = False) -> None:
+    def place_written(self, pods: list, node_names: list, copies=False, counted=False) -> None:
         """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
-        wrote (NodeKernel.run_copies, run_batch), recorded in one pass; `counted`: copies of one
-        pod whose counters the kernel wrote too (cross_copies)."""
+        wrote (NodeKernel.run_copies, run_batch), recorded in one pass; `copies`: all of one
+        compiled pod; `counted`: and the kernel wrote their counters too (cross_copies)."""
         if not pods:
             return
         if counted:     # (a kernel run of copies: never in a fork, whose journal goes pod by pod)
@@ -249,12 +249,20 @@ class Cache:
         if any(k in placed for k in keys):
             raise StateError(f"pod {next(k for k in keys if k in placed)}", "", "already assumed or bound")
         start, on_node, priorities = self._start, self._on_node, self._priorities
-        for pod, key, node in zip(pods, keys, node_names):    # (copies may differ in priority, start)
-            cols, vals, ports = pod.compiled[1].usage
-            placed[key] = Placement(pod, node, cols, vals, ports)
-            if key not in start:
-                start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
-            priorities[pod.priority] += 1
+        if copies:          # one compiled pod: one usage
+            cols, vals, ports = pods[0].compiled[1].usage
+            placed.update(zip(keys, (Placement(p, n, cols, vals, ports) for p, n in zip(pods, node_names))))
+        else:
+            placed.update(zip(keys, map(Placement, pods, node_names, *zip(*(p.compiled[1].usage for p in pods)))))
+        if start.keys().isdisjoint(keys) and all(p.start_time is None for p in pods):
+            base, self._next_unstarted = self._next_unstarted, self._next_unstarted + len(pods)
+            start.update(zip(keys, range(base, base + len(pods))))
+        else:
+            for pod, key in zip(pods, keys):      # (copies of a template may differ in both)
+                if key not in start:
+                    start[key] = pod.start_time if pod.start_time is not None else self._unstarted_time()
+        priorities.update(p.priority for p in pods)
+        for key, node in zip(keys, node_names):
             on_node.setdefault(node, {})[key] = None
         if self._by_priority is not None:
             row_of = self.table.row_of
