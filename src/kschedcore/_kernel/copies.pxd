@@ -122,41 +122,44 @@ cdef inline Py_ssize_t select_copy(Copies* r, Py_ssize_t s, Py_ssize_t need, bin
 
 cdef inline Py_ssize_t best_of_totals(Copies* r, Py_ssize_t s, bint tie_first, uint64_t* rng) noexcept nogil:
     """selectHost over the walk's nodes by their partial totals, as NodeKernel._select
-    (infeasible positions hold INT64_MIN, below every total)."""
-    cdef Py_ssize_t n = r.n, q = s, i, best_pos = -1
+    (infeasible positions hold INT64_MIN, below every total). The walk's positions are at
+    most two runs of the arrays (it may wrap), each taken in a loop with no wrap test."""
+    cdef Py_ssize_t n = r.n, q = s, best_pos = -1, end, k
     cdef const int64_t* totals = r.b.totals
     cdef const int64_t* order_key = r.t.order_key
     cdef const int32_t* scan = r.scan
     cdef int64_t v, best_total = INT64_MIN + 1, key, best_key = 0, ties = 0
     cdef uint64_t u
-    for i in range(r.processed):
-        v = totals[q]
-        if v >= best_total:
-            if v > best_total:
-                best_total, best_pos, ties = v, q, 1
-                if tie_first:
-                    best_key = order_key[scan[q]]
-            elif tie_first:
-                key = order_key[scan[q]]
-                if key < best_key:
-                    best_pos, best_key = q, key
-            else:
-                ties += 1
-        q += 1
-        if q == n:
-            q = 0
+    cdef Py_ssize_t left = r.processed
+    while left > 0:
+        end = q + left if q + left <= n else n
+        left -= end - q
+        if tie_first:
+            for k in range(q, end):
+                v = totals[k]
+                if v >= best_total:
+                    key = order_key[scan[k]]
+                    if v > best_total or key < best_key:
+                        best_total, best_pos, best_key = v, k, key
+        else:
+            for k in range(q, end):
+                v = totals[k]
+                if v > best_total:      # rare once the best is seen: the count is branch-free
+                    best_total, best_pos, ties = v, k, 0
+                ties += v == best_total
+        q = 0
     if ties > 1:                # one of the best, uniformly: the u-th in scan order
         u = uniform_below(rng, <uint64_t>ties)
-        q = s
-        while True:
-            if totals[q] == best_total:
-                if u == 0:
-                    break
-                u -= 1
-            q += 1
-            if q == n:
-                q = 0
-        best_pos = q
+        q, end = s, n
+        while best_pos >= 0:            # two runs at most: positions s.., then ..s
+            for k in range(q, end):
+                if totals[k] == best_total:
+                    if u == 0:
+                        best_pos = -1 - k
+                        break
+                    u -= 1
+            q, end = 0, s
+        best_pos = -1 - best_pos
     r.best_pos = best_pos
     return scan[best_pos]
 
