@@ -44,21 +44,24 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     """After a cycle of `pod` that placed it and read other pods through the counters only
     (Cycle.cross_pod), its identical copies from pending[i] on in one kernel call
     (ScheduleOne.schedule_cross_copies); returns how many it took."""
+    q = pending[i] if i < len(pending) else None
+    if q is None or q.pod_affinity is not pod.pod_affinity or q.namespace != pod.namespace:
+        return 0                # (the usual answer for interleaved templates, asked first)
     fw = sched.profiles.get(pod.scheduler_name)
     cp = pod.compiled[1] if pod.compiled is not None else None
     if cp is None or pod.host_ports:
         return 0
-    same = _cross_identity(pod)
+    owner = _controller(pod)
     end = min(len(pending), i + COPIES_AT_ONCE)
     j = i
-    while j < end and j - i < sched.cycles.min_copies and _copy_of(fw, pod, cp, same, pending[j]):
+    while j < end and j - i < sched.cycles.min_copies and _copy_of(fw, pod, cp, owner, pending[j]):
         j += 1
     if j - i < sched.cycles.min_copies:
         return 0
     ready = sched.cycles.cross_copies_ready(pending[i])
     if ready is None:
         return 0
-    while j < end and _copy_of(fw, pod, cp, same, pending[j]):
+    while j < end and _copy_of(fw, pod, cp, owner, pending[j]):
         j += 1
     run = pending[i:j]
     counts = np.zeros((len(run), 2), np.int64)
@@ -66,18 +69,19 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     return _record(sched, fw, run, rows, None, counts, results, callback, copies=True, counted=True)
 
 
-def _copy_of(fw, pod, cp, same, q) -> bool:
-    return not (q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp
-                or _cross_identity(q) != same)
+def _copy_of(fw, pod, cp, owner, q) -> bool:
+    """q is a copy of `pod` for a cross-pod cycle: its compiled template, and what the cycle
+    reads of a pod besides -- namespace, labels, its spreading and affinity specs, its
+    controller (the default spreading's selector)."""
+    return (q.namespace == pod.namespace and q.pod_affinity is pod.pod_affinity
+            and q.topology_spread is pod.topology_spread and q.terminating == pod.terminating
+            and not (q.node_name or q.gated) and q.scheduler_name == pod.scheduler_name
+            and q.labels == pod.labels and fw.compile(q) is cp and _controller(q) == owner)
 
 
-def _cross_identity(pod) -> tuple:
-    """What a cross-pod cycle reads of a pod besides its compiled template: namespace, labels,
-    its spreading and affinity specs and its controller (the default spreading's selector)."""
+def _controller(pod):
     owners = (pod.raw.get("metadata") or {}).get("ownerReferences") or ()
-    owner = next(((o.get("kind"), o.get("name")) for o in owners if isinstance(o, dict) and o.get("controller")), None)
-    return (pod.namespace, tuple(pod.labels.items()), id(pod.topology_spread), id(pod.pod_affinity),
-            pod.terminating, owner)
+    return next(((o.get("kind"), o.get("name")) for o in owners if isinstance(o, dict) and o.get("controller")), None)
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
