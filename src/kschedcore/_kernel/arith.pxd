@@ -10,6 +10,7 @@ cdef extern from *:
     """
     uint64_t ks_mul_high(uint64_t a, uint64_t b) nogil
     int __builtin_ctzll(unsigned long long x) nogil
+    void __builtin_prefetch(const void* address) nogil
 
 
 cdef inline int64_t div_small(int64_t a, int64_t b) noexcept nogil:
