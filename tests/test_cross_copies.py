@@ -25,8 +25,10 @@ def _nodes(n, zones, unlabelled=0, cpu="4"):
     return out
 
 
-def _pod(name, labels, spread=(), anti=None, affinity=None, preferred=None, cpu="100m", node=None):
+def _pod(name, labels, spread=(), anti=None, affinity=None, preferred=None, cpu="100m", node=None, port=None):
     spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if port:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": port}]
     if spread:
         spec["topologySpreadConstraints"] = list(spread)
     aff = {}
@@ -162,7 +164,8 @@ def workloads(draw):
         template = _pod("t", labels, spread, cpu=draw(st.sampled_from(["100m", "300m", "700m"])),
                         anti=_term(key(), draw(st.sampled_from(apps))) if kind == "anti" else None,
                         affinity=_term(key(), draw(st.sampled_from(apps))) if kind == "affinity" else None,
-                        preferred=_term(key(), draw(st.sampled_from(apps))) if kind == "preferred" else None)
+                        preferred=_term(key(), draw(st.sampled_from(apps))) if kind == "preferred" else None,
+                        port=draw(st.sampled_from([None, None, None, 8080])))
         pending += _copies(template, draw(st.integers(1, 12)), f"r{r}")
     return nodes, bound + pending
 
@@ -182,3 +185,41 @@ def test_row_counters_and_domains_follow_the_kernel():
     placed = [r[1] for r in results if r[1] is not None]
     counts = np.unique(placed, return_counts=True)[1]
     assert len(placed) == 30 and counts.max() - counts.min() <= 1
+
+
+def _capacity(nodes, spec, cross):
+    from kschedcore import capacity
+    tmpl = capacity.Template(capacity.podspec.default_pod(
+        {"metadata": {"name": "t", "labels": {"app": "t"}},
+         "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "250m"}}}],
+                  **spec}}), "<test>")
+    original = ScheduleOne.cross_copies_ready
+    runs = []
+    if not cross:
+        ScheduleOne.cross_copies_ready = lambda self, pod: None
+    else:
+        def counting(self, pod):
+            ready = original(self, pod)
+            runs.append(ready is not None)
+            return ready
+        ScheduleOne.cross_copies_ready = counting
+    try:
+        sched = Scheduler(copy.deepcopy(nodes), seed=5)
+        est = capacity.run(sched, [tmpl], 500)
+    finally:
+        ScheduleOne.cross_copies_ready = original
+    return ([(b.pod, b.node) for b in est.bound], est.stop_reason, sched.utilization()), sum(runs)
+
+
+def test_capacity_runs_cross_pod_copies_in_the_kernel():
+    """cluster-capacity's run of copies: spreading and anti-affinity templates through the
+    kernel's runs give the bindings and the stop reason of a cycle per copy."""
+    nodes = _nodes(30, 3, cpu="2")
+    specs = [{"topologySpreadConstraints": [_constraint(ZONE, 1, "DoNotSchedule", "t"),
+                                            _constraint(HOST, 1, "ScheduleAnyway", "t")]},
+             {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(HOST, "t")]}}}]
+    for spec in specs:
+        on, used = _capacity(nodes, spec, True)
+        off, _ = _capacity(nodes, spec, False)
+        assert on == off
+        assert used >= 1 and len(on[0]) >= 30, (used, len(on[0]))

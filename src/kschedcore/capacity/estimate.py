@@ -13,6 +13,8 @@ import heapq
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
+
 from ..objects.pod import parse_pod, renamed
 from .podspec import DEFAULT_SCHEDULER, Template
 
@@ -62,6 +64,11 @@ class CopyMaker:
         parsed.compiled = compiled
         return [renamed(parsed, f"{name}-{i}", f"{ns}/{name}-{i}") for i in range(base, base + count)]
 
+    def peek(self):
+        """The copy next() makes next, not taken."""
+        name = f"{self.template.name}-{self.counter}"
+        return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
+
     def next(self):
         i, self.counter = self.counter, self.counter + 1
         name = f"{self.template.name}-{i}"
@@ -79,7 +86,7 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
     if pending:
         return _run_with_pending(sched, makers, max_limit, est, pending)
     limit = max_limit if max_limit > 0 else 1 << 62
-    node_local = len(makers) == 1
+    batched = len(makers) == 1
     while len(est.bound) < limit:
         i = len(est.bound)
         pod = makers[i % len(makers)].next()
@@ -90,8 +97,8 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
             return est
         sched.assume_scheduled(pod, result)
         est.bound.append(Bound(pod.key, result.node, i % len(makers)))
-        if node_local:
-            node_local = _copies(sched, makers[0], pod, min(limit - len(est.bound), COPY_BATCH), est)
+        if batched:
+            batched = _copies(sched, makers[0], pod, result, min(limit - len(est.bound), COPY_BATCH), est)
     est.stop_type, est.stop_message = LIMIT_REACHED, f"Maximum number of pods simulated: {max_limit}"
     return est
 
@@ -100,18 +107,25 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
 COPY_BATCH = 1 << 16
 
 
-def _copies(sched, maker, pod, count: int, est) -> bool:
-    """Identical copies of `pod` by the kernel's cached verdicts (ScheduleOne.schedule_copies),
-    recorded in the cache; False when its cycles are not node-local."""
+def _copies(sched, maker, pod, result, count: int, est) -> bool:
+    """Identical copies of `pod` by the kernel's cached verdicts (ScheduleOne.schedule_copies)
+    or, after a cross-pod cycle (spreading, pod affinity), with the kernel counting them
+    (schedule_cross_copies), recorded in the cache; False when neither can take its copies."""
     if count <= 0:
         return True
-    rows = sched.cycles.schedule_copies(pod, count)
+    cycles, counted = sched.cycles, False
+    rows = cycles.schedule_copies(pod, count)
     if rows is None:
-        return False
+        if result.cycle is None or not result.cycle.cross_pod:
+            return False
+        ready = cycles.cross_copies_ready(maker.peek())
+        if ready is None:
+            return True         # (it backs off by itself; a later cycle may start a run)
+        rows, counted = cycles.schedule_cross_copies(ready, count, np.zeros((count, 2), np.int64)), True
     nodes = sched.cache.table.nodes
     names = [nodes[row].name for row in rows.tolist()]
     copies = maker.take(len(names), pod.compiled)
-    sched.cache.place_written(copies, names)
+    sched.cache.place_written(copies, names, True, counted)
     est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
     return True
 

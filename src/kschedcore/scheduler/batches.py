@@ -49,7 +49,7 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
         return 0                # (the usual answer for interleaved templates, asked first)
     fw = sched.profiles.get(pod.scheduler_name)
     cp = pod.compiled[1] if pod.compiled is not None else None
-    if cp is None or pod.host_ports:
+    if cp is None:
         return 0
     owner = _controller(pod)
     end = min(len(pending), i + COPIES_AT_ONCE)

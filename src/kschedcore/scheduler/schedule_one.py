@@ -152,7 +152,9 @@ class ScheduleOne:
         then later copies of the template are not asked for a while (doubling, up to
         CROSS_RETRY_MOST cycles), as the pod's own cycle runs its PreFilter again."""
         fw = self.frameworks.get(pod.scheduler_name)
-        cp = pod.compiled[1]
+        if fw is None:
+            return None
+        cp = fw.compile(pod)
         refused = self._cross_refused.get(id(cp))
         if refused is not None and refused[0] is cp and fw.passes < refused[2]:
             return None
@@ -168,7 +170,8 @@ class ScheduleOne:
 
     def _cross_ready(self, fw, pod, cp):
         scan = self._written_scan(fw)
-        if scan is None or cp.prefilter_node_names is not None or fw.needs_state:
+        # (host ports: the kernel's copies do not write the ports they take)
+        if scan is None or cp.prefilter_node_names is not None or fw.needs_state or pod.host_ports:
             return None
         cycle = Cycle(fw, self.cache, pod, cp, None)
         try:
