@@ -60,9 +60,11 @@ def _constraint(key, skew, action, app, min_domains=None):
     return c
 
 
-def _run(nodes, pods, batch, **options):
+def _run(nodes, pods, batch, objects=(), **options):
     """(results, the counters' state after) with runs of copies in the kernel or not."""
     sched = Scheduler(copy.deepcopy(nodes), copy.deepcopy(pods), **options)
+    for obj in objects:
+        sched.add_object(copy.deepcopy(obj))
     sched.cycles.batch_copies = batch
     results = [(r.pod, r.node, r.feasible_nodes, r.evaluated_nodes, r.message) for r in sched.schedule_pending()]
     c, t = sched.cache.counters, sched.cache.table
@@ -71,7 +73,7 @@ def _run(nodes, pods, batch, **options):
     return results, state
 
 
-def _same(nodes, pods, **options):
+def _same(nodes, pods, objects=(), **options):
     taken = []
     original = ScheduleOne.schedule_cross_copies
 
@@ -82,10 +84,10 @@ def _same(nodes, pods, **options):
 
     ScheduleOne.schedule_cross_copies = counting
     try:
-        on = _run(nodes, pods, True, **options)
+        on = _run(nodes, pods, True, objects, **options)
     finally:
         ScheduleOne.schedule_cross_copies = original
-    off = _run(nodes, pods, False, **options)
+    off = _run(nodes, pods, False, objects, **options)
     assert on[0] == off[0]
     assert on[1] == off[1]
     return sum(taken), on[0]
@@ -223,3 +225,22 @@ def test_capacity_runs_cross_pod_copies_in_the_kernel():
         off, _ = _capacity(nodes, spec, False)
         assert on == off
         assert used >= 1 and len(on[0]) >= 30, (used, len(on[0]))
+
+
+def test_default_spreading_by_service_and_controller():
+    """Pods without constraints of their own get the System default constraints (ScheduleAnyway,
+    with the selector of their Service and ReplicaSet): the copies of one controller run in the
+    kernel, and a pod of another controller (another default selector) ends the run."""
+    nodes = _nodes(30, 3)
+    objects = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
+                "spec": {"selector": {"app": "t"}}}]
+    pods = []
+    for rs in ("rs-a", "rs-b"):
+        objects.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": rs, "namespace": "default"},
+                        "spec": {"selector": {"matchLabels": {"app": "t", "rs": rs}}}})
+        template = _pod("t", {"app": "t", "rs": rs})
+        template["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                                                    "uid": rs, "controller": True}]
+        pods += _copies(template, 40, rs)
+    taken, results = _same(nodes, pods, objects)
+    assert taken >= 60 and all(r[1] is not None for r in results)
