@@ -461,7 +461,7 @@ cdef class NodeKernel:
         """
         cdef Table* t = &self.t
         cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
-        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v, key
+        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
         cdef int64_t max_taint = 0, max_affinity = 0
         cdef bint extra
         cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
@@ -537,22 +537,19 @@ cdef class NodeKernel:
                     if y.use[S_CUSTOM_0 + s]:
                         total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
             totals[j] = total
-            if total < best_total:
-                continue
-            row = feasible[j]
-            key = order_key[row]
-            if total > best_total:
-                best_total, best, best_key, ties = total, row, key, 1
-            elif tie_first:
-                # selectHost: the first of the best in input order, or one of them uniformly
-                if key < best_key:
-                    best, best_key = row, key
-            else:
-                ties += 1
-        if ties > 1:
-            # one draw per cycle (kube-scheduler's reservoir sampling draws per tie, with the
-            # same distribution): the u-th best in scan order
-            u = uniform_below(&rng, <uint64_t>ties)
+            if total > best_total:      # (rare once the best is seen: ties are counted below)
+                best_total = total
+        # selectHost: of the best, the first in input order, or one of them uniformly -- one
+        # draw per cycle (kube-scheduler's reservoir sampling draws per tie, with the same
+        # distribution): the u-th best in scan order
+        if tie_first:
+            for j in range(nf):
+                if totals[j] == best_total and (best < 0 or order_key[feasible[j]] < best_key):
+                    best, best_key = feasible[j], order_key[feasible[j]]
+        else:
+            for j in range(nf):
+                ties += totals[j] == best_total
+            u = uniform_below(&rng, <uint64_t>ties) if ties > 1 else 0
             for j in range(nf):
                 if totals[j] == best_total:
                     if u == 0:
