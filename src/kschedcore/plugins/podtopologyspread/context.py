@@ -20,6 +20,12 @@ def log_table(n: int) -> np.ndarray:
     return _LOG
 
 
+def node_restricted(pod) -> bool:
+    """The pod's nodeSelector or required node affinity may leave nodes out
+    (nodeAffinityPolicy Honor counts only the nodes they admit)."""
+    return bool(pod.node_selector) or pod.required_terms is not None
+
+
 class SpreadContext:
     """What PodTopologySpread reads of the cluster: node table, counters, Services and
     controllers (for the system default constraints' selector)."""
@@ -63,8 +69,7 @@ class SpreadContext:
 
     def policy_restricts(self, pod, c) -> bool:
         """Whether an inclusion policy can leave out nodes that have the topology key."""
-        return (c.honor_affinity and (bool(pod.node_selector) or pod.required_terms is not None)) \
-            or c.honor_taints
+        return (c.honor_affinity and node_restricted(pod)) or c.honor_taints
 
     def domain_values(self, col):
         """Label value ids of `col` on the live nodes (the topology domains), cached until the

@@ -8,6 +8,7 @@ values (NodeTable.node_version) and the table's layout; the kernel reads the cou
 import numpy as np
 
 from ..._kernel.spread import domain_limits
+from .context import node_restricted
 
 #: remembered plans (SpreadPlans), cleared when full
 PLANS_ENTRIES = 4096
@@ -59,8 +60,7 @@ class SpreadPlans:
     @staticmethod
     def _key(pod, ctx):
         t = ctx.table
-        restricts = bool(pod.node_selector) or pod.required_terms is not None
-        return (id(pod.topology_spread), pod.namespace, tuple(pod.labels.items()), restricts,
+        return (id(pod.topology_spread), pod.namespace, tuple(pod.labels.items()), node_restricted(pod),
                 ctx.counters.registered, t.node_version, t.layout)
 
     def get(self, pod, ctx, make):
