@@ -45,3 +45,20 @@ def diff(got, want):
             else:
                 lines.append(f"{k}: got {g[k]!r} want {w[k]!r}")
     return "\n".join(lines)
+
+
+def explained_alike(live, fresh, pods, placed) -> int:
+    """`pods` queued on a scheduler kept across phases (`live`) and on one built afresh for the
+    phase (`fresh`): their explain records must agree. The placed ones go into `placed`
+    (key -> (pod, node)); returns how many records were compared."""
+    live.pending = []
+    for p in pods:
+        live.queue(p)
+        fresh.queue(p)
+    got, want = live.explain_pending(), fresh.explain_pending()
+    mismatches = [f"{w['pod']}: {d}" for g, w in zip(got, want) if (d := diff(g, w))]
+    assert not mismatches, mismatches[:2]
+    for p, rec in zip(pods, got):
+        if rec["node"]:
+            placed[f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}"] = (p, rec["node"])
+    return len(got)

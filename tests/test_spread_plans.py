@@ -5,7 +5,7 @@ import copy
 
 from kschedcore import Scheduler
 
-from parity import diff
+from parity import explained_alike
 
 
 def _node(name, zone):
@@ -69,18 +69,7 @@ def test_remembered_plans_follow_the_nodes():
                 del placed[key]
             live.remove_node("n1")
             continue
-        fresh = _fresh(nodes, placed)
-        live.pending = []
-        for p in phase:
-            live.queue(p)
-            fresh.queue(p)
-        got, want = live.explain_pending(), fresh.explain_pending()
-        mismatches = [f"{w['pod']}: {d}" for g, w in zip(got, want) if (d := diff(g, w))]
-        assert not mismatches, mismatches[:2]
-        for p, rec in zip(phase, got):
-            if rec["node"]:
-                placed[f"default/{p['metadata']['name']}"] = (p, rec["node"])
-        checked += len(got)
+        checked += explained_alike(live, _fresh(nodes, placed), phase, placed)
     assert checked == 17
     zones = {n: nodes[n]["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes}
     assert zones[placed["default/b0"][1]] == "z2", placed["default/b0"]
