@@ -160,9 +160,10 @@ class Cache:
         return key in self._placed
 
     def _placed_rows(self):
-        """(pod, node row) of every placed pod, in placement order (what the counters count)."""
+        """(pod, node row) of every placed pod, in placement order (what the counters count), one
+        at a time: a list of 10^5 pairs made the collector walk the heap while it was built."""
         row_of = self.table.row_of
-        return [(pl.pod, row_of[pl.node]) for pl in self._placed.values()]
+        return ((pl.pod, row_of[pl.node]) for pl in self._placed.values())
 
     def placements(self):
         """Every placement, in placement order."""

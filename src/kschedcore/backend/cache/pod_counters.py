@@ -146,10 +146,28 @@ class PodCounters:
         dom = cols.get(col)
         if dom is None:
             dom = cols[col] = self._new_row()
-            for pod, row in self.placed():
-                if _matches(sig, pod):
-                    self._count(dom, row, col, 1)
+            vals = self.table.labels[self._matching_rows(lambda pod: _matches(sig, pod)), col]
+            vals = vals[vals >= 0]
+            if len(vals):           # (_count, for all of them at once)
+                if int(vals.max()) >= self.table.domains.shape[1]:
+                    self._fit()
+                np.add.at(self.table.domains[dom], vals, 1)
+                self.totals[dom] += len(vals)
+                self.version = next(_VERSIONS)
         return col, dom
+
+    def _matching_rows(self, match) -> np.ndarray:
+        """The node rows of the placed pods `match` accepts, one per pod; pods alike in
+        namespace, labels and terminating state are asked once (what every match reads)."""
+        asked, rows = {}, []
+        for pod, row in self.placed():
+            key = (pod.namespace, tuple(pod.labels.items()), pod.terminating)
+            hit = asked.get(key)
+            if hit is None:
+                hit = asked[key] = match(pod)
+            if hit:
+                rows.append(row)
+        return np.asarray(rows, np.int64)
 
     def _grow_rows(self, counts):
         grown = np.zeros(self.table.alloc.shape[0], np.int64)
@@ -163,9 +181,7 @@ class PodCounters:
         counts = self.rows.get(key)
         if counts is None:
             counts = np.zeros(self.table.alloc.shape[0], np.int64)
-            for pod, row in self.placed():
-                if _spread_counts(namespace, selector, pod):
-                    counts[row] += 1
+            np.add.at(counts, self._matching_rows(lambda pod: _spread_counts(namespace, selector, pod)), 1)
             self.rows[key] = counts
             self.version = self.registered = next(_VERSIONS)
         elif len(counts) < self.table.alloc.shape[0]:
