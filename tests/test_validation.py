@@ -536,3 +536,18 @@ def test_cli_explain_from_yaml(tmp_path, capsys):
     assert rc == 0 and err == ""
     records = [json.loads(line) for line in out.splitlines()]
     assert [(r["pod"], r["node"]) for r in records] == [("default/first", "a"), ("default/second", "b")]
+
+
+def test_label_sets_passed_once_still_refuse_a_bad_one():
+    """check_meta remembers label sets that passed: a bad set is refused every time, and a
+    good set with one bad label more is refused too."""
+    from kschedcore.objects.pod import parse_pod
+
+    def pod(name, labels):
+        return {"metadata": {"name": name, "labels": labels}, "spec": {"containers": [{"name": "c"}]}}
+
+    parse_pod(pod("a", {"app": "web"}))
+    parse_pod(pod("b", {"app": "web"}))
+    for name in ("c", "d"):
+        with pytest.raises(ObjectError, match="metadata.labels"):
+            parse_pod(pod(name, {"app": "web", "bad key!": "x"}))

@@ -315,7 +315,7 @@ def _memo_key(ns: str, spec: dict, status: dict) -> tuple:
     so equal values give equal bytes; 3x faster than repr), or repr where marshal cannot write a
     value (a YAML timestamp)."""
     try:
-        return ns, marshal.dumps(spec, 2), marshal.dumps(status, 2)
+        return ns, marshal.dumps(spec, 2), marshal.dumps(status, 2) if status else b""
     except ValueError:
         return ns, repr(spec), repr(status)
 

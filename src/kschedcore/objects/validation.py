@@ -156,10 +156,25 @@ def check_meta(obj: str, namespace: str | None, name: str, meta: dict, name_erro
     if namespace:
         check(obj, "metadata.namespace", namespace, dns1123_label_errors(namespace))
     labels = meta.get("labels")
-    if isinstance(labels, dict):
-        check_labels(obj, {k: v for k, v in labels.items() if isinstance(k, str) and isinstance(v, str)},
-                     "metadata.labels")
+    if isinstance(labels, dict) and labels:
+        try:            # a set of labels once passed passes again (10^6 pods, a few dozen sets)
+            items = tuple(labels.items())
+            known = items in _LABELS_PASSED
+        except TypeError:
+            items, known = None, False
+        if not known:
+            check_labels(obj, {k: v for k, v in labels.items() if isinstance(k, str) and isinstance(v, str)},
+                         "metadata.labels")
+            if items is not None:
+                if len(_LABELS_PASSED) >= LABELS_PASSED_ENTRIES:
+                    _LABELS_PASSED.clear()
+                _LABELS_PASSED.add(items)
     check_annotation_keys(obj, meta.get("annotations"), "metadata.annotations")
+
+
+#: label sets check_meta found valid (as (key, value) tuples), cleared when full
+_LABELS_PASSED: set = set()
+LABELS_PASSED_ENTRIES = 4096
 
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
