@@ -10,33 +10,15 @@ counters that exist, which of them count any pod) the caller checks cannot chang
 (batches.py). The Scores read the counts themselves.
 """
 cimport cython
-from libc.stdint cimport INT64_MAX, int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t
 
 from .copies cimport place_copy, refresh_images
 from .cycle cimport Config, Cycle, begin_cycle
 from .node_kernel cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
 from .scan cimport Round, local_cycle
-from .spread cimport SpreadState
+from .spread cimport SpreadState, fill_limits
 from .table cimport Table
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _spread_limits(Table* t, int64_t* limit, Py_ssize_t n_terms, const int32_t* dom,
-                         const int64_t* base, const int32_t* values, const int32_t* start) noexcept nogil:
-    """spread.domain_limits into the kernel's filter limits, from the counts now."""
-    cdef Py_ssize_t i, j
-    cdef int64_t m, v
-    for i in range(n_terms):
-        m = 0
-        if start[i + 1] > start[i]:
-            m = INT64_MAX
-            for j in range(start[i], start[i + 1]):
-                v = t.domains[dom[i] * t.dom_stride + values[j]]
-                if v < m:
-                    m = v
-        limit[i] = base[i] + m
 
 
 @cython.boundscheck(False)
@@ -111,8 +93,8 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
             if i > 0:       # the last copy's row: the snapshot's image counts; the limits now
                 refresh_images(t, best)
                 if refresh:
-                    _spread_limits(t, &sp.limit[0], sp.n_terms, &sp.dom[0], &base[0],
-                                   &values[0] if values.shape[0] else NULL, &starts[0])
+                    fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
+                                &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
             nf = k._pass(&r, start % n, num_to_find, False, &processed)
             if nf == 0:
                 break

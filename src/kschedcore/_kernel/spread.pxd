@@ -33,3 +33,7 @@ cdef class SpreadState:
                     log_table=*, Py_ssize_t n_rows=*)
     cdef void score(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                     Py_ssize_t nf) noexcept nogil
+
+
+cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,
+                      const int32_t* values, const int32_t* start, Py_ssize_t n, int64_t* out) noexcept nogil

@@ -135,22 +135,31 @@ cdef class SpreadState:
                 norm[j] = (MAX_NODE_SCORE * (hi + lo - raw[j])) // hi
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def domain_limits(const int64_t[:, ::1] domains, const int32_t[::1] dom, const int64_t[::1] base,
-                  const int32_t[::1] values, const int32_t[::1] start):
-    """The DoNotSchedule terms' count limits for one cycle: base[i] (maxSkew - selfMatch) plus
-    the smallest count of constraint i's domains, values[start[i]:start[i + 1]] of domain row
-    dom[i] (an empty range: fewer domains than minDomains, the minimum taken as 0)."""
-    cdef Py_ssize_t i, j, n = dom.shape[0]
-    cdef int64_t m
-    out = np.empty(n, np.int64)
-    cdef int64_t[::1] o = out
+cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,
+                      const int32_t* values, const int32_t* start, Py_ssize_t n, int64_t* out) noexcept nogil:
+    """out[i] = base[i] (maxSkew - selfMatch) plus the smallest count of constraint i's domains,
+    values[start[i]:start[i + 1]] of domain row dom[i] (an empty range: fewer domains than
+    minDomains, the minimum taken as 0)."""
+    cdef Py_ssize_t i, j
+    cdef int64_t m, v
     for i in range(n):
         m = 0
         if start[i + 1] > start[i]:
             m = INT64_MAX
             for j in range(start[i], start[i + 1]):
-                m = min(m, domains[dom[i], values[j]])
-        o[i] = base[i] + m
+                v = domains[dom[i] * stride + values[j]]
+                if v < m:
+                    m = v
+        out[i] = base[i] + m
+
+
+def domain_limits(const int64_t[:, ::1] domains, const int32_t[::1] dom, const int64_t[::1] base,
+                  const int32_t[::1] values, const int32_t[::1] start):
+    """The DoNotSchedule terms' count limits for one cycle (fill_limits)."""
+    cdef Py_ssize_t n = dom.shape[0]
+    out = np.empty(n, np.int64)
+    cdef int64_t[::1] o = out
+    if n:
+        fill_limits(&domains[0, 0], domains.shape[1], &dom[0], &base[0],
+                    &values[0] if values.shape[0] else NULL, &start[0], n, &o[0])
     return out

@@ -91,6 +91,13 @@ class Pod:
         self.key = f"{self.namespace}/{self.name}"
 
     @property
+    def controller(self) -> dict | None:
+        """metadata.ownerReferences' controlling reference (the default spreading's selector
+        reads its ReplicaSet / StatefulSet / ReplicationController), or None."""
+        refs = (self.raw.get("metadata") or {}).get("ownerReferences") or ()
+        return next((o for o in refs if isinstance(o, dict) and o.get("controller")), None)
+
+    @property
     def terminal(self) -> bool:
         """Succeeded or Failed: kube-scheduler's informers drop such pods (semantics §7.1)."""
         return self.phase in ("Succeeded", "Failed")

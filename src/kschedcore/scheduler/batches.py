@@ -51,7 +51,7 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     cp = pod.compiled[1] if pod.compiled is not None else None
     if cp is None:
         return 0
-    owner = _controller(pod)
+    owner = pod.controller
     end = min(len(pending), i + COPIES_AT_ONCE)
     j = i
     while j < end and j - i < sched.cycles.min_copies and _copy_of(fw, pod, cp, owner, pending[j]):
@@ -76,12 +76,7 @@ def _copy_of(fw, pod, cp, owner, q) -> bool:
     return (q.namespace == pod.namespace and q.pod_affinity is pod.pod_affinity
             and q.topology_spread is pod.topology_spread and q.terminating == pod.terminating
             and not (q.node_name or q.gated) and q.scheduler_name == pod.scheduler_name
-            and q.labels == pod.labels and fw.compile(q) is cp and _controller(q) == owner)
-
-
-def _controller(pod):
-    owners = (pod.raw.get("metadata") or {}).get("ownerReferences") or ()
-    return next(((o.get("kind"), o.get("name")) for o in owners if isinstance(o, dict) and o.get("controller")), None)
+            and q.labels == pod.labels and fw.compile(q) is cp and q.controller == owner)
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:

@@ -108,8 +108,7 @@ class SpreadContext:
             if all(pod.labels.get(k) == v for k, v in selector.items()):
                 label_set.update(selector)
         reqs = tuple((k, "In", frozenset([v])) for k, v in sorted(label_set.items()))
-        owner = next((o for o in (pod.raw.get("metadata") or {}).get("ownerReferences") or ()
-                      if isinstance(o, dict) and o.get("controller")), None)
+        owner = pod.controller
         if owner is not None:
             kind = (owner.get("apiVersion"), owner.get("kind"))
             obj = self._find(kind, pod.namespace, owner.get("name"))
