@@ -2,6 +2,7 @@
 written here in that format; the upstream files are in ../shared/scheduler_perf)."""
 import io
 import json
+from collections import Counter
 from contextlib import redirect_stdout
 
 import pytest
@@ -233,3 +234,84 @@ def test_a_test_case_kschedcore_cannot_run_is_skipped_with_a_note(tmp_path, caps
     assert 'skipped test case Gangs: ' in capsys.readouterr().err
     code, _ = run_cli("perf", path, "--test-case", "Gangs")
     assert code == 2 and 'the op "createPodGroups" is not supported' in capsys.readouterr().err
+
+
+PV_CSI = {"apiVersion": "v1", "kind": "PersistentVolume",
+          "spec": {"accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"},
+                   "csi": {"driver": "ebs.csi.aws.com"}, "persistentVolumeReclaimPolicy": "Retain"}}
+PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+       "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "true"}},
+       "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+def volumes_case(pods, migrated=()):
+    strategy = {"nodeAllocatable": {"attachable-volumes-csi-ebs.csi.aws.com": "2"},
+                "csiNodeAllocatable": {"ebs.csi.aws.com": {"count": 2}}}
+    if migrated:
+        strategy["migratedPlugins"] = list(migrated)
+    return {"name": "CSIPVs" if not migrated else "MigratedPVs", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 3, "nodeTemplatePath": "templates/node.yaml",
+         "nodeAllocatableStrategy": strategy},
+        {"opcode": "createPods", "countParam": "$pods", "collectMetrics": True,
+         "persistentVolumeTemplatePath": "pv.yaml", "persistentVolumeClaimTemplatePath": "pvc.yaml"}],
+        "workloads": [{"name": "w", "labels": ["performance"], "params": {"pods": pods}}]}
+
+
+def test_pods_get_bound_claims_and_nodes_their_csi_limits(tmp_path, capsys):
+    (tmp_path / "pv.yaml").write_text(yaml.safe_dump(PV_CSI))
+    (tmp_path / "pvc.yaml").write_text(yaml.safe_dump(PVC))
+    [c] = load_perf_config(config(tmp_path, [volumes_case(6)]))
+    runner = Runner(c, c.workloads[0])
+    runner.run()
+    sim, vols = runner.sim, runner.sched.cache.volumes.objects
+    assert len(sim.bound) == 6
+    # as CreatePodWithPersistentVolume: claim pvc-i bound to PV <ns>-vol-i, whose handle is vol-i
+    pod = sim.pods["namespace-1/pod-00000"]
+    assert [v.claim for v in pod.volumes] == ["pvc-0"]
+    claim = vols.claims["namespace-1/pvc-0"]
+    assert claim.volume_name == "namespace-1-vol-0" and claim.fully_bound
+    volume = vols.volumes["namespace-1-vol-0"]
+    assert volume.csi == ("ebs.csi.aws.com", "vol-0") and volume.bound_to(claim)
+    assert vols.csi_nodes["perf-node-00000"].limits == {"ebs.csi.aws.com": 2}
+    # each node's CSINode allows two ebs.csi.aws.com volumes (the allocatable strategy): six fit
+    assert sorted(Counter(sim.bound.values()).values()) == [2, 2, 2]
+    # the seventh cannot
+    code, _ = run_cli("perf", config(tmp_path, [volumes_case(7)]))
+    assert code == 2 and "1 of 7 pods in namespace-1 cannot be scheduled" in capsys.readouterr().err
+
+
+def test_a_workload_meeting_refused_input_is_skipped_with_a_note(tmp_path, capsys):
+    (tmp_path / "pv.yaml").write_text(yaml.safe_dump(PV_CSI))
+    (tmp_path / "pvc.yaml").write_text(yaml.safe_dump(PVC))
+    path = config(tmp_path, [volumes_case(3, migrated=["kubernetes.io/aws-ebs"]), ANTI_CASE])
+    code, out = run_cli("perf", path, "-o", "json")
+    assert code == 0 and len(json.loads(out)["dataItems"]) == 1
+    err = capsys.readouterr().err
+    assert "skipped workload MigratedPVs/w: csinode perf-node-00000: metadata.annotations[" \
+           "storage.alpha.kubernetes.io/migrated-plugins]" in err, err
+    code, _ = run_cli("perf", path, "--test-case", "MigratedPVs")
+    assert code == 2 and "CSI migration of in-tree volume plugins" in capsys.readouterr().err
+
+
+def test_more_resource_names_than_the_table_holds_are_refused_naming_the_node(tmp_path, capsys):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates/node-ext.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {generateName: ext-}\n"
+        "status:\n  capacity: {pods: '110', cpu: '4', memory: 32Gi, 'foo.com/bar-{{.Index}}': 1}\n")
+    (tmp_path / "templates/pod-ext.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: 'ext-{{.Index}}'}\nspec:\n  containers:\n  - name: c\n"
+        "    image: pause\n    resources: {requests: {'foo.com/bar-{{.Index}}': 1}, limits: {'foo.com/bar-{{.Index}}': 1}}\n")
+    case = {"name": "ExtendedResource", "workloadTemplate": [
+        {"opcode": "createNodes", "countParam": "$nodes", "nodeTemplatePath": "templates/node-ext.yaml"},
+        {"opcode": "createPods", "countParam": "$nodes", "namespace": "test",
+         "podTemplatePath": "templates/pod-ext.yaml", "collectMetrics": True}],
+        "workloads": [{"name": "small", "labels": ["performance"], "params": {"nodes": 10}},
+                      {"name": "wide", "labels": ["performance"], "params": {"nodes": 80}}]}
+    code, out = run_cli("perf", config(tmp_path, [case]), "-o", "json")
+    assert code == 0
+    [item] = json.loads(out)["dataItems"]
+    assert item["labels"]["Name"] == "ExtendedResource/small/test"
+    err = capsys.readouterr().err
+    # cpu, memory, ephemeral-storage have the first columns: foo.com/bar-60 is the 64th name
+    assert "skipped workload ExtendedResource/wide: node ext-00060: status.allocatable[foo.com/bar-60]: " \
+           "a resource name beyond the first 63" in err, err

@@ -461,8 +461,9 @@ def cmd_perf(args) -> int:
     from . import perf
     if not args.sample_interval > 0:
         raise ValidationError("--sample-interval", "", f"must be positive, got {args.sample_interval}")
-    def skip(case, error):
-        print(f"kschedcore: skipped test case {case.name}: {one_line(str(error))}", file=sys.stderr)
+    def skip(name, error):
+        what = "workload" if "/" in name else "test case"
+        print(f"kschedcore: skipped {what} {name}: {one_line(str(error))}", file=sys.stderr)
     results = perf.run_perf(args.config, args.test_case, args.workload, args.label_filter, args.sample_interval,
                             on_skip=skip)
     if args.output == "json":

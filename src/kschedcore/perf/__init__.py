@@ -11,11 +11,14 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
              on_result=None, on_skip=None) -> list:
     """Runs the workloads of a performance-config.yaml that the filters select; returns their
     WorkloadResults (on_result(result) as each finishes). A selected test case with an op
-    kschedcore does not run is skipped with on_skip(case, error), or, when it was asked for by
-    name (or nothing else ran), raises that error."""
-    from ..errors import WorkloadError
+    kschedcore does not run, or a workload that meets input kschedcore refuses (UnsupportedError:
+    a CSINode declaring migrated plugins, more resource names than the table holds) is skipped
+    with on_skip(name, error) -- name "<TestCase>" or "<TestCase>/<Workload>" --, or, when it was
+    asked for by name (or nothing else ran), raises that error."""
+    from ..errors import UnsupportedError, WorkloadError
     cases = load_perf_config(path)
     results, skipped = [], []
+    strict = test_case is not None or on_skip is None
     for case in cases:
         if test_case is not None and case.name != test_case:
             continue
@@ -25,18 +28,24 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
             if workload is None and not selected(case.labels + w.labels, label_filter):
                 continue
             if case.unsupported is not None:
-                if test_case is not None or on_skip is None:
+                if strict:
                     raise case.unsupported
-                skipped.append((case, case.unsupported))
+                skipped.append((case.name, case.unsupported))
                 break
-            result = Runner(case, w, sample_interval).run()
+            try:
+                result = Runner(case, w, sample_interval).run()
+            except UnsupportedError as e:
+                if strict:
+                    raise
+                skipped.append((f"{case.name}/{w.name}", e))
+                continue
             results.append(result)
             if on_result is not None:
                 on_result(result)
     if not results and skipped:
         raise skipped[0][1]
-    for case, error in skipped:
-        on_skip(case, error)
+    for name, error in skipped:
+        on_skip(name, error)
     if not results:
         raise WorkloadError(str(path), "", "no workload selected (see --test-case, --workload, --label-filter)")
     return results

@@ -12,10 +12,12 @@ TEST_CASE_KEYS = {"name", "featureGates", "defaultPodTemplatePath", "schedulerCo
 WORKLOAD_KEYS = {"name", "params", "labels", "featureGates", "threshold"}
 #: opcode -> the fields it takes (besides opcode); the ops kschedcore runs
 OPS = {
-    "createNodes": {"count", "countParam", "nodeTemplatePath", "labelNodePrepareStrategy", "uniqueNodeLabelStrategy"},
+    "createNodes": {"count", "countParam", "nodeTemplatePath", "labelNodePrepareStrategy", "uniqueNodeLabelStrategy",
+                    "nodeAllocatableStrategy"},
     "createNamespaces": {"prefix", "count", "countParam", "namespaceTemplatePath"},
     "createPods": {"count", "countParam", "podTemplatePath", "namespace", "collectMetrics", "skipWaitToCompletion",
-                   "templateParams", "countMultiplierParam"},
+                   "templateParams", "countMultiplierParam", "persistentVolumeTemplatePath",
+                   "persistentVolumeClaimTemplatePath"},
     "createPodSets": {"count", "countParam", "namespacePrefix", "createPodsOp"},
     "deletePods": {"namespace", "labelSelector", "skipWaitToCompletion", "deletePodsPerSecond"},
     "barrier": {"namespaces", "stageRequirement", "labelSelector"},
@@ -25,12 +27,13 @@ OPS = {
     "startCollectingMetrics": {"name", "namespaces", "labelSelector"},
     "stopCollectingMetrics": set(),
 }
+#: createNodes' nodeAllocatableStrategy (test/utils NodeAllocatableStrategy)
+NODE_ALLOCATABLE_KEYS = {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}
 #: upstream ops kschedcore does not run (yet): refused by name
 UNSUPPORTED_OPS = {"createPodGroups", "createResourceClaims", "createResourceDriver", "allocResourceClaims",
                    "updateAny", "startCollectingProfile", "stopCollectingProfile"}
 #: createPods fields not run (yet)
-UNSUPPORTED_FIELDS = {"steadyState", "duration", "durationParam", "persistentVolumeTemplatePath",
-                      "persistentVolumeClaimTemplatePath"}
+UNSUPPORTED_FIELDS = {"steadyState", "duration", "durationParam"}
 
 
 @dataclass
@@ -114,6 +117,13 @@ def _check_op(op, where, path):
     unknown = sorted(fields - OPS[code] - (UNSUPPORTED_FIELDS if code == "createPods" else set()))
     if unknown:
         raise WorkloadError(where, f"{path}.{unknown[0]}", f"unknown field of {code}")
+    if code == "createPods" and ("persistentVolumeTemplatePath" in op) != ("persistentVolumeClaimTemplatePath" in op):
+        raise WorkloadError(where, path, "persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together")
+    strategy = op.get("nodeAllocatableStrategy") if code == "createNodes" else None
+    if strategy is not None:
+        if not isinstance(strategy, dict):
+            raise WorkloadError(where, path + ".nodeAllocatableStrategy", "expected an object")
+        _strict(strategy, NODE_ALLOCATABLE_KEYS, where, path + ".nodeAllocatableStrategy.")
     if code == "createPodSets":
         _check_op({"opcode": "createPods", **(op.get("createPodsOp") or {})}, where, path + ".createPodsOp")
 

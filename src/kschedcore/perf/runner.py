@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import UnsupportedError, WorkloadError
 from ..framework.config import load_config
 from ..objects.selector_syntax import parse_selector
+from ..objects.storage import MIGRATED_PLUGINS_ANNOTATION
 from ..scheduler import Scheduler
 from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
 from ..sources.files import documents, read_text
@@ -190,6 +191,7 @@ class Runner:
         make = self._template(op.get("nodeTemplatePath"), BASE_NODE)
         label = op.get("labelNodePrepareStrategy") or {}
         unique = op.get("uniqueNodeLabelStrategy") or {}
+        strategy = op.get("nodeAllocatableStrategy")
         for i in range(self._count(op)):
             node = make(i)
             name = self._name(node, "scheduler-perf-")
@@ -200,7 +202,11 @@ class Runner:
                 labels[label["labelKey"]] = values[i % len(values)]
             if unique:
                 labels[unique["labelKey"]] = f"{name}-{i}"
+            if strategy is not None:
+                _allocatable_strategy(node, strategy)
             self.sim.add_node(node)
+            if strategy is not None:
+                self.sched.add_object(_csi_node(name, strategy))
 
     def op_createNamespaces(self, op, index):
         make = self._template(op.get("namespaceTemplatePath"), {"apiVersion": "v1", "kind": "Namespace"})
@@ -221,11 +227,14 @@ class Runner:
                 raise WorkloadError(self.where, "collectMetrics", "cannot be combined with skipWaitToCompletion")
             collector = self._start_collector(f"{self.where}/{ns}", [ns])
         keys = self.created.setdefault(ns, [])
+        volumes = self._volume_maker(op, ns)
         mine = []
         for i in range(count):
             pod = make(i, params)
             pod.setdefault("metadata", {})["namespace"] = ns
             self._name(pod, "pod-")
+            if volumes is not None:
+                volumes(i, pod)
             key = f"{ns}/{pod['metadata']['name']}"
             self.unbound.add(key)
             self.sim.add_pod(pod)
@@ -238,6 +247,24 @@ class Runner:
                                 "and fails)")
         if collector is not None:
             self._stop_collector(collector)
+
+    def _volume_maker(self, op, ns):
+        """With persistentVolume(Claim)TemplatePath, a function (i, pod) that adds claim pvc-i
+        and its PersistentVolume <ns>-vol-i, bound to each other, and gives the pod that one
+        volume, as upstream's CreatePodWithPersistentVolume (bindVolume) does."""
+        if "persistentVolumeTemplatePath" not in op:
+            return None
+        make_pv = self._template(op["persistentVolumeTemplatePath"], {})
+        make_pvc = self._template(op["persistentVolumeClaimTemplatePath"], {})
+
+        def add(i, pod):
+            claim, volume = make_pvc(i), make_pv(i)
+            _bind_volume(claim, volume, ns, i)
+            self.sched.add_object(claim)
+            self.sched.add_object(volume)
+            pod.setdefault("spec", {})["volumes"] = [{"name": "vol", "persistentVolumeClaim":
+                                                      {"claimName": claim["metadata"]["name"]}}]
+        return add
 
     def op_deletePods(self, op, index):
         ns = op.get("namespace")
@@ -308,6 +335,42 @@ class Runner:
         self.collectors.remove(c)
         pods, seconds = c.window()
         self.result.measurements.append(Measurement(c.name, c.summary(), pods, seconds))
+
+
+def _allocatable_strategy(node, strategy):
+    """NodeAllocatableStrategy's patch: these allocatable amounts over the node's (the API
+    server has defaulted allocatable to capacity)."""
+    status = node.setdefault("status", {})
+    status["allocatable"] = {**(status.get("allocatable") or status.get("capacity") or {}),
+                             **(strategy.get("nodeAllocatable") or {})}
+
+
+def _csi_node(name, strategy) -> dict:
+    """The CSINode NodeAllocatableStrategy creates beside each node (its migrated-plugins
+    annotation is always written, empty when no plugin is listed)."""
+    drivers = [{"name": d, "nodeID": name, "allocatable": a} for d, a in (strategy.get("csiNodeAllocatable") or {}).items()]
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name, "annotations": {MIGRATED_PLUGINS_ANNOTATION: ",".join(
+                strategy.get("migratedPlugins") or [])}},
+            "spec": {"drivers": drivers}}
+
+
+def _bind_volume(claim, volume, ns, i):
+    """getCustomVolumeFactory and bindVolume: PV vol-i (prefixed by the namespace: PVs are
+    cluster-wide) whose CSI handle or EBS volume ID is vol-i, bound to claim pvc-i."""
+    claim_name, volume_id = f"pvc-{i}", f"vol-{i}"
+    volume_name = f"{ns}-{volume_id}"
+    claim.setdefault("metadata", {}).update(name=claim_name, namespace=ns)
+    claim.setdefault("spec", {})["volumeName"] = volume_name
+    claim["status"] = {**(claim.get("status") or {}), "phase": "Bound"}
+    volume.setdefault("metadata", {})["name"] = volume_name
+    spec = volume.setdefault("spec", {})
+    if isinstance(spec.get("csi"), dict):
+        spec["csi"]["volumeHandle"] = volume_id
+    elif isinstance(spec.get("awsElasticBlockStore"), dict):
+        spec["awsElasticBlockStore"]["volumeID"] = volume_id
+    spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim_name, "apiVersion": "v1"}
+    volume["status"] = {**(volume.get("status") or {}), "phase": "Bound"}
 
 
 class Churn:

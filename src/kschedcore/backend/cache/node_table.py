@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 
 from ..._kernel.table import refresh_image_counts
-from ...errors import DuplicateError, ValidationError
+from ...errors import DuplicateError, UnsupportedError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
 from .interning import Interner
@@ -177,10 +177,15 @@ class NodeTable:
             self.layout += 1
 
     # ---- interning -------------------------------------------------------------------------
-    def resource_col(self, name: str) -> int:
-        col = self.resources.intern(name)
-        if col >= MAX_RESOURCES:
-            raise ValidationError("", "", f"too many distinct resource names (limit {MAX_RESOURCES}): {name}")
+    def resource_col(self, name: str, obj: str = "", field: str = "") -> int:
+        """The column of a resource name (a new one is added). `obj` and `field` name what asked,
+        for the refusal past MAX_RESOURCES names."""
+        col = self.resources.get(name)
+        if col < 0:
+            if len(self.resources) >= MAX_RESOURCES:
+                raise UnsupportedError(obj, field or f"[{name}]", f"a resource name beyond the first {MAX_RESOURCES} "
+                                       f"distinct ones of the cluster (\"{name}\"): not supported by kschedcore")
+            col = self.resources.intern(name)
         if col >= self.alloc.shape[1]:
             self._grow(cols={"alloc": col + 1, "inv_alloc": col + 1, "requested": col + 1})
         return col
@@ -290,8 +295,8 @@ class NodeTable:
         self.nodes[row] = node
         self.changed(row)
         self.zone_of[row] = zone_key(node.labels)
-        cols = [(self.resource_col(name), amount) for name, amount in node.allocatable.items()
-                if res.counts(name)]
+        cols = [(self.resource_col(name, f"node {node.name}", f"status.allocatable[{name}]"), amount)
+                for name, amount in node.allocatable.items() if res.counts(name)]
         label_cols = [(self.label_key_col(k), self.label_value_id(v)) for k, v in node.labels.items()]
         name_vid = self.label_value_id(node.name)
         taints = [self.taint_id(t.key, t.value, t.effect) for t in node.taints]
