@@ -284,3 +284,35 @@ def test_volume_binding_args(args, message):
     Scheduler(plugin_args={"VolumeBinding": {"bindTimeoutSeconds": 30}})
     with pytest.raises(ValidationError, match=message):
         Scheduler(plugin_args={"VolumeBinding": args})
+
+
+# the volumes of a pod read from a real cluster: no volume plugin looks at them
+PLAIN_VOLUMES = [
+    {"name": "kube-api-access-x7k2p", "projected": {"sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}},
+    {"name": "config", "configMap": {"name": "app"}}, {"name": "tls", "secret": {"secretName": "app-tls"}},
+    {"name": "scratch", "emptyDir": {}}, {"name": "logs", "hostPath": {"path": "/var/log"}}]
+
+
+def test_volumes_no_plugin_reads_leave_the_pod_node_local():
+    """Secrets, configMaps, projected tokens, emptyDirs and hostPaths: every volume PreFilter
+    skips such a pod (upstream asks for claims, ephemeral volumes and in-tree disks only), so it
+    is decided as a pod without volumes, through the node-local path, its spec read once."""
+    nodes = [node(f"n{i}") for i in range(4)]
+    sched = Scheduler(nodes, [pod("gce-user", {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}},
+                                  node_name="n0")], percentage_of_nodes_to_score=100, tie_break="first")
+    plain = [sched.parse_pod(pod(f"p{i}", *PLAIN_VOLUMES)) for i in range(3)]
+    assert all(p.volumes == () for p in plain) and plain[1].spec_fields is plain[2].spec_fields
+    bare = Scheduler(nodes, [pod("gce-user", {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}},
+                                 node_name="n0")], percentage_of_nodes_to_score=100, tie_break="first")
+    for p in plain:
+        assert not sched.schedule(p).cycle.dynamic          # no PreFilter state: node-local
+        rec, ref = sched.explain(p), bare.explain(pod(p.name))
+        assert {k: v for k, v in rec.items() if k != "pod"} == {k: v for k, v in ref.items() if k != "pod"}
+        sched.assume(p, rec["node"])
+        bare.assume(pod(p.name), ref["node"])
+    # a disk beside them still counts: the GCE disk in use on n0 rejects it there
+    mixed = sched.parse_pod(pod("m", *PLAIN_VOLUMES, {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}}))
+    assert [v.name for v in mixed.volumes] == ["d"]
+    assert sched.explain(mixed)["filter"]["n0"]["plugin"] == "VolumeRestrictions"

@@ -337,8 +337,8 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     spec = r.mapping(raw, "spec", "spec")
     status = r.mapping(raw, "status", "status")
     labels = r.string_map(meta, "labels", "metadata.labels")
-    # a pod's volumes are named after it (ephemeral claims): those specs are read each time
-    memo = None if spec.get("volumes") else _memo_key(ns, spec, status)
+    # a pod's ephemeral volumes' claims are named after it: those specs are read each time
+    memo = None if _has_ephemeral(spec.get("volumes")) else _memo_key(ns, spec, status)
     template = _SPEC_MEMO.get(memo) if memo is not None else None
     fields = _spec_fields(r, spec, status, ns, name) if template is None else None
     key = f"{ns}/{name}"
@@ -356,6 +356,12 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
         # the spec's template: the pod's fields, never its mutable ones (compiled, checked)
         _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None)
     return pod
+
+
+def _has_ephemeral(volumes) -> bool:
+    """Whether spec.volumes (as written, unchecked) may hold an ephemeral volume."""
+    return bool(volumes) and (not isinstance(volumes, list)
+                              or any(not isinstance(v, dict) or "ephemeral" in v for v in volumes))
 
 
 def _spec_fields(r, spec, status, ns, name) -> dict:

@@ -406,8 +406,12 @@ def parse_pod_volumes(r, spec, pod_name: str) -> tuple:
                 r.fail(path + ".persistentVolumeClaim.claimName", "required value")
         elif v.get("ephemeral") is not None:
             claim, ephemeral = f"{pod_name}-{name}", True
-        out.append(PodVolume(name, claim, ephemeral, any(v.get(k) is not None for k in MIGRATABLE_INLINE),
-                             _translated_inline(r, v, path), _restriction(r, v, path)))
+        vol = PodVolume(name, claim, ephemeral, any(v.get(k) is not None for k in MIGRATABLE_INLINE),
+                        _translated_inline(r, v, path), _restriction(r, v, path))
+        if vol.claim or vol.migratable or vol.csi_id is not None or vol.restriction is not None:
+            out.append(vol)
+    # secrets, configMaps, projected tokens, emptyDirs...: no volume plugin looks at them (their
+    # PreFilters return Skip), so the pod is one without volumes (node-local, its spec memoised)
     return tuple(out)
 
 
