@@ -2,6 +2,7 @@
 the scheduling and binding cycles; Binds land at once, as on upstream's fake-free API server
 they take no scheduler time), with the throughput collectors and churn on the wall clock."""
 import copy
+import marshal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,12 +96,11 @@ class Runner:
         """A function index -> raw object: the template file rendered (Go text/template), or a
         copy of `default`."""
         if rel is None:
-            return lambda i, params=None: copy.deepcopy(default)
+            return _copier(default)
         path = self._path(rel)
         text = read_text(path)
         if "{{" not in text:
-            obj = self._yaml(text, path)
-            return lambda i, params=None: copy.deepcopy(obj)
+            return _copier(self._yaml(text, path))
         return lambda i, params=None: self._yaml(render(text, {"Index": i, **(params or {})}, str(path)), path)
 
     @staticmethod
@@ -335,6 +335,17 @@ class Runner:
         self.collectors.remove(c)
         pods, seconds = c.window()
         self.result.measurements.append(Measurement(c.name, c.summary(), pods, seconds))
+
+
+def _copier(obj):
+    """A function (i, params=None) -> a fresh deep copy of `obj`: through marshal's bytes (20x
+    copy.deepcopy for a JSON-like object: 30,000 pods are made in 0.1 s, not 1.6), or deepcopy
+    where marshal cannot write a value (a YAML timestamp)."""
+    try:
+        blob = marshal.dumps(obj)
+    except ValueError:
+        return lambda i, params=None: copy.deepcopy(obj)
+    return lambda i, params=None: marshal.loads(blob)
 
 
 def _allocatable_strategy(node, strategy):

@@ -86,8 +86,7 @@ class ScheduleOne:
         scan = t.scan_order
         if cycle.names is not None:
             # PreFilterResult: its (few) names to rows, kept in snapshot order -- no per-node Python
-            rows = [t.row_of[name] for name in cycle.names if name in t.row_of]
-            scan = scan[np.isin(scan, np.asarray(rows, np.int32))]
+            scan = t.in_scan_order([t.row_of[name] for name in cycle.names if name in t.row_of])
         if state is not None and fw.custom.needs_filter_run(state):
             fw.rebind()
             fw.custom.run_filter(state, pod, fw.node_columns(), fw.kernel)

@@ -95,6 +95,7 @@ class NodeTable:
         self.tree = NodeTree()
         self._scan_order = np.zeros(0, np.int32)
         self._scan_order_stale = False
+        self._scan_pos = None                    # row -> its position in scan_order (in_scan_order)
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
@@ -114,7 +115,19 @@ class NodeTable:
         if self._scan_order_stale:
             self._scan_order = self.tree.order()
             self._scan_order_stale = False
+            self._scan_pos = None
         return self._scan_order
+
+    def in_scan_order(self, rows) -> np.ndarray:
+        """These rows (each in the snapshot) ordered as the snapshot lists them: a
+        PreFilterResult's few names cost their own count, not a pass over every node."""
+        order = self.scan_order
+        if self._scan_pos is None or len(self._scan_pos) < len(self.nodes):
+            self._scan_pos = np.full(len(self.nodes), -1, np.int32)
+            self._scan_pos[order] = np.arange(len(order), dtype=np.int32)
+        pos = self._scan_pos[np.asarray(rows, np.int64)]
+        pos.sort()
+        return order[pos]
 
     # ---- forks (backend/cache/fork.py) -------------------------------------------------------
     def _save_whole(self) -> None:
