@@ -551,3 +551,23 @@ def test_label_sets_passed_once_still_refuse_a_bad_one():
     for name in ("c", "d"):
         with pytest.raises(ObjectError, match="metadata.labels"):
             parse_pod(pod(name, {"app": "web", "bad key!": "x"}))
+
+
+def test_the_64th_resource_name_is_refused_naming_the_object_and_field():
+    """The node table keeps a column per resource name and the Fit status a bit per column:
+    past 63 names (cpu, memory and ephemeral-storage first) the node or pod that brings the next
+    one is refused, never mis-scheduled."""
+    node = {"metadata": {"name": "wide"}, "status": {"allocatable": {
+        "cpu": "4", "memory": "8Gi", "pods": "110", **{f"example.com/r{i}": "1" for i in range(60)}}}}
+    sched = kschedcore.Scheduler([node])
+    pod = {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [
+        {"name": "c", "image": "x", "resources": {"requests": {"example.com/r0": "1", "example.com/new": "1"},
+                                                   "limits": {"example.com/r0": "1", "example.com/new": "1"}}}]}}
+    with pytest.raises(UnsupportedError, match=r'^pod default/p: resources.requests\[example.com/new\]: a resource '
+                                               r'name beyond the first 63 distinct ones'):
+        sched.schedule(pod)
+    other = {"metadata": {"name": "other"}, "status": {"allocatable": {"cpu": "4", "example.com/more": "1"}}}
+    with pytest.raises(UnsupportedError, match=r"^node other: status.allocatable\[example.com/more\]: "):
+        sched.add_node(other)
+    assert sched.schedule({**pod, "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+        "requests": {"example.com/r0": "1"}, "limits": {"example.com/r0": "1"}}}]}}).node == "wide"

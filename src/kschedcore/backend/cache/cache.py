@@ -191,8 +191,7 @@ class Cache:
     def usage(self, pod: Pod):
         """What a pod adds to its node's row: resource columns, amounts, packed host ports."""
         t = self.table
-        counted = [(t.resource_col(n, f"pod {pod.key}", f"resources.requests[{n}]"), v)
-                   for n, v in pod.requests.items() if res.counts(n)]
+        counted = [(t.resource_col(n, pod), v) for n, v in pod.requests.items() if res.counts(n)]
         cols = np.asarray([c for c, _ in counted], np.int64)
         vals = np.asarray([v for _, v in counted], np.int64)
         return cols, vals, [pack_port(t.ip_ids.intern(p.ip), p.protocol, p.port) for p in pod.host_ports]

@@ -190,13 +190,16 @@ class NodeTable:
             self.layout += 1
 
     # ---- interning -------------------------------------------------------------------------
-    def resource_col(self, name: str, obj: str = "", field: str = "") -> int:
-        """The column of a resource name (a new one is added). `obj` and `field` name what asked,
-        for the refusal past MAX_RESOURCES names."""
+    def resource_col(self, name: str, owner=None) -> int:
+        """The column of a resource name (a new one is added). `owner`, the Node or Pod that
+        asks, is named in the refusal past MAX_RESOURCES names."""
         col = self.resources.get(name)
         if col < 0:
             if len(self.resources) >= MAX_RESOURCES:
-                raise UnsupportedError(obj, field or f"[{name}]", f"a resource name beyond the first {MAX_RESOURCES} "
+                obj, field = ((f"pod {owner.key}", f"resources.requests[{name}]") if hasattr(owner, "key") else
+                              (f"node {owner.name}", f"status.allocatable[{name}]") if owner is not None else
+                              ("", f"[{name}]"))
+                raise UnsupportedError(obj, field, f"a resource name beyond the first {MAX_RESOURCES} "
                                        f"distinct ones of the cluster (\"{name}\"): not supported by kschedcore")
             col = self.resources.intern(name)
         if col >= self.alloc.shape[1]:
@@ -308,8 +311,8 @@ class NodeTable:
         self.nodes[row] = node
         self.changed(row)
         self.zone_of[row] = zone_key(node.labels)
-        cols = [(self.resource_col(name, f"node {node.name}", f"status.allocatable[{name}]"), amount)
-                for name, amount in node.allocatable.items() if res.counts(name)]
+        cols = [(self.resource_col(name, node), amount) for name, amount in node.allocatable.items()
+                if res.counts(name)]
         label_cols = [(self.label_key_col(k), self.label_value_id(v)) for k, v in node.labels.items()]
         name_vid = self.label_value_id(node.name)
         taints = [self.taint_id(t.key, t.value, t.effect) for t in node.taints]

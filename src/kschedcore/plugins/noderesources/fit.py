@@ -97,7 +97,7 @@ class NodeResourcesFit(KernelPlugin):
     def compile(self, pod, cp, table):
         r = pod.requests
         cp.cpu, cp.memory, cp.ephemeral = (r.get(n, 0) for n in res.NATIVE)
-        scalars = [(table.resource_col(n, f"pod {pod.key}", f"resources.requests[{n}]"), v) for n, v in r.items()
+        scalars = [(table.resource_col(n, pod), v) for n, v in r.items()
                    if res.is_scalar(n) and v > 0 and not self._ignored(n)]
         cp.has_scalar_entry = any(res.is_scalar(n) for n in r)
         cp.scalar_cols = np.asarray([c for c, _ in scalars], np.int64) if scalars else EMPTY_I64
