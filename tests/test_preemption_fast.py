@@ -280,3 +280,108 @@ def test_pods_by_priority_keeps_no_deleted_pod():
     placed = {id(pl.pod) for pl in sched.cache.placements()}
     held = [p for row in st.pods for p in row if p is not None]
     assert held and not [p.key for p in held if id(p) not in placed]
+
+
+# ---- preemptors with volumes ----------------------------------------------------------------------
+# The volume Filters come after NodeResourcesFit: on the nodes it rejected they were never asked.
+# Where no lower-priority pod has volumes, the victims cannot change their verdicts, and the dry
+# run reads them from the cycle's PreFilter statuses (on_resources._volume_statuses).
+EBS = "ebs.csi.aws.com"
+HIGH = 25            # placed pods above every preemptor: their volumes stay
+
+
+def _claim(name, pv_nodes=None):
+    """A bound claim and its CSI PV (attachable: NodeVolumeLimits counts it), the PV pinned to
+    `pv_nodes` when given (VolumeBinding rejects the others)."""
+    pv = {"kind": "PersistentVolume", "metadata": {"name": f"pv-{name}"},
+          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                   "csi": {"driver": EBS, "volumeHandle": f"vol-{name}"},
+                   "claimRef": {"namespace": "default", "name": name}},
+          "status": {"phase": "Bound"}}
+    if pv_nodes:
+        pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": list(pv_nodes)}]}]}}
+    pvc = {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default",
+                                                         "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                    "volumeName": f"pv-{name}"}}
+    return [pv, pvc]
+
+
+def _volume_cluster(seed):
+    """_cluster's nodes and pods, with a CSINode limit per node, higher-priority pods holding
+    attachable claims and GCE disks, and (sometimes) lower-priority pods with volumes."""
+    sched, rng = _cluster(seed)
+    names = sched.node_names
+    for n in names:
+        sched.add_object({"kind": "CSINode", "metadata": {"name": n},
+                          "spec": {"drivers": [{"name": EBS, "nodeID": n, "allocatable": {"count": rng.randint(1, 3)}}]}})
+    low_volumes = rng.random() < 0.3
+    for i in range(rng.randint(2, 2 * len(names))):
+        high = not low_volumes or rng.random() < 0.7
+        node = rng.choice(names)
+        volumes = []
+        if rng.random() < 0.7:
+            for obj in _claim(f"held-{i}"):
+                sched.add_object(obj)
+            volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": f"held-{i}"}})
+        else:
+            volumes.append({"name": "disk", "gcePersistentDisk": {"pdName": f"disk-{rng.randint(0, 2)}"}})
+        p = _pod(f"vol-{i}", rng, HIGH if high else rng.choice(PRIORITIES[:4]), node)
+        p["spec"]["containers"][0]["resources"] = resources({"cpu": "10m"})
+        p["spec"]["volumes"] = volumes
+        sched.add_pod(p)
+    return sched, rng
+
+
+def _volume_preemptor(sched, rng, i):
+    p = _pod(f"pre-{i}", rng, rng.choice(PRIORITIES[1:]), big=True)
+    volumes = []
+    if rng.random() < 0.8:
+        pinned = rng.sample(sched.node_names, rng.randint(2, len(sched.node_names))) if rng.random() < 0.4 else None
+        for obj in _claim(f"want-{i}", pinned):
+            sched.add_object(obj)
+        volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": f"want-{i}"}})
+    if rng.random() < 0.4:
+        volumes.append({"name": "disk", "gcePersistentDisk": {"pdName": f"disk-{rng.randint(0, 2)}"}})
+    p["spec"]["volumes"] = volumes
+    return p
+
+
+def _simulate_volumes(seed, exact, screened=None):
+    sched, rng = _volume_cluster(seed)
+    if exact:
+        _exact(sched)
+    real = on_resources._volume_statuses
+    if screened is not None:
+        def spy(*args):
+            out = real(*args)
+            screened.append(out is not None and any((st != 0).any() for _, st in out))
+            return out
+        on_resources._volume_statuses = spy
+    try:
+        sim = Simulation(sched)
+        for i in range(rng.randint(2, 8)):
+            sim.add_pod(_volume_preemptor(sched, rng, i))
+        outcomes = _outcomes(sim, 600)
+    finally:
+        on_resources._volume_statuses = real
+    placed = {pl.pod.key: pl.node for pl in sched.cache.placements()}
+    return sim.preemptions, outcomes, placed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_preemptors_with_volumes_preempt_as_on_the_kernel(seed):
+    """Every preemption, message and placement the same with the volume statuses read from the
+    cycle's PreFilters as with each node dry-run by the kernel."""
+    assert _simulate_volumes(seed, False) == _simulate_volumes(seed, True)
+
+
+def test_volume_examples_screen_with_acting_volume_filters():
+    """Not vacuous: the screen runs for preemptors with volumes, and volume Filters reject some
+    nodes there."""
+    screened = []
+    for seed in range(12):
+        _simulate_volumes(seed, False, screened)
+    assert len(screened) >= 5 and sum(screened) >= 2, screened

@@ -40,6 +40,8 @@ class VolumeState:
         self.claimed_by = {}
         self.version = 0            # bumped when any storage object changes
         self.csi_version = 0        # bumped when a CSINode changes
+        #: priority -> placed pods with volumes (can preemption's victims hold any?)
+        self.priorities = Counter()
 
     # ---- objects ---------------------------------------------------------------------------
     def add_object(self, raw, index_hint=""):
@@ -111,6 +113,7 @@ class VolumeState:
     # ---- placed pods -----------------------------------------------------------------------
     def place(self, pod, row, sign):
         """Counts (sign 1) or uncounts (-1) a placed pod's volumes on its node row."""
+        self.priorities[pod.priority] += sign
         for v in pod.volumes:
             if v.claim:
                 key = f"{pod.namespace}/{v.claim}"
@@ -126,6 +129,10 @@ class VolumeState:
                 self._volume_row(v.csi_id, row, sign)
             if v.restriction is not None:
                 self._disk(v.restriction, row, sign)
+
+    def held_below(self, priority) -> bool:
+        """Whether a placed pod of lower priority has volumes (one preemption could evict)."""
+        return any(n > 0 and p < priority for p, n in self.priorities.items())
 
     def _claim_row(self, key, row, sign):
         rows = self.claim_rows.setdefault(key, Counter())

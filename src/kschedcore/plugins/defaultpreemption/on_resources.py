@@ -5,16 +5,19 @@ the chosen node's victims.
 
 Resources alone decide when taking lower-priority pods off a node can change nothing but
 NodeResourcesFit's verdict: no Filter of the profile that sees other pods acts on this pod (host
-ports, volumes, pod affinity or spreading, existing pods' affinity terms, custom Filters), and
-every potential node failed on NodeResourcesFit.
+ports, pod affinity or spreading, existing pods' affinity terms, custom Filters; volumes where a
+lower-priority pod has any), and every potential node failed on NodeResourcesFit. The volume
+Filters that act come after NodeResourcesFit and were not asked on those nodes; their verdicts,
+which the victims cannot change, are their PreFilters' per-row statuses.
 """
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from ..._kernel import F_CUSTOM_0, TOO_MANY_PODS_BIT
+from ..._kernel import F_CUSTOM_0, TOO_MANY_PODS_BIT, VOLUME_UU
 from ...framework.kernel_plugin import KernelPlugin
+from ..helper.volume import VolumePlugin
 from ...framework.status import Code
 from ...objects.disruption import split_by_violation
 from .ranking import NO_VICTIMS, pick_one_node, victims_in_order
@@ -64,19 +67,55 @@ def screen(evaluator, pod, cycle) -> Screened | None:
     for col, amount in needs:
         free[col] = t.alloc[potential, col] - t.requested[potential, col] + st.freed(col, potential, cut)
         fits &= amount <= free[col]
+    volumes = _volume_statuses(framework, fit, pod, potential)
+    if volumes is None:
+        return None
+    on_volumes = fits.copy()              # resources fit: the volume Filters come next
+    for _, status in volumes:
+        fits &= status == 0
 
     def reasons():
-        # the others' dry runs: no victims, or NodeResourcesFit's reasons with them off
-        plugin, dry = framework.filters[fit], ~fits & (n_low > 0)
+        # the others' dry runs: no victims, or NodeResourcesFit's reasons with them off, or
+        # the first volume Filter's that fails where resources fit
+        plugin, dry = framework.filters[fit], ~on_volumes & (n_low > 0)
         out = {NO_VICTIMS: int(np.count_nonzero(~fits & (n_low == 0)))}
         for bit, failed in [(TOO_MANY_PODS_BIT, room < 1)] + [(c, a > free[c]) for c, a in needs]:
             n = int(np.count_nonzero(failed & dry))
             if n:
                 for reason in plugin.reasons(1 << bit, t):
                     out[reason] = out.get(reason, 0) + n
+        left = on_volumes & (n_low > 0)
+        for vplugin, status in volumes:
+            values, counts = np.unique(status[left], return_counts=True)
+            for value, n in zip(values.tolist(), counts.tolist()):
+                for reason in vplugin.reasons(value & (VOLUME_UU - 1), t) if value else ():
+                    out[reason] = out.get(reason, 0) + n
+            left &= status == 0
         return {r: n for r, n in out.items() if n}
 
     return Screened(len(potential), potential, np.flatnonzero(fits), reasons)
+
+
+def _volume_statuses(framework, fit, pod, rows):
+    """[(plugin, its status at `rows`)] of the volume Filters that act on the pod, in Filter
+    order after NodeResourcesFit (resources_decide has made sure victims cannot change them);
+    None where a row's status is a Filter Error (the exact path reports it)."""
+    out, after = [], False
+    for fid, p in framework.filters.items():
+        after = after or fid == fit
+        if not after or not isinstance(p, VolumePlugin) or not pod.volumes:
+            continue
+        of, status = p.status
+        if of is not pod:              # its PreFilter did not run for this pod's cycle
+            return None
+        if status is None:
+            continue
+        at = np.asarray(status)[rows]
+        error = getattr(p, "ERROR_DETAIL", None)
+        if error is not None and ((at & (VOLUME_UU - 1)) == error).any():
+            return None
+        out.append((p, at))
+    return out
 
 
 def victims(evaluator, pod, node_names, rows):

@@ -12,9 +12,15 @@ class VolumePlugin(KernelPlugin):
     dynamic = True
     applies_when = "volumes"      # pods without volumes skip every volume PreFilter
 
+    #: its Filter reads the volumes of the pods on a node (NodeVolumeLimits' attached volumes,
+    #: VolumeRestrictions' disks and ReadWriteOncePod claims); VolumeBinding and VolumeZone read
+    #: storage objects only
+    reads_placed_pods = False
+
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self.skipped = True        # the last cycle's PreFilter returned Skip
+        self.status = (None, None)  # (pod, per-row status) of the last cycle (None: no node fails)
 
     def prefilter_skips(self, pod) -> bool:
         # a pod without volumes skips every volume PreFilter; `skipped` may then be another pod's
@@ -23,17 +29,23 @@ class VolumePlugin(KernelPlugin):
     def applies(self, pod, cache) -> bool:
         return bool(pod.volumes)
 
-    sees_other_pods = applies
+    def sees_other_pods(self, pod, cache) -> bool:
+        """Taking lower-priority pods off a node changes this Filter's verdict only through
+        their volumes: preemption's dry run is resource arithmetic when none of them has any
+        (its own verdict per row is then `status`, as the cycle's PreFilter made it)."""
+        return bool(pod.volumes) and self.reads_placed_pods and cache.volumes.held_below(pod.priority)
 
     def pre_filter(self, cycle):
         """The status array into the kernel (None: no node can fail, or Skip)."""
         pod, kernel = cycle.pod, cycle.framework.kernel
         self.armed = True           # a rejection below leaves the kernel's status stale
+        self.status = (pod, None)
         if pod.volumes:
             status = self.prefilter(pod, cycle.cache.volumes, cycle.cache.table)
         else:
             status, self.skipped = None, True
         kernel.set_volume_status(self.filter_id, status)
+        self.status = (pod, status)
         self.armed = status is not None
         if not self.skipped:
             cycle.acted(self.name, True, False)

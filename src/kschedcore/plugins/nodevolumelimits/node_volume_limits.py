@@ -19,6 +19,7 @@ EXCEEDED, LOOKUP_FAILED, FILTER_ERROR = 1, 2, 3
 class NodeVolumeLimits(VolumePlugin):
     name = "NodeVolumeLimits"
     filter_id = F_NODE_VOLUME_LIMITS
+    reads_placed_pods = True
     ERROR_DETAIL = FILTER_ERROR    # the rows where Filter returns `filter_error`
 
     def __init__(self, args=None, handle=None):

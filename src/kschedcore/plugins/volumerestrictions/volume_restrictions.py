@@ -15,6 +15,7 @@ DISK_CONFLICT, RWOP_CONFLICT = 1, 2
 class VolumeRestrictions(VolumePlugin):
     name = "VolumeRestrictions"
     filter_id = F_VOLUME_RESTRICTIONS
+    reads_placed_pods = True
     bit_reasons = {DISK_CONFLICT: REASON_DISK_CONFLICT, RWOP_CONFLICT: REASON_RWOP_CONFLICT}
 
     def events_to_register(self):
