@@ -15,6 +15,11 @@ import yaml
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 
+#: strings up to this many bytes are shared within a load (keys, label values, conditions)
+cdef enum:
+    SHARED_LENGTH = 64
+
+
 class Unsupported(Exception):
     """The stream uses what this loader leaves to PyYAML."""
 
@@ -62,6 +67,7 @@ def load_all(bytes data) -> list:
     cdef yaml_event_t ev
     cdef bint done = False
     docs, stack, keys = [], [], []
+    strings = {}        # one object per distinct short string: keys and values repeat in dumps
     if not yaml_parser_initialize(&parser):
         raise MemoryError("libyaml parser")
     yaml_parser_set_input_string(&parser, <const unsigned char*>data, len(data))
@@ -74,7 +80,7 @@ def load_all(bytes data) -> list:
             if not yaml_parser_parse(&parser, &ev):
                 raise Unsupported("syntax")
             try:
-                done = _event(&ev, docs, stack, keys)
+                done = _event(&ev, docs, stack, keys, strings)
             finally:
                 yaml_event_delete(&ev)
     finally:
@@ -84,7 +90,7 @@ def load_all(bytes data) -> list:
     return docs
 
 
-cdef bint _event(yaml_event_t* ev, list docs, list stack, list keys) except -1:
+cdef bint _event(yaml_event_t* ev, list docs, list stack, list keys, dict strings) except -1:
     """One event into the documents under construction; True at the stream's end."""
     cdef int kind = ev.type
     if kind == YAML_SCALAR_EVENT:
@@ -94,6 +100,9 @@ cdef bint _event(yaml_event_t* ev, list docs, list stack, list keys) except -1:
             value = _plain(<const char*>ev.data.scalar.value, ev.data.scalar.length)
         else:
             value = PyUnicode_DecodeUTF8(<const char*>ev.data.scalar.value, ev.data.scalar.length, "strict")
+        if ev.data.scalar.length <= SHARED_LENGTH and type(value) is str:
+            # the new copy is freed at once and its memory reused: fewer fresh pages to touch
+            value = strings.setdefault(value, value)
         _add(value, docs, stack, keys)
     elif kind == YAML_MAPPING_START_EVENT or kind == YAML_SEQUENCE_START_EVENT:
         if kind == YAML_MAPPING_START_EVENT:
