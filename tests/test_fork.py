@@ -217,3 +217,28 @@ def test_rows_the_kernel_wrote_keep_the_snapshots_image_counts_as_place_does():
     UpdateSnapshot refreshes (found by the test above: a run refreshed it at once)."""
     a, b = _committed_and_direct([("add_node", 2), ("drain", 1), ("drain", 6), ("queue", 1), ("schedule", 0)])
     assert state(a) == state(b)
+
+
+def test_image_ids_remembered_per_shape_follow_a_revert():
+    """Nodes of one status.images share their image ids (NodeTable.images_memo); a revert cuts
+    the names a fork interned, so what was remembered in the fork is forgotten: a later node
+    with those images counts them under their new ids."""
+    def node(name, *images):
+        return {"metadata": {"name": name}, "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "images": [{"names": [i], "sizeBytes": 300 * 2 ** 20} for i in images]}}
+
+    def counts(sched):
+        t = sched.table
+        return {t.image_ids[i]: int(t.image_count[i]) for i in range(len(t.image_ids)) if t.image_count[i]}
+
+    sched = Scheduler([node("a", "base:1"), node("b", "base:1")])
+    with sched.fork():
+        sched.update_node(node("b", "new:1", "new:2"))  # a row saved, not the whole table
+    sched.add_node(node("c", "other:1"))               # takes the id new:1 had in the fork
+    sched.add_node(node("d", "new:1", "new:2"))        # the shape remembered in the fork
+    fresh = Scheduler([node("a", "base:1"), node("b", "base:1"), node("c", "other:1"),
+                       node("d", "new:1", "new:2")])
+    assert counts(sched) == counts(fresh) == {"base:1": 2, "other:1": 1, "new:1": 1, "new:2": 1}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "new:2"}]}}
+    assert sched.explain(pod)["scores"] == fresh.explain(pod)["scores"]

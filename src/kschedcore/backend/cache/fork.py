@@ -93,6 +93,7 @@ class TableJournal:
                     del interner.ids[item]
                 del interner.items[n:]
                 cut = True
+        t.images_memo = {}           # its image ids may be cut ones
         if cut:
             t.taint_version += 1     # compiled pods are keyed by it: those with the cut ids recompile
         for row, (values, node, zone, ports) in self.rows.items():

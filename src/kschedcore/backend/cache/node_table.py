@@ -21,6 +21,7 @@ NAME_KEY = "metadata.name"   # pseudo label column 0: the node's name, for match
 #: rows changed that the equivalence cache can replay from the log (a slot further behind
 #: forgets which rows it may skip, nothing else)
 CHANGE_LOG_LENGTH = 1 << 16
+IMAGE_MEMO_ENTRIES = 4096
 MAX_RESOURCES = 63           # bit 63 of a NodeResourcesFit status is "Too many pods"
 
 
@@ -97,6 +98,7 @@ class NodeTable:
         self._scan_order_stale = False
         self._scan_pos = None                    # row -> its position in scan_order (in_scan_order)
         self.stale_images = set()                # rows whose image NumNodes copy must refresh
+        self.images_memo = {}                    # status.images tuple -> (image ids, sizes)
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
         # every generation bump, in order (a ring): what the equivalence cache replays
@@ -336,25 +338,38 @@ class NodeTable:
 
     # ---- images (ImageLocality, §7.3) ---------------------------------------------------------
     def _set_images(self, row: int, node):
-        ids = []
-        for names, size in node.images:
-            for name in names:
-                iid = self.image_id(name)
-                if iid in ids:
-                    continue
-                ids.append(iid)
-                if self.image_count[iid] == 0:
-                    self.image_size[iid] = size   # the first node to report a name sets its size
-                self.image_count[iid] += 1
+        ids, sizes = self._image_ids(node.images)
+        new = self.image_count[ids] == 0
+        self.image_size[ids[new]] = sizes[new]      # the first node to report a name sets its size
+        self.image_count[ids] += 1                  # (ids are distinct)
         if len(ids) > self.images.shape[1]:
             self._grow(cols={"images": len(ids), "image_nn": len(ids)})
         self.n_images[row] = len(ids)
         self.images[row, :len(ids)] = ids
         self.stale_images.add(row)
 
+    def _image_ids(self, images) -> tuple:
+        """The distinct image ids of a node's status.images in first-seen order, and the size
+        each was first listed with; remembered per images tuple (nodes of one shape share it).
+        A fork's revert, which may cut the interned names, forgets them (images_memo)."""
+        memo = self.images_memo.get(images)
+        if memo is None:
+            ids, sizes = {}, []
+            for names, size in images:
+                for name in names:
+                    iid = self.image_id(name)
+                    if iid not in ids:
+                        ids[iid] = None
+                        sizes.append(size)
+            memo = (np.fromiter(ids, np.int64, len(ids)), np.asarray(sizes, np.int64))
+            if len(self.images_memo) >= IMAGE_MEMO_ENTRIES:
+                self.images_memo.clear()
+            self.images_memo[images] = memo
+        return memo
+
     def _clear_images(self, row: int):
-        for j in range(self.n_images[row]):
-            self.image_count[self.images[row, j]] -= 1
+        n = self.n_images[row]
+        self.image_count[self.images[row, :n]] -= 1
         self.n_images[row] = 0
 
     def refresh_snapshot(self):
