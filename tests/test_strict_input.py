@@ -280,3 +280,49 @@ def test_a_pod_whose_fields_were_replaced_compiles_on_its_own():
     cp = fw.compile(bigger)
     assert cp is not fw.compile(a)
     assert 3000 in list(cp.usage_vals) and 3000 not in list(fw.compile(a).usage_vals)
+
+
+def _running(name, ip, started, container_id, resources=None, resize=None, phase="Running"):
+    cs = {"name": "c", "containerID": f"containerd://{container_id}", "ready": True, "restartCount": 0,
+          "state": {"running": {"startedAt": started}}}
+    if resources:
+        cs["resources"] = {"requests": resources}
+        cs["allocatedResources"] = resources
+    conditions = [{"type": "Ready", "status": "True", "lastTransitionTime": started}]
+    if resize:
+        conditions.append({"type": "PodResizePending", "status": "True", "reason": resize})
+    return {"metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"}},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "web:1",
+                                                       "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]},
+            "status": {"phase": phase, "podIP": ip, "hostIP": "10.0.0.1", "startTime": started,
+                       "conditions": conditions, "containerStatuses": [cs]}}
+
+
+def test_running_pods_of_one_spec_share_a_template_whatever_their_own_status():
+    """A dump's running pods each have their own status (IPs, container IDs, times): the memo
+    keys only what decides their requests, phase and nomination, so a ReplicaSet's pods share a
+    template, each keeping its own start time -- and each parses as it does alone."""
+    from kschedcore.objects import pod as pod_module
+    raws = [_running(f"web-{i}", f"10.1.0.{i}", f"2026-01-0{1 + i % 3}T10:00:0{i}Z", f"abc{i}") for i in range(6)]
+    raws += [_running("resized", "10.1.1.1", "2026-01-01T10:00:00Z", "r1", resources={"cpu": "2"}),
+             _running("resized-2", "10.1.1.2", "2026-01-02T10:00:00Z", "r2", resources={"cpu": "2"}),
+             _running("infeasible", "10.1.1.3", "2026-01-01T10:00:00Z", "r3", resources={"cpu": "250m"},
+                      resize="Infeasible"),
+             _running("done", "10.1.1.4", "2026-01-01T10:00:00Z", "d1", phase="Succeeded"),
+             _running("pending-resize", "10.1.1.5", "2026-01-01T10:00:00Z", "r4", resources={"cpu": "250m"})]
+    pod_module._SPEC_MEMO.clear()
+    shared = [pod_module.parse_pod(r) for r in raws]
+    alone = []
+    for r in raws:
+        pod_module._SPEC_MEMO.clear()
+        alone.append(pod_module.parse_pod(r))
+    assert [_fields(p) for p in shared] == [_fields(p) for p in alone]
+    web = shared[:6]
+    assert all(p.spec_fields is web[0].spec_fields for p in web)
+    assert len({p.start_time for p in web}) == 6          # each its own
+    # what the status decides is still read: a resize's requests (the larger of spec and status),
+    # an infeasible resize (the status alone), the phase
+    assert shared[6].requests["cpu"] == 2000 and shared[6].spec_fields is shared[7].spec_fields
+    assert shared[8].requests["cpu"] == 250 and shared[0].requests["cpu"] == 500
+    assert shared[9].terminal and not shared[0].terminal
+    assert shared[10].requests["cpu"] == 500            # the same status resources, not infeasible

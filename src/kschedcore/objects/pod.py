@@ -126,7 +126,8 @@ def _copier(params: tuple):
 #: (capacity runs make one per copy of a template)
 renamed = _copier(("name", "uid"))
 #: a pod of a remembered spec: the spec's template Pod with the pod's own metadata
-_from_template = _copier(("namespace", "name", "key", "uid", "labels", "terminating", "raw", "created", "deleted"))
+_from_template = _copier(("namespace", "name", "key", "uid", "labels", "terminating", "raw", "created", "deleted",
+                          "start_time"))
 
 
 def normalize_image(name: str) -> str:
@@ -318,13 +319,32 @@ SPEC_MEMO_ENTRIES = 4096
 
 
 def _memo_key(ns: str, spec: dict, status: dict) -> tuple:
-    """The spec and status as written, exactly: marshal's bytes (version 2: no back-references,
-    so equal values give equal bytes; 3x faster than repr), or repr where marshal cannot write a
-    value (a YAML timestamp)."""
+    """The spec and the status fields _spec_fields reads, as written: marshal's bytes (version
+    2: no back-references, so equal values give equal bytes; 3x faster than repr), or repr where
+    marshal cannot write a value (a YAML timestamp). A running pod's status is its own (IPs,
+    container IDs, times): only what decides its requests, phase and nomination is keyed, so the
+    pods of one ReplicaSet in a dump share a template."""
+    read = _status_read(status) if status else None
     try:
-        return ns, marshal.dumps(spec, 2), marshal.dumps(status, 2) if status else b""
+        return ns, marshal.dumps(spec, 2), marshal.dumps(read, 2) if read else b""
     except ValueError:
-        return ns, repr(spec), repr(status)
+        return ns, repr(spec), repr(read)
+
+
+def _status_read(status: dict) -> dict:
+    """The status as _spec_fields reads it (startTime is read per pod); malformed parts as
+    written, so that a key that once failed fails again."""
+    out = {k: status[k] for k in ("phase", "nominatedNodeName") if k in status}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        items = status.get(key)
+        if items is not None:
+            out[key] = [{f: cs[f] for f in ("name", "resources", "allocatedResources") if f in cs}
+                        if isinstance(cs, dict) else cs for cs in items] if isinstance(items, list) else items
+    conditions = status.get("conditions")
+    if conditions is not None:
+        out["conditions"] = [c for c in conditions if not isinstance(c, dict) or c.get("type") == "PodResizePending"] \
+            if isinstance(conditions, list) else conditions
+    return out
 
 
 def parse_pod(raw, index_hint: str = "") -> Pod:
@@ -345,16 +365,17 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     uid = r.string(meta, "uid", "metadata.uid") or key      # (one string for both: 10^6 pods)
     created = r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp")
     deleted = r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp")
+    started = r.timestamp(status, "startTime", "status.startTime")
     terminating = meta.get("deletionTimestamp") is not None
     if template is not None:
-        return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted)
+        return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted, started)
     pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
-              deleted=deleted, spec_fields=fields if memo is not None else None, **fields)
+              deleted=deleted, start_time=started, spec_fields=fields if memo is not None else None, **fields)
     if memo is not None:
         if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
             _SPEC_MEMO.clear()
         # the spec's template: the pod's fields, never its mutable ones (compiled, checked)
-        _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None)
+        _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None, None)
     return pod
 
 
@@ -476,5 +497,4 @@ def _spec_fields(r, spec, status, ns, name) -> dict:
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"),
         volumes=parse_pod_volumes(r, spec, name),
         gated=bool(r.seq(spec, "schedulingGates", "spec.schedulingGates")),
-        start_time=r.timestamp(status, "startTime", "status.startTime"),
     )
