@@ -304,6 +304,9 @@ def test_running_pods_of_one_spec_share_a_template_whatever_their_own_status():
     template, each keeping its own start time -- and each parses as it does alone."""
     from kschedcore.objects import pod as pod_module
     raws = [_running(f"web-{i}", f"10.1.0.{i}", f"2026-01-0{1 + i % 3}T10:00:0{i}Z", f"abc{i}") for i in range(6)]
+    for i, r in enumerate(raws):         # each on a node of its own, one with a StatefulSet's names
+        r["spec"]["nodeName"] = f"n{i}"
+    raws[5]["spec"].update(hostname="web-5", subdomain="web")
     raws += [_running("resized", "10.1.1.1", "2026-01-01T10:00:00Z", "r1", resources={"cpu": "2"}),
              _running("resized-2", "10.1.1.2", "2026-01-02T10:00:00Z", "r2", resources={"cpu": "2"}),
              _running("infeasible", "10.1.1.3", "2026-01-01T10:00:00Z", "r3", resources={"cpu": "250m"},
@@ -320,6 +323,7 @@ def test_running_pods_of_one_spec_share_a_template_whatever_their_own_status():
     web = shared[:6]
     assert all(p.spec_fields is web[0].spec_fields for p in web)
     assert len({p.start_time for p in web}) == 6          # each its own
+    assert [p.node_name for p in web] == [f"n{i}" for i in range(6)]
     # what the status decides is still read: a resize's requests (the larger of spec and status),
     # an infeasible resize (the status alone), the phase
     assert shared[6].requests["cpu"] == 2000 and shared[6].spec_fields is shared[7].spec_fields

@@ -127,7 +127,7 @@ def _copier(params: tuple):
 renamed = _copier(("name", "uid"))
 #: a pod of a remembered spec: the spec's template Pod with the pod's own metadata
 _from_template = _copier(("namespace", "name", "key", "uid", "labels", "terminating", "raw", "created", "deleted",
-                          "start_time"))
+                          "start_time", "node_name"))
 
 
 def normalize_image(name: str) -> str:
@@ -319,16 +319,22 @@ SPEC_MEMO_ENTRIES = 4096
 
 
 def _memo_key(ns: str, spec: dict, status: dict) -> tuple:
-    """The spec and the status fields _spec_fields reads, as written: marshal's bytes (version
-    2: no back-references, so equal values give equal bytes; 3x faster than repr), or repr where
-    marshal cannot write a value (a YAML timestamp). A running pod's status is its own (IPs,
-    container IDs, times): only what decides its requests, phase and nomination is keyed, so the
-    pods of one ReplicaSet in a dump share a template."""
+    """The spec (but nodeName) and the status fields _spec_fields reads, as written: marshal's
+    bytes (version 2: no back-references, so equal values give equal bytes; 3x faster than
+    repr), or repr where marshal cannot write a value (a YAML timestamp). A running pod's node
+    and status are its own (IPs, container IDs, times): only what decides its requests, phase and
+    nomination is keyed, so the pods of one ReplicaSet in a dump share a template."""
     read = _status_read(status) if status else None
+    if not _OWN_SPEC_KEYS.isdisjoint(spec):     # a bound pod's node (read per pod), a
+        spec = {k: v for k, v in spec.items() if k not in _OWN_SPEC_KEYS}   # StatefulSet pod's names
     try:
         return ns, marshal.dumps(spec, 2), marshal.dumps(read, 2) if read else b""
     except ValueError:
         return ns, repr(spec), repr(read)
+
+
+#: spec fields of a pod's own that no plugin reads from the template (nodeName is read per pod)
+_OWN_SPEC_KEYS = frozenset(("nodeName", "hostname", "subdomain"))
 
 
 def _status_read(status: dict) -> dict:
@@ -366,16 +372,21 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     created = r.timestamp(meta, "creationTimestamp", "metadata.creationTimestamp")
     deleted = r.timestamp(meta, "deletionTimestamp", "metadata.deletionTimestamp")
     started = r.timestamp(status, "startTime", "status.startTime")
+    node_name = r.string(spec, "nodeName", "spec.nodeName")
+    if node_name:
+        apival.check(r.obj, "spec.nodeName", node_name, apival.dns1123_subdomain_errors(node_name))
     terminating = meta.get("deletionTimestamp") is not None
     if template is not None:
-        return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted, started)
+        return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted, started,
+                              node_name)
     pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
-              deleted=deleted, start_time=started, spec_fields=fields if memo is not None else None, **fields)
+              deleted=deleted, start_time=started, node_name=node_name,
+              spec_fields=fields if memo is not None else None, **fields)
     if memo is not None:
         if len(_SPEC_MEMO) >= SPEC_MEMO_ENTRIES:
             _SPEC_MEMO.clear()
         # the spec's template: the pod's fields, never its mutable ones (compiled, checked)
-        _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None, None)
+        _SPEC_MEMO[memo] = _from_template(pod, ns, "", "/", "", {}, False, None, None, None, None, "")
     return pod
 
 
@@ -475,14 +486,12 @@ def _spec_fields(r, spec, status, ns, name) -> dict:
     if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
         r.fail("spec.preemptionPolicy", f"Unsupported value: {apival.go_quote(policy)}: supported values: "
                '"PreemptLowerPriority", "Never"')
-    for key in ("nodeName", "priorityClassName"):
-        text = r.string(spec, key, "spec." + key)
-        if text:
-            apival.check(r.obj, "spec." + key, text, apival.dns1123_subdomain_errors(text))
+    text = r.string(spec, "priorityClassName", "spec.priorityClassName")
+    if text:
+        apival.check(r.obj, "spec.priorityClassName", text, apival.dns1123_subdomain_errors(text))
     tolerations = tuple(r.toleration(r.item(t, f"spec.tolerations[{i}]"), f"spec.tolerations[{i}]")
                         for i, t in enumerate(r.seq(spec, "tolerations", "spec.tolerations")))
     return dict(
-        node_name=r.string(spec, "nodeName", "spec.nodeName"),
         scheduler_name=r.string(spec, "schedulerName", "spec.schedulerName") or "default-scheduler",
         priority=priority,
         requests=r.int64s(to_ints(requests), "spec.containers[*].resources.requests"),
