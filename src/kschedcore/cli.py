@@ -202,6 +202,14 @@ def one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _loaded() -> None:
+    """The console command's cluster is loaded and lives to the end of the process: the
+    collector's later passes leave it alone (a dump's millions of objects, walked again by every
+    full collection, cost a capacity run on 100,000 bound pods ~5 s)."""
+    if _CONSOLE:
+        collector.keep_for_good()
+
+
 def _scheduler(args, workload):
     config = load_config(args.config) if args.config else None
     return Scheduler.from_workload(workload, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
@@ -227,6 +235,7 @@ def cmd_capacity(args) -> int:
         t.min_member = args.gang
     if not all(targets) and args.gang is None:      # cluster-capacity's question, its report
         sched = capacity.load_cluster(args.cluster, excluded, args.default_config, seed=args.seed)
+        _loaded()
         doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
         sys.stdout.write(capacity.render(doc, args.verbose, args.output))
         return 0
@@ -245,6 +254,7 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
     from .capacity import answers
     workload = capacity.cluster_workload(args.cluster, excluded)
     config = capacity.capacity_config(args.default_config)
+    _loaded()
 
     def build():
         return capacity.build_cluster(workload, config, args.seed)
@@ -288,6 +298,7 @@ def cmd_whatif(args) -> int:
     sched = Scheduler.from_workload(load_workload(*args.cluster), seed=args.seed, threads=args.threads,
                                     percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
                                     tie_break=args.tie_break)
+    _loaded()
     doc = whatif(sched, change)
     if args.output == "json":
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
@@ -307,6 +318,7 @@ def _names(text: str) -> list:
 def cmd_explain(args) -> int:
     selector = parse_selector(args.pods) if args.pods is not None else None
     sched = _scheduler(args, load_workload(*args.workload))
+    _loaded()
     only = None
     if args.pod or selector is not None:
         keys = {k if "/" in k else f"default/{k}" for k in args.pod or ()}
@@ -352,8 +364,7 @@ def _simulate(args) -> int:
     with collector.paused():
         for pod in sched.pending:        # compile ahead: the timed phase is scheduling alone
             sched.prepare(pod)
-    if _CONSOLE:                         # the cluster lives to the end of the process
-        collector.keep_for_good()
+    _loaded()
     load_seconds = time.perf_counter() - t0
     n_pods = len(sched.pending)
     if args.queue:
@@ -423,6 +434,7 @@ def cmd_replay(args) -> int:
                       seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None)
     replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
                          api_server=args.api_server)
+    _loaded()
     with _progress(len(replay.timeline), args.output, "replaying") as tick:
         t0 = time.perf_counter()
         replay.run(tick)
