@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import WorkloadError
 from ..sources.alibaba import is_alibaba_csv, load_alibaba
 from ..sources.files import documents, read_text, workload_from_documents
+from ..util import collector
 from .engine import ARRIVALS, Departure, Replay, Step  # noqa: F401 (the package's API)
 from .events import DURATION_ANNOTATION, WatchEvent, read_watch_stream, workload_events  # noqa: F401
 from .records import PodRecord, Recorder  # noqa: F401
@@ -63,5 +64,7 @@ def default_arrival(timeline) -> str:
 def load_replay(paths, scheduler=None, *, arrival: str | None = None, **options) -> Replay:
     """A Replay of files (read_inputs) on `scheduler` (default: a new default-profile Scheduler)."""
     from ..scheduler import Scheduler
-    cluster, timeline = read_inputs(paths)
-    return Replay(scheduler or Scheduler(), cluster, timeline, arrival=arrival or default_arrival(timeline), **options)
+    with collector.paused():      # a dump's objects and an event each: no passes over the heap
+        cluster, timeline = read_inputs(paths)
+        return Replay(scheduler or Scheduler(), cluster, timeline, arrival=arrival or default_arrival(timeline),
+                      **options)
