@@ -118,7 +118,7 @@ def _documents(path: Path, text) -> list:
     else:
         first = text.lstrip()[:1]
     if first in ("{", "[", b"{", b"["):
-        if raw is not None:       # (json.loads' own decoding of bytes is 3x slower)
+        if raw is not None:       # decoded as read_text decodes (its error for a non-UTF-8 file)
             text, raw = _decoded(path, raw), None
         try:
             doc = json.loads(text)

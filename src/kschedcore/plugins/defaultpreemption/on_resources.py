@@ -17,9 +17,9 @@ import numpy as np
 
 from ..._kernel import F_CUSTOM_0, TOO_MANY_PODS_BIT, VOLUME_UU
 from ...framework.kernel_plugin import KernelPlugin
-from ..helper.volume import VolumePlugin
 from ...framework.status import Code
 from ...objects.disruption import split_by_violation
+from ..helper.volume import VolumePlugin
 from .ranking import NO_VICTIMS, pick_one_node, victims_in_order
 
 _STALE = np.iinfo(np.int64).min
