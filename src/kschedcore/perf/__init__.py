@@ -15,6 +15,7 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
     a CSINode declaring migrated plugins, more resource names than the table holds) is skipped
     with on_skip(name, error) -- name "<TestCase>" or "<TestCase>/<Workload>" --, or, when it was
     asked for by name (or nothing else ran), raises that error."""
+    import gc
     from ..errors import UnsupportedError, WorkloadError
     cases = load_perf_config(path)
     results, skipped = [], []
@@ -39,6 +40,10 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
                     raise
                 skipped.append((f"{case.name}/{w.name}", e))
                 continue
+            finally:
+                # the workload's cluster is garbage now, in cycles: collected here, not by a full
+                # collection in the middle of the next workload's measured window (0.5-1 s)
+                gc.collect()
             results.append(result)
             if on_result is not None:
                 on_result(result)
