@@ -8,6 +8,7 @@ from contextlib import redirect_stdout
 
 import pytest
 import yaml
+from hypothesis import given, settings, strategies as st
 
 from kschedcore import __version__
 from kschedcore.cli import main
@@ -330,3 +331,46 @@ def test_running_pods_of_one_spec_share_a_template_whatever_their_own_status():
     assert shared[8].requests["cpu"] == 250 and shared[0].requests["cpu"] == 500
     assert shared[9].terminal and not shared[0].terminal
     assert shared[10].requests["cpu"] == 500            # the same status resources, not infeasible
+
+
+_junk = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["", "Running", "x", "1", "2Gi"]),
+                  st.lists(st.integers(0, 1), max_size=2), st.dictionaries(st.sampled_from(["a", "cpu"]), st.text(max_size=2),
+                                                                           max_size=2))
+_container_status = st.one_of(_junk, st.fixed_dictionaries({}, optional={
+    "name": st.one_of(st.just("c"), _junk), "containerID": st.text(max_size=4),
+    "resources": st.one_of(_junk, st.just({"requests": {"cpu": "2"}})),
+    "allocatedResources": st.one_of(_junk, st.just({"cpu": "250m"}))}))
+_status = st.fixed_dictionaries({}, optional={
+    "phase": _junk, "podIP": st.text(max_size=4), "startTime": st.one_of(_junk, st.just("2026-01-01T00:00:00Z")),
+    "nominatedNodeName": _junk,
+    "containerStatuses": st.one_of(_junk, st.lists(_container_status, max_size=2)),
+    "conditions": st.one_of(_junk, st.lists(st.one_of(_junk, st.fixed_dictionaries(
+        {"type": st.sampled_from(["Ready", "PodResizePending"]), "reason": st.sampled_from(["Infeasible", "x"])})),
+        max_size=2))})
+
+
+def _outcome(raw):
+    from kschedcore.objects import pod as pod_module
+    try:
+        return _fields(pod_module.parse_pod(raw))
+    except ValidationError as e:
+        return str(e)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_status, min_size=2, max_size=4), st.sampled_from([None, "n1", 5]))
+def test_pods_of_one_spec_with_any_status_parse_as_each_alone(statuses, node):
+    """Whatever a status holds (malformed parts included), a pod parses with the memo as it does
+    alone: the same fields, or the same error naming it."""
+    from kschedcore.objects import pod as pod_module
+    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "500m"}}}]}
+    if node is not None:
+        spec["nodeName"] = node
+    raws = [{"metadata": {"name": f"p{i}", "namespace": "default"}, "spec": spec, "status": s}
+            for i, s in enumerate(statuses)]
+    shared = [_outcome(r) for r in raws]
+    alone = []
+    for r in raws:
+        pod_module._SPEC_MEMO.clear()
+        alone.append(_outcome(r))
+    assert shared == alone
