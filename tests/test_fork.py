@@ -242,3 +242,30 @@ def test_image_ids_remembered_per_shape_follow_a_revert():
     assert counts(sched) == counts(fresh) == {"base:1": 2, "other:1": 1, "new:1": 1, "new:2": 1}
     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "new:2"}]}}
     assert sched.explain(pod)["scores"] == fresh.explain(pod)["scores"]
+
+
+def test_rows_in_scan_order_follow_node_adds_removes_and_reverts():
+    """NodeTable.in_scan_order (a PreFilterResult's rows) keeps the snapshot's order, as
+    filtering the whole scan order would, after nodes come and go and a fork is reverted."""
+    def node(name, zone):
+        return {"metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+    sched = Scheduler([node(f"n{i}", "ab"[i % 2]) for i in range(6)])
+    t = sched.table
+
+    def check():
+        order = t.scan_order
+        for k in range(1, len(order) + 1):
+            rows = list(np.random.default_rng(k).permutation(order)[:k])
+            assert list(t.in_scan_order(rows)) == list(order[np.isin(order, rows)])
+
+    check()
+    sched.remove_node("n1")
+    sched.add_node(node("m0", "c"))          # takes n1's row, at the tree's end
+    check()
+    with sched.fork():
+        sched.add_node(node("m1", "a"))
+        sched.remove_node("n4")
+        check()
+    check()

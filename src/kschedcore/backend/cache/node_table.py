@@ -124,7 +124,7 @@ class NodeTable:
         """These rows (each in the snapshot) ordered as the snapshot lists them: a
         PreFilterResult's few names cost their own count, not a pass over every node."""
         order = self.scan_order
-        if self._scan_pos is None or len(self._scan_pos) < len(self.nodes):
+        if self._scan_pos is None:        # made again with the order (every node add or remove)
             self._scan_pos = np.full(len(self.nodes), -1, np.int32)
             self._scan_pos[order] = np.arange(len(order), dtype=np.int32)
         pos = self._scan_pos[np.asarray(rows, np.int64)]

@@ -39,7 +39,7 @@ class VolumePlugin(KernelPlugin):
         """The status array into the kernel (None: no node can fail, or Skip)."""
         pod, kernel = cycle.pod, cycle.framework.kernel
         self.armed = True           # a rejection below leaves the kernel's status stale
-        self.status = (pod, None)
+        self.status = (None, None)  # (a rejection below: no status of this pod's)
         if pod.volumes:
             status = self.prefilter(pod, cycle.cache.volumes, cycle.cache.table)
         else:
