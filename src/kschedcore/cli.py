@@ -103,7 +103,7 @@ def _parser():
                      help="the pod template (first document of the file); repeat for several, taken in turn; "
                           "=N: a target count (do N copies fit?)")
     cap.add_argument("--max-limit", type=int, default=0, metavar="N",
-                     help="stop after N instances (default 0: until one does not fit)")
+                     help="stop after N copies (default 0: until one does not fit)")
     cap.add_argument("--exclude-nodes", default="", metavar="a,b",
                      help="nodes left out of the cluster (comma-separated)")
     cap.add_argument("--default-config", metavar="FILE",
@@ -238,6 +238,7 @@ def cmd_capacity(args) -> int:
         _loaded()
         doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
         sys.stdout.write(capacity.render(doc, args.verbose, args.output))
+        sys.stderr.write(capacity.pending_note(doc, args.verbose, args.output))
         return 0
     doc = _capacity_answer(capacity, args, templates, excluded)
     if args.output == "json":
@@ -264,16 +265,19 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
     if templates[0].target is None:          # --gang alone: how many whole gangs fit
         if len(templates) != 1:
             raise ValidationError("--gang", "", "without target counts, give one template")
+        pending = capacity.schedule_cluster_pending(sched)
         fits = [capacity.gangs_that_fit(sched, templates[0], args.max_limit)]
-        return answers.fit_document(fits, before, sched)
+        return answers.fit_document(fits, before, sched, cluster_pending=pending)
     if not args.add_nodes:
-        return answers.fit_document(capacity.fit_templates(sched, templates), before, sched)
+        pending = capacity.schedule_cluster_pending(sched)
+        return answers.fit_document(capacity.fit_templates(sched, templates), before, sched, cluster_pending=pending)
     node = capacity.read_node_template(args.add_nodes)
     need = capacity.nodes_needed(build, templates, node, args.max_nodes)
     if need.scheduler is not None:
-        return answers.fit_document(need.fits, before, need.scheduler, need, node)
+        return answers.fit_document(need.fits, before, need.scheduler, need, node, need.cluster_pending)
     after = build()                 # no answer within --max-nodes: the cluster as it is
-    return answers.fit_document(capacity.fit_templates(after, templates), before, after, need, node)
+    pending = capacity.schedule_cluster_pending(after)
+    return answers.fit_document(capacity.fit_templates(after, templates), before, after, need, node, pending)
 
 
 # ---- whatif -----------------------------------------------------------------------------------
