@@ -51,7 +51,9 @@ def _parser():
     ex.add_argument("workload", nargs="+", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
     common(ex)
     ex.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
-    ex.add_argument("-o", "--output", choices=("table", "jsonl", "json"), default="table")
+    ex.add_argument("-o", "--output", choices=("table", "wide", "jsonl", "json"), default="table",
+                    help="table: a line per pod, the message under it; wide: the message as the last "
+                         "column, one line per pod; jsonl / json: the explain records")
     ex.add_argument("--pod", action="append", default=None, metavar="NS/NAME",
                     help="explain only this pending pod (repeatable); the others are scheduled in order, "
                          "without a record")
@@ -339,7 +341,7 @@ def cmd_explain(args) -> int:
         json.dump(sched.explain_pending(only=only), out, indent=1)
         out.write("\n")
     else:
-        report.print_explain_table(sched.explain_pending(only=only))
+        report.print_explain_table(sched.explain_pending(only=only), wide=args.output == "wide")
     return 0
 
 
