@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..objects.pod import parse_pod, renamed
+from ..objects.validation import check_node_field_selectors
 from .pending import Bound, ClusterPending, schedule_cluster_pending
 from .podspec import DEFAULT_SCHEDULER, Template
 
@@ -52,7 +53,9 @@ class CopyMaker:
     def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER):
         self.template, self.counter = template, 0
         raw = template.copy(0, scheduler_name)
-        self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
+        obj = f"template {template.namespace}/{template.name}"
+        self.parsed = sched.parse_pod(parse_pod(raw, obj))
+        check_node_field_selectors(obj, raw)     # cluster-capacity validates it (ValidatePodCreate)
 
     def take(self, count: int, compiled) -> list:
         """The next `count` copies, compiled as `compiled` (a copy's cycle made it)."""
