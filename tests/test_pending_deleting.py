@@ -6,6 +6,8 @@ import json
 
 from kschedcore import Scheduler
 from kschedcore.replay import Replay
+from kschedcore.replay.events import WatchEvent
+from kschedcore.replay.summary import summarize
 from kschedcore.scheduler.loop import Simulation, SimulationListener
 from kschedcore.scheduler.result import DELETING_REASON
 
@@ -85,7 +87,6 @@ def test_loop_queues_a_terminating_pod_and_skips_it():
 
 
 def ev(typ, obj, time):
-    from kschedcore.replay.events import WatchEvent
     e = WatchEvent(typ, obj["kind"], obj, f"test: {obj['metadata']['name']}")
     e.time, e.relative = int(time * 1e9), True
     return e
@@ -99,7 +100,6 @@ def test_replay_skips_a_pending_pod_whose_update_marks_it_deleted():
     rec = replay.recorder.records["default/big"]
     assert rec.node is None and rec.skipped and rec.attempts == 1
     assert replay.recorder.pending == 0
-    from kschedcore.replay.summary import summarize
     pods = summarize(replay)["pods"]
     assert pods["skippedBeingDeleted"] == 1 and pods["pendingAtEnd"] == 0 and pods["bound"] == 0
 

@@ -98,7 +98,8 @@ def _parser():
     rp.add_argument("--report", metavar="HTML", help="also write the HTML report (needs kschedcore[report])")
     rp.add_argument("--png", metavar="DIR", help="with --report: also write the figures as PNG files")
 
-    cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report)")
+    cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report); "
+                                          "the cluster's pending pods are scheduled first and reported apart")
     cap.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
                                                 "Lists, workload documents)")
     cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml[=N]",
@@ -113,7 +114,8 @@ def _parser():
     cap.add_argument("--verbose", action="store_true", help="pod requirements, termination reason, "
                                                              "distribution among nodes")
     cap.add_argument("-o", "--output", choices=("json", "yaml"), default="",
-                     help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields)")
+                     help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields, and "
+                          "status.clusterPendingPods where the cluster had pending pods)")
     cap.add_argument("--seed", type=int, default=0, help="seed of the random tie-break")
     cap.add_argument("--gang", type=int, default=None, metavar="MIN",
                      help="copies form PodGroups of MIN members, all placed or none (Coscheduling)")
