@@ -159,3 +159,48 @@ spec:
 status: {phase: Pending, qosClass: Burstable}
 """)
     assert parse_pod(dump).key == "prod/web-7d4b9c-x2x9z"
+
+
+
+REQUIRED_TERM = ("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                 "nodeSelectorTerms[0].matchFields[0].values")
+FIELD_VALUES = "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
+
+
+def _field_affinity(op: str, values: list, preferred: bool = False) -> dict:
+    term = {"matchFields": [{"key": "metadata.name", "operator": op, "values": values}]}
+    if preferred:
+        return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term}]}}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+def _refused_node_field_selector(obj) -> str:
+    with pytest.raises(ObjectError) as err:
+        apival.check_node_field_selectors("pod default/p", obj)
+    return f"{err.value.field}: {err.value.message}"
+
+
+@pytest.mark.parametrize("op", ["In", "NotIn"])
+@pytest.mark.parametrize("values", [["a", "b"], []])
+def test_node_field_selector_takes_exactly_one_value(op, values):
+    """validation.go ValidateNodeFieldSelectorRequirement: field.Required at `values`."""
+    assert _refused_node_field_selector(pod(affinity=_field_affinity(op, values))) == f"{REQUIRED_TERM}: {FIELD_VALUES}"
+    preferred = ("spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+                 ".preference.matchFields[0].values")
+    assert _refused_node_field_selector(pod(affinity=_field_affinity(op, values, True))) == f"{preferred}: {FIELD_VALUES}"
+    apival.check_node_field_selectors("pod default/p", pod(affinity=_field_affinity(op, ["a"])))   # one: admitted
+
+
+def test_capacity_podspec_with_several_field_values_is_refused_as_cluster_capacity_refuses_it(tmp_path, capsys):
+    """cluster-capacity runs ValidatePodCreate on --podspec: the API server's words, one line."""
+    spec = write(tmp_path, "pod.yaml", pod(affinity=_field_affinity("In", ["a", "b"])))
+    err = error_of(capsys, "capacity", write(tmp_path, "c.yaml", NODE), "--podspec", spec)
+    assert err == f"template default/p: {REQUIRED_TERM}: {FIELD_VALUES}"
+
+
+def test_a_pod_with_several_field_values_is_scheduled_as_kube_scheduler_schedules_it(tmp_path):
+    """kube-scheduler, handed such a pod (the parity workload node_affinity has 31), does not
+    refuse it: the term parses to nothing, so no node matches it; kschedcore does the same."""
+    parsed = parse_pod(pod(affinity=_field_affinity("In", ["a", "b"])))
+    [term] = parsed.required_terms
+    assert not term.parses

@@ -155,13 +155,70 @@ def test_copies_fill_the_cluster_then_the_first_that_does_not_fit_stops_it():
     assert [b.pod for b in est.bound[:2]] == ["default/web-0", "default/web-1"]
 
 
-def test_cluster_pods_pending_are_scheduled_first_and_counted_as_cluster_capacity_counts_them():
+def test_cluster_pods_pending_are_scheduled_first_and_not_counted():
+    """Six nodes of 4 cpu; the two pending pods of 2 cpu take 4 of the 24, leaving 20 for
+    copies of 1 cpu (cluster-capacity's hook would report 22: their bindings counted too)."""
     pending = [{"metadata": {"name": f"p{i}", "namespace": "default"},
                 "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}}
                for i in range(2)]
     est = capacity.run(small_cluster(pending=pending), [template()])
-    assert [b.pod for b in est.bound[:2]] == ["default/p0", "default/p1"]
-    assert est.instances() == 22 and est.instances(0) == 20
+    assert [b.pod for b in est.cluster.placed] == ["default/p0", "default/p1"] and not est.cluster.unplaced
+    assert est.instances() == 20 and est.instances(0) == 20 and len(est.bound) == 20
+    assert all(b.template == 0 for b in est.bound)
+
+
+def cpu_pod(name, cpu, priority=None, **spec):
+    pod = {"metadata": {"name": name, "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}], **spec}}
+    if priority is not None:
+        pod["spec"]["priority"] = priority
+    return pod
+
+
+#: three pending pods that fit (2 cpu each, on six nodes of 4 cpu) and two that fit nowhere (8 cpu)
+MIXED_PENDING = [cpu_pod(f"fits-{i}", "2") for i in range(3)] + [cpu_pod(f"huge-{i}", "8") for i in range(2)]
+
+
+def test_a_podspec_that_fits_nowhere_counts_zero_with_the_cluster_pods_reported():
+    est = capacity.run(small_cluster(pending=MIXED_PENDING), [template(cpu="16")])
+    assert est.instances() == 0 and est.bound == [] and est.stop_type == "Unschedulable"
+    assert sorted(b.pod for b in est.cluster.placed) == [f"default/fits-{i}" for i in range(3)]
+    assert sorted(est.cluster.unplaced) == ["default/huge-0", "default/huge-1"]
+    [(message, pods)] = est.cluster.reasons()
+    assert message.startswith("0/6 nodes are available: 6 Insufficient cpu.") and len(pods) == 2
+    doc = capacity.review(est, 0)
+    status = doc["status"]
+    assert status["replicas"] == 0 and status["pods"][0]["replicasOnNodes"] == []
+    assert status["clusterPendingPods"]["placed"] == 3 and status["clusterPendingPods"]["pending"] == 2
+    assert status["clusterPendingPods"]["reasons"][0]["count"] == 2
+
+
+def test_a_podspec_that_fits_k_times_counts_k():
+    """24 cpu, 6 taken by the pending pods that fit: 18 copies of 1 cpu (every node's free cpu is
+    whole), however the pending pods were spread."""
+    est = capacity.run(small_cluster(pending=MIXED_PENDING), [template(cpu="1")])
+    assert est.instances() == 18 and len(est.cluster.placed) == 3 and len(est.cluster.unplaced) == 2
+    doc = capacity.review(est, 0)
+    assert doc["status"]["replicas"] == 18
+    assert sum(r["replicas"] for r in doc["status"]["pods"][0]["replicasOnNodes"]) == 18
+
+
+def test_max_limit_bounds_the_copies_not_the_bindings():
+    est = capacity.run(small_cluster(pending=MIXED_PENDING), [template(cpu="1")], max_limit=5)
+    assert est.instances() == 5 and est.stop_reason == "LimitReached: Maximum number of pods simulated: 5"
+    assert len(est.cluster.placed) == 3
+
+
+def test_pending_pods_go_in_priority_order_and_gated_ones_stay():
+    """One node of 4 cpu: the high-priority pod is placed first, wherever it is listed; the
+    gated pod is never attempted."""
+    pending = [cpu_pod("low", "3", priority=1), cpu_pod("high", "3", priority=100),
+               cpu_pod("gated", "1", schedulingGates=[{"name": "g"}])]
+    est = capacity.run(small_cluster(1, pending), [template(cpu="1")])
+    assert [b.pod for b in est.cluster.placed] == ["default/high"]
+    assert est.cluster.unplaced["default/gated"] == "Scheduling is blocked due to non-empty scheduling gates"
+    assert est.cluster.unplaced["default/low"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert est.instances() == 1
 
 
 def test_two_templates_are_taken_in_turn():
@@ -263,3 +320,86 @@ def test_deployment_template_brings_its_replicas(tmp_path):
     t = capacity.read_template(str(tmp_path / "d.yaml"))
     assert (t.name, t.namespace, t.target) == ("api", "shop", 3)
     assert t.copy(0)["metadata"]["annotations"] == {capacity.PROVISIONER_ANNOTATION: "default-scheduler"}
+
+
+# ---- the cluster's pending pods in every printing ------------------------------------------------
+@pytest.fixture
+def pending_cluster(tmp_path):
+    """Six nodes of 4 cpu and MIXED_PENDING as files, a template of 16 cpu (fits nowhere) and one
+    of 1 cpu (fits 18 times once the pending pods are placed)."""
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for i in range(6)]
+    pods = [{"apiVersion": "v1", "kind": "Pod", **p} for p in MIXED_PENDING]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(nodes + pods))
+    for name, cpu in (("gpu", "16"), ("one", "1")):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+             "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}}))
+    return tmp_path
+
+
+def assert_pending_doc(doc):
+    assert (doc["pods"], doc["placed"], doc["pending"]) == (5, 3, 2)
+    [reason] = doc["reasons"]
+    assert reason["count"] == 2 and reason["pods"] == ["default/huge-0", "default/huge-1"]
+    assert reason["message"].startswith("0/6 nodes are available: 6 Insufficient cpu.")
+
+
+def test_plain_output_counts_copies_and_tells_the_pending_pods_on_stderr(pending_cluster, capsys):
+    code, out = cli("capacity", pending_cluster / "cluster.yaml", "--podspec", pending_cluster / "gpu.yaml")
+    err = capsys.readouterr().err
+    assert code == 0 and out == "0\n"
+    assert "pending pods (scheduled first, not counted as copies): 5; 3 placed, 2 still pending." in err
+    assert "2 pod(s) (default/huge-0, default/huge-1): 0/6 nodes are available: 6 Insufficient cpu." in err
+
+
+def test_verbose_output_counts_copies_and_lists_the_pending_pods(pending_cluster):
+    code, out = cli("capacity", pending_cluster / "cluster.yaml", "--podspec", pending_cluster / "one.yaml",
+                    "--verbose", "--max-limit", "10")
+    assert code == 0
+    assert "The cluster can schedule 10 instance(s) of the pod one.\n" in out
+    assert "Termination reason: LimitReached: Maximum number of pods simulated: 10\n" in out
+    assert "3 placed, 2 still pending.\n\t- 2 pod(s) (default/huge-0, default/huge-1): 0/6 nodes" in out
+    head, counts = split_report(out)
+    assert sum(counts.values()) == 10 and "fits-" not in out.split("Pod distribution")[1]
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_review_document_counts_copies_and_holds_the_pending_pods(pending_cluster, fmt):
+    code, out = cli("capacity", pending_cluster / "cluster.yaml", "--podspec", pending_cluster / "gpu.yaml", "-o", fmt)
+    doc = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+    assert code == 0 and doc["status"]["replicas"] == 0 and doc["status"]["pods"][0]["replicasOnNodes"] == []
+    assert_pending_doc(doc["status"]["clusterPendingPods"])
+
+
+def test_review_without_pending_pods_keeps_cluster_capacitys_fields():
+    code, out = cli("capacity", DATA / "clusters" / "taints.yaml.gz", "--podspec", DATA / "pods" / "small.yaml",
+                    "-o", "json", "--max-limit", "2")
+    assert code == 0 and "clusterPendingPods" not in json.loads(out)["status"]
+
+
+@pytest.mark.parametrize("fmt", ["", "json", "yaml"])
+def test_target_answer_schedules_the_pending_pods_first_and_reports_them(pending_cluster, fmt):
+    """20 copies of 1 cpu wanted: 18 fit beside the three pending pods that were placed."""
+    code, out = cli("capacity", pending_cluster / "cluster.yaml", "--podspec", f"{pending_cluster / 'one.yaml'}=20",
+                    *(["-o", fmt] if fmt else []))
+    assert code == 0
+    if not fmt:
+        assert "default/one       20      18  no" in out
+        assert "5; 3 placed, 2 still pending.\n  - 2 pod(s) (default/huge-0, default/huge-1): 0/6 nodes" in out
+        return
+    doc = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+    assert doc["templates"][0]["placed"] == 18
+    assert_pending_doc(doc["clusterPendingPods"])
+
+
+def test_nodes_to_add_schedule_the_pending_pods_first(pending_cluster):
+    """20 copies of 1 cpu with 18 cpu free: one node of 2 cpu more makes them fit."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "extra"},
+            "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}}
+    (pending_cluster / "node.yaml").write_text(yaml.safe_dump(node))
+    code, out = cli("capacity", pending_cluster / "cluster.yaml", "--podspec", f"{pending_cluster / 'one.yaml'}=20",
+                    "--add-nodes", pending_cluster / "node.yaml", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["fits"] and doc["nodesToAdd"]["nodes"] == 1
+    assert doc["clusterPendingPods"]["placed"] == 3

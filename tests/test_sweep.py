@@ -200,9 +200,12 @@ def test_capacity_as_kschedcore_capacity(files, capsys):
         args += ["--max-limit", "5"] if row["task"] % 2 else []      # the second mode's maxLimit
         assert main(args) == 0
         assert row["instances"] == int(capsys.readouterr().out), row
-        assert row["scheduled"] == row["instances"] and row["podspec"] == "pod.yaml"
-    # the cluster's own pending pods count, as in cluster-capacity; maxLimit stops early
-    assert rows[0]["instances"] > 24 and rows[1]["instances"] < rows[0]["instances"]
+        # the 24 web pods placed and the two huge ones (32 and 20 cpu: no node has them) not,
+        # then the copies: instances counts copies only, as `kschedcore capacity` does
+        assert row["scheduled"] == 24 + row["instances"] and row["podspec"] == "pod.yaml"
+        assert row["pods"] == 26 + row["instances"] + (row["task"] % 2 == 0), row
+    # 48 cpu - 3 bound - 22.5 pending leave 22.5 cpu: at most 45 copies of 500m; maxLimit 5: 5 copies
+    assert 0 < rows[0]["instances"] <= 45 and rows[1]["instances"] == 5
 
 
 # ---- runners -------------------------------------------------------------------------------------

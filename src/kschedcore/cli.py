@@ -51,7 +51,9 @@ def _parser():
     ex.add_argument("workload", nargs="+", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
     common(ex)
     ex.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
-    ex.add_argument("-o", "--output", choices=("table", "jsonl", "json"), default="table")
+    ex.add_argument("-o", "--output", choices=("table", "wide", "jsonl", "json"), default="table",
+                    help="table: a line per pod, the message under it; wide: the message as the last "
+                         "column, one line per pod; jsonl / json: the explain records")
     ex.add_argument("--pod", action="append", default=None, metavar="NS/NAME",
                     help="explain only this pending pod (repeatable); the others are scheduled in order, "
                          "without a record")
@@ -96,14 +98,15 @@ def _parser():
     rp.add_argument("--report", metavar="HTML", help="also write the HTML report (needs kschedcore[report])")
     rp.add_argument("--png", metavar="DIR", help="with --report: also write the figures as PNG files")
 
-    cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report)")
+    cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report); "
+                                          "the cluster's pending pods are scheduled first and reported apart")
     cap.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
                                                 "Lists, workload documents)")
     cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml[=N]",
                      help="the pod template (first document of the file); repeat for several, taken in turn; "
                           "=N: a target count (do N copies fit?)")
     cap.add_argument("--max-limit", type=int, default=0, metavar="N",
-                     help="stop after N instances (default 0: until one does not fit)")
+                     help="stop after N copies (default 0: until one does not fit)")
     cap.add_argument("--exclude-nodes", default="", metavar="a,b",
                      help="nodes left out of the cluster (comma-separated)")
     cap.add_argument("--default-config", metavar="FILE",
@@ -111,7 +114,8 @@ def _parser():
     cap.add_argument("--verbose", action="store_true", help="pod requirements, termination reason, "
                                                              "distribution among nodes")
     cap.add_argument("-o", "--output", choices=("json", "yaml"), default="",
-                     help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields)")
+                     help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields, and "
+                          "status.clusterPendingPods where the cluster had pending pods)")
     cap.add_argument("--seed", type=int, default=0, help="seed of the random tie-break")
     cap.add_argument("--gang", type=int, default=None, metavar="MIN",
                      help="copies form PodGroups of MIN members, all placed or none (Coscheduling)")
@@ -238,6 +242,7 @@ def cmd_capacity(args) -> int:
         _loaded()
         doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
         sys.stdout.write(capacity.render(doc, args.verbose, args.output))
+        sys.stderr.write(capacity.pending_note(doc, args.verbose, args.output))
         return 0
     doc = _capacity_answer(capacity, args, templates, excluded)
     if args.output == "json":
@@ -264,16 +269,19 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
     if templates[0].target is None:          # --gang alone: how many whole gangs fit
         if len(templates) != 1:
             raise ValidationError("--gang", "", "without target counts, give one template")
+        pending = capacity.schedule_cluster_pending(sched)
         fits = [capacity.gangs_that_fit(sched, templates[0], args.max_limit)]
-        return answers.fit_document(fits, before, sched)
+        return answers.fit_document(fits, before, sched, cluster_pending=pending)
     if not args.add_nodes:
-        return answers.fit_document(capacity.fit_templates(sched, templates), before, sched)
+        pending = capacity.schedule_cluster_pending(sched)
+        return answers.fit_document(capacity.fit_templates(sched, templates), before, sched, cluster_pending=pending)
     node = capacity.read_node_template(args.add_nodes)
     need = capacity.nodes_needed(build, templates, node, args.max_nodes)
     if need.scheduler is not None:
-        return answers.fit_document(need.fits, before, need.scheduler, need, node)
+        return answers.fit_document(need.fits, before, need.scheduler, need, node, need.cluster_pending)
     after = build()                 # no answer within --max-nodes: the cluster as it is
-    return answers.fit_document(capacity.fit_templates(after, templates), before, after, need, node)
+    pending = capacity.schedule_cluster_pending(after)
+    return answers.fit_document(capacity.fit_templates(after, templates), before, after, need, node, pending)
 
 
 # ---- whatif -----------------------------------------------------------------------------------
@@ -335,7 +343,7 @@ def cmd_explain(args) -> int:
         json.dump(sched.explain_pending(only=only), out, indent=1)
         out.write("\n")
     else:
-        report.print_explain_table(sched.explain_pending(only=only))
+        report.print_explain_table(sched.explain_pending(only=only), wide=args.output == "wide")
     return 0
 
 

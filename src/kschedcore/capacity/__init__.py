@@ -4,14 +4,16 @@ from .cluster import as_listed, build_cluster, capacity_config, cluster_workload
 from .nodes import NodesNeeded, node_copies, nodes_needed, read_node_template
 from .targets import TemplateFit, fit_templates, free_resources, gangs_that_fit
 from .estimate import LIMIT_REACHED, UNSCHEDULABLE, Bound, Estimate, run
+from .pending import ClusterPending, schedule_cluster_pending
 from .podspec import PROVISIONER_ANNOTATION, Template, read_template
 from . import answers
-from .review import render, review
+from .review import pending_note, render, review
 
-__all__ = ["Bound", "Estimate", "LIMIT_REACHED", "NodesNeeded", "PROVISIONER_ANNOTATION", "Template", "TemplateFit",
+__all__ = ["Bound", "ClusterPending", "Estimate", "LIMIT_REACHED", "NodesNeeded", "PROVISIONER_ANNOTATION", "Template", "TemplateFit",
            "UNSCHEDULABLE", "as_listed", "build_cluster", "capacity_config", "cluster_capacity", "cluster_workload",
            "fit_templates", "free_resources", "gangs_that_fit", "load_cluster", "node_copies", "nodes_needed",
-           "read_node_template", "read_template", "render", "review", "run"]
+           "pending_note", "read_node_template", "read_template", "render", "review", "run",
+           "schedule_cluster_pending"]
 
 
 def cluster_capacity(cluster_paths, podspecs, max_limit: int = 0, exclude_nodes=(), default_config=None,

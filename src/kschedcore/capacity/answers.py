@@ -1,12 +1,17 @@
 """kschedcore's capacity answers beyond cluster-capacity's report: templates with target counts
 (and gangs), the nodes to add, what is left. One document for -o json|yaml, one text table."""
+from .pending import ClusterPending, pending_lines
 from .targets import free_resources
 
 
-def fit_document(fits: list, sched_before_util: dict, sched, nodes_needed=None, node_template=None) -> dict:
+def fit_document(fits: list, sched_before_util: dict, sched, nodes_needed=None, node_template=None,
+                 cluster_pending: ClusterPending | None = None) -> dict:
+    """The answer document (docs/formats.md, "Capacity output"); `cluster_pending`: where the
+    cluster's own pending pods went, scheduled before the templates."""
     doc = {
         "fits": all(f.fits for f in fits),
         "templates": [f.as_dict() for f in fits],
+        "clusterPendingPods": (cluster_pending or ClusterPending()).as_dict(),
         "utilization": {"before": sched_before_util, "after": sched.utilization()},
         "free": free_resources(sched),
     }
@@ -18,6 +23,7 @@ def fit_document(fits: list, sched_before_util: dict, sched, nodes_needed=None, 
 
 
 def fit_text(doc: dict) -> str:
+    """The answer document as the table `kschedcore capacity` prints."""
     lines = []
     width = max([len("template")] + [len(f"{t['namespace']}/{t['name']}") for t in doc["templates"]])
     lines.append(f"{'template':<{width}}  {'wanted':>7} {'placed':>7}  fits")
@@ -28,6 +34,9 @@ def fit_text(doc: dict) -> str:
     for t in doc["templates"]:
         if not t["fits"] and t["message"]:
             lines.append(f"\n{t['namespace']}/{t['name']}: {t['message']}")
+    if doc["clusterPendingPods"]["pods"]:
+        lines.append("")
+        lines += [line.replace("\t", "  ") for line in pending_lines(doc["clusterPendingPods"])]
     need = doc.get("nodesToAdd")
     if need is not None:
         n = need["nodes"]

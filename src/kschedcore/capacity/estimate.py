@@ -4,47 +4,45 @@ decided by the Scheduler's own cycles.
 cluster-capacity starts kube-scheduler on a fake API holding the cluster, creates one copy of the
 template, and on each binding creates the next, until a copy's PodScheduled condition turns
 Unschedulable or `--max-limit` copies were made. Each copy is thus scheduled and assumed before
-the next exists; the answer is every pod bound in the run, in order -- the cluster's own pending
-pods of the default scheduler included (its binder hook counts them too, and each of their
-bindings creates one more copy). Nodes and pods reach it in the API's list order (by name; by
-namespace, then name), so the node order a cycle scans is that of the sorted names.
+the next exists. Nodes and pods reach it in the API's list order (by name; by namespace, then
+name), so the node order a cycle scans is that of the sorted names.
+
+Where the cluster has pending pods, the answer differs from cluster-capacity's on purpose: its
+binder hook counts every pod bound in the run, the cluster's own pending pods included (and each
+of their bindings makes one more copy), so a pod that fits nowhere could be reported to fit
+thousands of times. Here they are scheduled first (`pending.py`) and reported on their own; the
+answer counts copies of the template only, and `--max-limit` bounds the copies.
 """
-import heapq
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
 from ..objects.pod import parse_pod, renamed
+from ..objects.validation import check_node_field_selectors
+from .pending import Bound, ClusterPending, schedule_cluster_pending
 from .podspec import DEFAULT_SCHEDULER, Template
 
 UNSCHEDULABLE = "Unschedulable"
 LIMIT_REACHED = "LimitReached"
 
 
-class Bound(NamedTuple):
-    """One pod bound in the run: `template` is its template's index, None for a cluster pod."""
-    pod: str
-    node: str
-    template: int | None
-
-
 @dataclass
 class Estimate:
-    """A run's outcome: the pods bound in order, and why it stopped (cluster-capacity's
-    Status.StopReason is f"{stop_type}: {stop_message}")."""
+    """A run's outcome: the copies bound, in order, and why it stopped (cluster-capacity's
+    Status.StopReason is f"{stop_type}: {stop_message}"); `cluster`: where the cluster's own
+    pending pods went, scheduled before the first copy."""
     templates: list
     bound: list = field(default_factory=list)
     stop_type: str = ""
     stop_message: str = ""
-    #: pods of the cluster that were pending and stayed so: key -> unschedulable message
-    unplaced_cluster_pods: dict = field(default_factory=dict)
+    cluster: ClusterPending = field(default_factory=ClusterPending)
 
     @property
     def stop_reason(self) -> str:
         return f"{self.stop_type}: {self.stop_message}"
 
     def instances(self, template: int | None = None) -> int:
+        """Copies bound (of template `template`, or of all)."""
         return sum(1 for b in self.bound if template is None or b.template == template)
 
 
@@ -55,7 +53,9 @@ class CopyMaker:
     def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER):
         self.template, self.counter = template, 0
         raw = template.copy(0, scheduler_name)
-        self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
+        obj = f"template {template.namespace}/{template.name}"
+        self.parsed = sched.parse_pod(parse_pod(raw, obj))
+        check_node_field_selectors(obj, raw)     # cluster-capacity validates it (ValidatePodCreate)
 
     def take(self, count: int, compiled) -> list:
         """The next `count` copies, compiled as `compiled` (a copy's cycle made it)."""
@@ -78,13 +78,11 @@ class CopyMaker:
 def run(sched, templates: list, max_limit: int = 0) -> Estimate:
     """cluster-capacity's Run(): copies of the templates, in turn, each scheduled and assumed
     before the next, until one is unschedulable or `max_limit` (> 0) copies were made. The
-    scheduler's pending pods (of its default profile) go first, in queue order."""
+    scheduler's pending pods (of its default profile) go first, in PrioritySort order, and are
+    reported in `Estimate.cluster`, not counted."""
     makers = [CopyMaker(sched, t) for t in templates]
-    est = Estimate(templates)
+    est = Estimate(templates, cluster=schedule_cluster_pending(sched))
     cycles = sched.cycles
-    pending = [p for p in sched.pending if p.scheduler_name == DEFAULT_SCHEDULER and not p.gated]
-    if pending:
-        return _run_with_pending(sched, makers, max_limit, est, pending)
     limit = max_limit if max_limit > 0 else 1 << 62
     batched = len(makers) == 1
     while len(est.bound) < limit:
@@ -128,57 +126,3 @@ def _copies(sched, maker, pod, result, count: int, est) -> bool:
     sched.cache.place_written(copies, names, True, counted)
     est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
     return True
-
-
-def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
-    """The run when the cluster has pending pods: one queue in PrioritySort order (priority,
-    then arrival), the cluster's pods first; every binding makes the next copy, and the first
-    copy arrives once each of the cluster's pods had its cycle (cluster-capacity creates it
-    100 ms after the scheduler starts)."""
-    cycles = sched.cycles
-    heap, seq, made = [], 0, 0
-    template_of = {}
-
-    def push(pod):
-        nonlocal seq
-        heapq.heappush(heap, (-pod.priority, seq, pod))
-        seq += 1
-
-    def make():
-        nonlocal made
-        maker = made % len(makers)
-        pod = makers[maker].next()
-        template_of[pod.key] = maker
-        made += 1
-        push(pod)
-
-    for pod in pending:
-        push(pod)
-    taken = {id(p) for p in pending}
-    sched.pending = [p for p in sched.pending if id(p) not in taken]
-    cluster_left, first_made = len(pending), False
-    while True:
-        if cluster_left == 0 and not first_made:
-            first_made = True
-            make()
-        if not heap:
-            break
-        _, _, pod = heapq.heappop(heap)
-        mine = pod.key in template_of
-        cluster_left -= not mine
-        result = cycles.schedule_pod(pod)
-        if result.node is None:
-            cycles.post_filter(pod, result)
-            if mine:
-                est.stop_type, est.stop_message = UNSCHEDULABLE, result.message or ""
-                break
-            est.unplaced_cluster_pods[pod.key] = result.message or ""
-            sched.pending.append(pod)
-            continue
-        sched.assume_scheduled(pod, result)
-        est.bound.append(Bound(pod.key, result.node, template_of.get(pod.key)))
-        if max_limit > 0 and made >= max_limit:
-            est.stop_type, est.stop_message = LIMIT_REACHED, f"Maximum number of pods simulated: {max_limit}"
-            break
-        make()
-    return est

@@ -10,6 +10,7 @@ import yaml
 from ..objects.quantity import DECIMAL_SI, BINARY_SI, Quantity, parse_quantity
 from ..objects.resources import is_scalar
 from .manifest import go_pod
+from .pending import pending_lines
 
 #: report.go's ResourceNvidiaGPU, misspelt upstream; kept, since parsers of the report read it
 NVIDIA_GPU_KEY = "nvdia.com/gpu"
@@ -50,12 +51,13 @@ def _go_time_now() -> str:
 
 
 def review(est, max_limit: int) -> dict:
-    """The ClusterCapacityReview of a run (GetReport + Report())."""
+    """The ClusterCapacityReview of a run (GetReport + Report()), counting copies only; where
+    the cluster had pending pods, `status.clusterPendingPods` (kschedcore's) says where they went."""
     templates = [t.pod for t in est.templates]
     pods = [{"podName": t["metadata"]["name"], "replicasOnNodes": [], "failSummary": None} for t in templates]
     index = [{} for _ in templates]
-    for i, b in enumerate(est.bound):   # parsePodsReview: the i-th bound pod is template i % T's
-        j = i % len(templates)
+    for b in est.bound:     # copies are made template after template, in turn (parsePodsReview)
+        j = b.template
         ron = index[j].get(b.node)
         if ron is None:
             ron = index[j][b.node] = {"nodeName": b.node, "replicas": 0}
@@ -63,7 +65,7 @@ def review(est, max_limit: int) -> dict:
         ron["replicas"] += 1
     first_line = est.stop_reason.split("\n")[0]
     colon = first_line.index(":")
-    return {
+    doc = {
         "spec": {
             "templates": [go_pod(t) for t in templates],
             "replicas": max_limit,
@@ -77,6 +79,9 @@ def review(est, max_limit: int) -> dict:
             "pods": pods,
         },
     }
+    if est.cluster.total:
+        doc["status"]["clusterPendingPods"] = est.cluster.as_dict()
+    return doc
 
 
 def _go_map(d: dict) -> str:
@@ -110,6 +115,8 @@ def plain(doc: dict, verbose: bool) -> str:
     if verbose:
         fail = status["failReason"]
         out.append(f"\nTermination reason: {fail['failType']}: {fail['failMessage']}\n")
+        if "clusterPendingPods" in status:
+            out.append("\n" + "".join(line + "\n" for line in pending_lines(status["clusterPendingPods"])))
     if verbose and status["replicas"] > 0:
         out.append("\nPod distribution among nodes:\n")
         for pod in status["pods"]:
@@ -145,6 +152,15 @@ def go_yaml(doc) -> str:
     folded at 80 columns."""
     return yaml.dump(json.loads(json.dumps(doc)), Dumper=_GoYamlDumper, default_flow_style=False,
                      sort_keys=True, allow_unicode=True)
+
+
+def pending_note(doc: dict, verbose: bool, fmt: str) -> str:
+    """What the plain printing leaves to stderr: its standard output stays one count per
+    template, so the cluster's pending pods are told there (the other printings hold them)."""
+    pending = doc["status"].get("clusterPendingPods")
+    if pending is None or verbose or fmt in ("json", "yaml"):
+        return ""
+    return "".join(line + "\n" for line in pending_lines(pending))
 
 
 def render(doc: dict, verbose: bool, fmt: str) -> str:

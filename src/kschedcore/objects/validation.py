@@ -184,3 +184,26 @@ def check_int32(obj: str, path: str, value: int, go_field: str):
     """A number that does not fit an int32 field: the API server's JSON decoding refuses it."""
     if not INT32_MIN <= value <= INT32_MAX:
         raise ObjectError(obj, path, f"cannot unmarshal number {value} into Go struct field {go_field} of type int32")
+
+
+#: validation.go ValidateNodeFieldSelectorRequirement's words (field.Required at `values`)
+FIELD_SELECTOR_VALUES = "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
+_NODE_AFFINITY = "spec.affinity.nodeAffinity"
+
+
+def check_node_field_selectors(obj: str, pod: dict) -> None:
+    """The API server's one-value rule for the node field selectors (matchFields In / NotIn)
+    of a parsed pod's node affinity. kube-scheduler does not enforce it: given such a pod (one
+    that bypassed the API server, as the parity workloads' do) it schedules it, the term
+    matching nothing, and so does parse_pod; this is for inputs the API server validates first."""
+    na = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = (na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    terms = [(f"{_NODE_AFFINITY}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", t)
+             for i, t in enumerate(required)]
+    terms += [(f"{_NODE_AFFINITY}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference",
+               p.get("preference") or {})
+              for i, p in enumerate(na.get("preferredDuringSchedulingIgnoredDuringExecution") or [])]
+    for path, term in terms:
+        for j, r in enumerate(term.get("matchFields") or []):
+            if r.get("operator") in ("In", "NotIn") and len(r.get("values") or []) != 1:
+                raise ObjectError(obj, f"{path}.matchFields[{j}].values", f"Required value: {FIELD_SELECTOR_VALUES}")

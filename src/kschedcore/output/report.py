@@ -3,20 +3,54 @@ explain records (docs/formats.md)."""
 from ..scheduler.result import GATED_MESSAGE, ScheduleResult
 
 
-def print_explain_table(records):
-    from rich.console import Console
-    from rich.table import Table
+HEADER = ("pod", "node", "feasible", "score", "runner-up")
 
-    table = Table("pod", "node", "feasible", "score", box=None)
-    table.add_column("why not / runner-up", overflow="fold")     # the whole message, wrapped
-    for r in records:
-        scores = sorted(((s["total"], n) for n, s in r["scores"].items()), reverse=True)
-        best = str(scores[0][0]) if scores else "-"
-        why = r["fitError"] and (f"{r['fitError']} {r['postFilterMessage']}" if r.get("postFilterMessage")
-                                 else r["fitError"])
-        note = why or r.get("error") or (f"{scores[1][1]} ({scores[1][0]})" if len(scores) > 1 else "")
-        table.add_row(r["pod"], r["node"] or "[red]unschedulable[/red]", str(r["numFeasible"]), best, note)
-    Console().print(table)
+
+def explain_row(rec: dict) -> tuple:
+    """An explain record as the table's cells: pod, node, feasible nodes, the chosen node's total
+    score, the runner-up (the best-scoring node other than the chosen one, "" when it was the
+    only one scored) and the message (why not: the FitError with its PostFilter part, or the error)."""
+    scores, node = rec["scores"], rec["node"]
+    chosen = scores.get(node, {}).get("total") if node else None
+    others = [(s["total"], n) for n, s in scores.items() if n != node]
+    # the best total; among equal totals the first name (a stable pick, as the record is unordered)
+    best = min(others, key=lambda tn: (-tn[0], tn[1]), default=None)
+    runner_up = f"{best[1]} ({best[0]})" if best is not None and node else ""
+    why = rec.get("fitError") and (f"{rec['fitError']} {rec['postFilterMessage']}" if rec.get("postFilterMessage")
+                                   else rec["fitError"])
+    return (rec["pod"], node or "unschedulable", str(rec["numFeasible"]),
+            "-" if chosen is None else str(chosen), runner_up, why or rec.get("error") or "")
+
+
+def print_explain_table(records, wide: bool = False, console=None) -> None:
+    """The readable form of explain records: a line per pod, its message (why not) on its own
+    lines under it, indented and wrapped at the terminal's width; `wide`: the message as the
+    last column, one line per pod whatever its length (for grep and wide terminals)."""
+    import textwrap
+
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console or Console()
+    rows = [explain_row(r) for r in records]
+    heads = HEADER + (("message",) if wide else ())
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(HEADER)]
+
+    def line(cells) -> Text:
+        text = Text()
+        for i, (cell, w) in enumerate(zip(cells, widths + [0])):
+            style = "red" if i == 1 and cell == "unschedulable" and cells is not heads else ""
+            text.append(cell.rjust(w) if i in (2, 3) else cell.ljust(w), style)
+            text.append("  ")
+        text.rstrip()
+        return text
+
+    console.print(line(heads), soft_wrap=wide, highlight=False)
+    for r in rows:
+        console.print(line(r if wide else r[:5]), soft_wrap=wide, highlight=False)
+        if r[5] and not wide:
+            for part in textwrap.wrap(r[5], max(console.width - 4, 20), break_on_hyphens=False):
+                console.print(Text("    " + part), soft_wrap=True, highlight=False)
 
 
 def as_result(outcome):

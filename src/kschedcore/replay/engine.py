@@ -113,7 +113,8 @@ class Replay:
 
     def _parse_arrival(self, ev: WatchEvent):
         """The pod as the scheduler sees it: a deletionTimestamp in an arriving object is when it
-        departs, not a pod being deleted. Its lifetime is noted for departures."""
+        departs, not a pod being deleted (an update of a known pending pod that sets it is read
+        as it is, when applied). Its lifetime is noted for departures."""
         obj, meta = ev.obj, ev.obj.get("metadata") or {}
         if meta.get("deletionTimestamp") and ev.type != "DELETED":
             meta = {k: v for k, v in meta.items() if k not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
@@ -307,6 +308,8 @@ class Replay:
                 raise UnsupportedError(ev.where, "object.metadata.labels",
                                        "relabelling a bound pod is not replayed yet")
         elif not pod.node_name:         # a pending pod changed (its binding by a recorded scheduler is ignored)
+            if i in self.deletions:     # now being deleted: the loop passes it over when it pops it
+                pod = self.sched.parse_pod(ev.obj, ev.where)
             sim.update_pod(pod)
 
     def _apply_node(self, i, ev):

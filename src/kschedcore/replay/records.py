@@ -21,6 +21,7 @@ class PodRecord:
     bindings: int = 0                 # how many times it was bound
     bound_event: int | None = None    # timeline position of the event during which it was first bound
     withdrawn: bool = False           # settle mode gave up a pending pod that settled unplaced
+    skipped: bool = False             # popped while being deleted: never attempted again
     written: str | None = field(default=None, repr=False)    # the condition's message in the API
     seen: str | None = field(default=None, repr=False)       # ... in the scheduler's copy of the pod
 
@@ -29,7 +30,7 @@ class PodRecord:
                 "nominatedNode": self.nominated_node, "victims": sorted(self.victims),
                 "preemptedBy": self.preempted_by, "messages": self.messages, "attempts": self.attempts,
                 "boundAt": self.bound_at, "departedAt": self.departed_at, "boundEvent": self.bound_event,
-                "withdrawn": self.withdrawn}
+                "withdrawn": self.withdrawn, "skipped": self.skipped}
 
 
 class Recorder(SimulationListener):
@@ -57,7 +58,7 @@ class Recorder(SimulationListener):
     # ---- the replay's own events ---------------------------------------------------------------
     def arrived(self, key, event) -> None:
         rec = self.record(key, event, self.clock.now())
-        rec.departed_at = None
+        rec.departed_at, rec.skipped = None, False
         self.pending += 1
 
     def departed(self, key, was_bound: bool) -> None:
@@ -65,7 +66,7 @@ class Recorder(SimulationListener):
         if rec is None or rec.departed_at is not None:
             return
         rec.departed_at = self.clock.now()
-        if not was_bound:
+        if not was_bound and not rec.skipped:
             self.pending -= 1
 
     # ---- SimulationListener --------------------------------------------------------------------
@@ -84,6 +85,12 @@ class Recorder(SimulationListener):
             if not rec.messages or rec.messages[-1] != message:
                 rec.messages.append(message)
         rec.seen = copy
+
+    def skipped(self, key) -> None:
+        rec = self.records.get(key)
+        if rec is not None and not rec.skipped and rec.departed_at is None:
+            rec.skipped = True
+            self.pending -= 1
 
     def bound(self, key, node) -> None:
         rec = self.records.get(key)

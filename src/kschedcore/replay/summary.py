@@ -56,7 +56,8 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
     arrived = [r for r in recs if r.event is not None]
     bound = [r for r in arrived if r.bound_at is not None]
     sim = replay.sim
-    pending = [r for r in arrived if r.departed_at is None and r.pod not in sim.bound and r.pod in sim.pods]
+    pending = [r for r in arrived if r.departed_at is None and r.pod not in sim.bound and r.pod in sim.pods
+               and not r.skipped]
     reasons = {}
     for r in pending:
         outcome = sim.outcomes.get(r.pod)
@@ -70,7 +71,8 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
         "virtualSeconds": round(replay.clock.now(), 6),
         "pods": {"arrived": len(arrived), "bound": len(bound), "runningAtEnd": len(sim.bound),
                  "pendingAtEnd": len(pending), "departed": sum(1 for r in recs if r.departed_at is not None),
-                 "preempted": sum(1 for r in recs if r.preempted_by is not None)},
+                 "preempted": sum(1 for r in recs if r.preempted_by is not None),
+                 "skippedBeingDeleted": sum(1 for r in recs if r.skipped)},
         "cycles": sim.cycles,
         "preemptions": len(replay.recorder.preemptions),
         "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),

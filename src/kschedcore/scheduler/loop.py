@@ -31,6 +31,7 @@ from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
+from .result import DELETING_REASON
 
 
 @dataclass(slots=True)
@@ -238,12 +239,16 @@ class Simulation:
             self.queue.done(pinfo.uid)       # the lock): nothing to schedule, nothing to record
             return
         self.cycles += 1
+        if pod.terminating and pod.key not in self.binding and pod.key not in self.bound:
+            self.queue.done(pinfo.uid)       # skipPodSchedule: being deleted, never queued again
+            self._skip_deleting(pod.key)
+            return
         outcome = self.outcomes.get(pod.key)
         if outcome is None:
             outcome = self.outcomes[pod.key] = Outcome(pod.key, None, 0)
         outcome.attempts = pinfo.attempts
-        if pod.key in self.binding or pod.key in self.bound or pod.terminating:
-            self.queue.done(pinfo.uid)       # already assumed, or being deleted: skip
+        if pod.key in self.binding or pod.key in self.bound:
+            self.queue.done(pinfo.uid)       # already assumed: skip
             return
         result = self.sched.attempt(pod, self.nominator if self.nominator.count else None, self.usage.counted)
         self.listener.attempted(pod.key)
@@ -260,6 +265,13 @@ class Simulation:
             return                                           # bound as it is assumed
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
+
+    def _skip_deleting(self, key: str) -> None:
+        """A pending pod popped while being deleted: no outcome of its own (it is no pending pod
+        any more); counted once in the Scheduler's `ignored`, and told to the listener."""
+        if self.outcomes.pop(key, None) is not None:
+            self.sched.ignored[DELETING_REASON] += 1
+            self.listener.skipped(key)
 
     def _failed(self, pod, outcome, result, pinfo) -> None:
         """A failed attempt: the message, PostFilter's nomination acted on, the pod requeued
@@ -443,6 +455,10 @@ class SimulationListener:
 
     def preempted(self, key: str, node: str, victims: list) -> None:
         """The pod is nominated to `node`; `victims` (pod keys) are deleted for it next."""
+
+    def skipped(self, key: str) -> None:
+        """The pending pod was popped while being deleted (metadata.deletionTimestamp) and
+        passed over without a cycle (skipPodSchedule): the queue holds it no more."""
 
 
 @contextmanager

@@ -6,6 +6,9 @@ from ..framework.interface import CycleState
 NO_PROFILE_ERROR = "no profile for schedulerName"
 #: the PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+#: the `ignored` reason of a pending pod with metadata.deletionTimestamp: kube-scheduler's
+#: skipPodSchedule passes it over ("skip schedule deleting pod") and never queues it again
+DELETING_REASON = "pending pod being deleted (metadata.deletionTimestamp)"
 
 
 class ScheduleResult:

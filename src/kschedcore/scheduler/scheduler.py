@@ -22,7 +22,7 @@ from ..output import explain as explain_output
 from ..util import collector
 from . import batches
 from .handle import Handle
-from .result import GATED_MESSAGE, ScheduleResult
+from .result import DELETING_REASON, GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
@@ -192,11 +192,12 @@ class Scheduler(WhatIfOperations):
     def add_pod(self, pod) -> Pod | None:
         """A pod with spec.nodeName is counted on its node; others join `pending`.
 
-        Succeeded and Failed pods are ignored (None), as kube-scheduler's informers drop them.
+        Succeeded and Failed pods are ignored (None), as kube-scheduler's informers drop them;
+        so is a pending pod being deleted (metadata.deletionTimestamp), which kube-scheduler
+        pops and skips without a cycle (skipPodSchedule) and never queues again.
         """
         pod = self.parse_pod(pod)
-        if pod.terminal:
-            self.ignored[pod.phase] += 1
+        if self._left_out(pod):
             return None
         if pod.node_name:
             self.cache.add_pod(pod)
@@ -208,11 +209,20 @@ class Scheduler(WhatIfOperations):
         """Appends a pod to `pending`, even one that names its node already (pre-bound: it
         joins that node when its turn comes, without a scheduling cycle)."""
         pod = self.parse_pod(pod)
-        if pod.terminal:
-            self.ignored[pod.phase] += 1
+        if self._left_out(pod):
             return None
         self.pending.append(pod)
         return pod
+
+    def _left_out(self, pod: Pod) -> bool:
+        """Terminal pods, and pending ones being deleted: counted in `ignored`, not kept."""
+        if pod.terminal:
+            self.ignored[pod.phase] += 1
+            return True
+        if pod.terminating and not pod.node_name:
+            self.ignored[DELETING_REASON] += 1
+            return True
+        return False
 
     def remove_pod(self, key: str, missing_ok: bool = False) -> bool:
         """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node

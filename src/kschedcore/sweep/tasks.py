@@ -179,14 +179,16 @@ def run_replay(task: Task, inputs: Inputs) -> Decided:
 
 def run_capacity(task: Task, inputs: Inputs) -> Decided:
     """cluster-capacity's question (as `kschedcore capacity`): copies of the template until one
-    does not fit; the cluster's own pending pods go first and count, as there."""
+    does not fit; the cluster's own pending pods go first and are decided, not counted."""
     opts = scheduler_options(task)
     sched = capacity.build_cluster(capacity.as_listed(inputs.workload), opts.pop("config"), opts.pop("seed"), **opts)
     est = capacity.run(sched, [task.template], task.mode.max_limit)
-    tried = len(est.bound) + len(est.unplaced_cluster_pods) + (est.stop_type == capacity.UNSCHEDULABLE)
-    assignment = {b.pod: b.node for b in est.bound}
-    assignment.update(dict.fromkeys(est.unplaced_cluster_pods))
-    return _decided(sched, tried, assignment, instances=len(est.bound))
+    cluster = est.cluster
+    tried = cluster.total + len(est.bound) + (est.stop_type == capacity.UNSCHEDULABLE)
+    assignment = {b.pod: b.node for b in cluster.placed}
+    assignment.update(dict.fromkeys(cluster.unplaced))
+    assignment.update((b.pod, b.node) for b in est.bound)
+    return _decided(sched, tried, assignment, instances=est.instances())
 
 
 RUNS = {"schedule": run_schedule, "queue": run_queue, "replay": run_replay, "capacity": run_capacity}
