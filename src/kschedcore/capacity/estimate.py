@@ -19,7 +19,9 @@ from ..objects.pod import parse_pod, renamed
 from .podspec import DEFAULT_SCHEDULER, Template
 
 UNSCHEDULABLE = "Unschedulable"
+"""A stop reason: the next copy fit nowhere (its FitError follows in the reason)."""
 LIMIT_REACHED = "LimitReached"
+"""A stop reason: `max_limit` copies were placed."""
 
 
 class Bound(NamedTuple):

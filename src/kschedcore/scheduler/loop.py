@@ -32,6 +32,8 @@ from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
 
+__all__ = ["Outcome", "Simulation", "SimulationListener"]
+
 
 @dataclass(slots=True)
 class Outcome:

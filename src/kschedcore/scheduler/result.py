@@ -4,8 +4,9 @@ from ..framework.fit_error import FitError
 from ..framework.interface import CycleState
 
 NO_PROFILE_ERROR = "no profile for schedulerName"
-#: the PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds
+"""The start of a result's error for a pod whose `spec.schedulerName` no profile serves."""
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+"""The PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds."""
 
 
 class ScheduleResult:
