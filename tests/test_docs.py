@@ -117,3 +117,9 @@ def test_the_site_builds_strictly(tmp_path):
                          cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-4000:]
     assert (tmp_path / "site" / "reference" / "scheduler" / "index.html").exists()
+
+
+def test_the_readme_links_to_files_that_exist():
+    readme = (ROOT / "README.md").read_text()
+    targets = {m.group(1) for m in re.finditer(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme) if "://" not in m.group(1)}
+    assert targets and sorted(t for t in targets if not (ROOT / t).exists()) == []
