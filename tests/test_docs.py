@@ -4,12 +4,15 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -123,3 +126,58 @@ def test_the_readme_links_to_files_that_exist():
     readme = (ROOT / "README.md").read_text()
     targets = {m.group(1) for m in re.finditer(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme) if "://" not in m.group(1)}
     assert targets and sorted(t for t in targets if not (ROOT / t).exists()) == []
+
+
+# ---- the command pages show what the commands print ------------------------------------------
+COMMANDS = ROOT / "docs" / "commands"
+#: the width the pages' outputs were printed at (rich tables and argparse wrap to COLUMNS)
+WIDTH = {"getting-started.md": "110"}
+#: what differs from run to run: timings, and the review's creation time
+VOLATILE = re.compile(r"(wallSeconds|podsPerSecond|loadSeconds|eventsPerSecond)\s+[\d.]+|"
+                      r'"creationTimestamp":"[^"]*"')
+#: pages whose examples need files outside the repository or minutes of a busy machine
+NOT_RUN = {"perf.md", "sweep.md"}
+
+
+def shown_commands(page: Path):
+    """(command, expected lines) for each `$ kschedcore ...` line of the page's plain blocks."""
+    for block in re.findall(r"```\n(\$ .*?)```", page.read_text(), re.S):
+        yield [(m.group(1), m.group(2).splitlines())
+               for m in re.finditer(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block, re.M)]
+
+
+def documented_pages():
+    return sorted(p for p in COMMANDS.glob("*.md") if p.name not in NOT_RUN) + [ROOT / "docs" / "getting-started.md"]
+
+
+def shell(command: str, cwd: Path, width: str) -> list:
+    python = shlex.quote(sys.executable)
+    command = re.sub(r"(^|\| |&& )kschedcore ", rf"\1{python} -m kschedcore ", command)
+    env = dict(os.environ, COLUMNS=width, PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return [VOLATILE.sub(r"\1", line.rstrip()) for line in (run.stdout + run.stderr).splitlines()]
+
+
+BAD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1.2.3"}}}]}}
+
+
+@pytest.mark.parametrize("page", documented_pages(), ids=lambda p: p.name)
+def test_the_page_shows_what_its_commands_print(page, tmp_path):
+    if page.name == "report.md":
+        pytest.importorskip("matplotlib")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(BAD_POD))
+    blocks = list(shown_commands(page))
+    assert blocks
+    for block in blocks:                          # the commands of a block run in order, in one folder
+        for command, expected in block:
+            want = [VOLATILE.sub(r"\1", line.rstrip()) for line in expected]
+            assert shell(command, tmp_path, WIDTH.get(page.name, "90")) == want, command
+
+
+@pytest.mark.parametrize("command", ["simulate", "explain", "capacity", "whatif", "replay", "report", "perf", "sweep"])
+def test_the_page_shows_the_commands_usage(command, tmp_path):
+    page = (COMMANDS / f"{command}.md").read_text()
+    usage = re.search(r"## Usage\n\n```\n(.*?)```", page, re.S).group(1).splitlines()
+    assert shell(f"kschedcore {command} --help", tmp_path, "90") == [line.rstrip() for line in usage]
