@@ -1,4 +1,4 @@
-"""Prints the README's benchmark table from a saved pytest-benchmark JSON file.
+"""Prints the benchmark table of docs/benchmarks.md from a saved pytest-benchmark JSON file.
 
     python bench/report.py .benchmarks/*/0001_*.json
 """

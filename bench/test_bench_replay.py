@@ -5,7 +5,7 @@ of mixed shapes), once scheduled in order by `schedule_pending()` and once repla
 `--arrival timestamps`: the pods arrive 400 a second and each leaves after running a random
 10-60 s (`kschedcore.io/duration`; about 14,000 pods run at a time, half of what fits), so the
 cluster churns -- every departure frees room and goes through the queue's event path. Parsing is outside both timings. The Alibaba 2023 trace excerpt in the
-repository is replayed too (the full trace: see the README).
+repository is replayed too (the full trace: see docs/benchmarks.md).
 """
 import random
 import time

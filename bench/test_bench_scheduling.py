@@ -2,7 +2,7 @@
 
 Each round builds a fresh scheduler with the workload's nodes and pending pods (not timed) and
 times `schedule_pending()`: every pending pod goes through a full cycle and is assumed.
-Run: `python -m pytest bench/ --benchmark-only` (see README: saving and comparing runs).
+Run: `python -m pytest bench/ --benchmark-only` (see docs/benchmarks.md: saving and comparing runs).
 """
 import pytest
 

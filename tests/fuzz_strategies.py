@@ -1,4 +1,4 @@
-"""Hypothesis strategies for fuzzing each reader with valid *and* invalid input (issue 12).
+"""Hypothesis strategies for fuzzing each reader with valid *and* invalid input.
 
 Each strategy draws from a vocabulary of near misses -- the values a person or a generator gets
 almost right (`1.2.3`, `memroy`, `In` with no values, `Gt` over `abc`, a key with two slashes,

@@ -1,4 +1,4 @@
-"""Objects the API server refuses are refused with its words (issue 12).
+"""Objects the API server refuses are refused with its words.
 
 tests/data/api_validation/pods_nodes.json holds Pods and Nodes with the first error the API
 server's own validation gave for each: k8s.io/kubernetes v1.34.1 pkg/apis/core/validation

@@ -1,4 +1,4 @@
-"""Fuzzing the readers (issue 12). Two kinds of input:
+"""Fuzzing the readers. Two kinds of input:
 
 - valid objects from the parity workloads, mutated at random (a field replaced by any JSON
   value, deleted, or a key added);

@@ -92,9 +92,9 @@ def test_fixture_in_a_users_test_suite(pytester, files):
 
 
 def test_readme_gate_example_runs_as_written(pytester):
-    """The README's example, conftest and test as printed, on a cluster that meets it."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = re.search(r"```python\n(.*?)```", readme.split("**A performance gate in your own CI.**", 1)[1], re.S).group(1)
+    """The guide's example, conftest and test as printed, on a cluster that meets it."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "performance-gates.md").read_text()
+    block = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
     conftest, test = block.split("# test_scheduling_gate.py\n")
     pytester.makeconftest(conftest)
     pytester.makepyfile(test_scheduling_gate=test)

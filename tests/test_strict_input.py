@@ -1,4 +1,4 @@
-"""Strict input (issue 12, first part): configuration decoded strictly with kube-scheduler's
+"""Strict input: configuration decoded strictly with kube-scheduler's
 wording, unknown kinds refused, what is left out counted by reason, resource names validated as
 the API server validates them, the CLI's own flags checked. The expected messages are
 kube-scheduler v1.34.1's own, taken from runs of it."""

@@ -394,9 +394,9 @@ def test_ray_rows_equal_local(files, ray_cluster):
         assert (b["summary"]["runner"], b["summary"]["address"], b["summary"]["cpus"]) == ("ray", address, 2)
 
 
-def test_readme_example(files, monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("### Sweeps\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+def test_documented_example(files, monkeypatch):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "commands" / "sweep.md").read_text()
+    block = page.split("## From Python\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     write_sweep(files, sweep_doc(seeds=[1]))
     monkeypatch.chdir(files)
     scope = {}

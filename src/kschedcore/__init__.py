@@ -11,6 +11,7 @@ from .scheduler import ScheduleResult, Scheduler
 from .sources.files import Workload, load_workload
 
 __version__ = "0.1.0"
+"""The package's version; its decisions are kube-scheduler v1.34.1's."""
 
 __all__ = [
     "Scheduler", "ScheduleResult", "FitError", "SchedulerConfig", "load_config", "parse_config", "Workload", "load_workload", "Node", "Pod",

@@ -3,3 +3,8 @@ from .framework.custom import (CustomFilter, CustomPostFilter, CustomPreFilter, 
                                NativeScore, NodeArrays, NodeColumns, compile_native, default_normalize)
 from .framework.interface import (SKIP, CycleState, Error, PostFilterResult, PreFilterResult, Status,  # noqa: F401
                                   Unschedulable, UnschedulableAndUnresolvable)
+
+__all__ = ["CustomFilter", "CustomPostFilter", "CustomPreFilter", "CustomScore", "NativeFilter",
+           "NativeScore", "NodeArrays", "NodeColumns", "compile_native", "default_normalize", "SKIP",
+           "CycleState", "Error", "PostFilterResult", "PreFilterResult", "Status", "Unschedulable",
+           "UnschedulableAndUnresolvable"]

@@ -4,6 +4,9 @@ Every problem with user input is a :class:`ValidationError` that names the objec
 field path, so a CLI can print one line and a caller can react to the field.
 """
 
+__all__ = ["KSchedCoreError", "ValidationError", "QuantityError", "ObjectError", "DuplicateError",
+           "WorkloadError", "UnsupportedError", "NotFoundError", "StateError"]
+
 
 class KSchedCoreError(Exception):
     """Base class of every kschedcore exception."""

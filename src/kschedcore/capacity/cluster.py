@@ -50,8 +50,11 @@ def as_listed(workload, exclude_nodes=()):
 
 
 def build_cluster(workload, config: SchedulerConfig, seed: int = 0, **options) -> Scheduler:
+    """A Scheduler over a loaded Workload under `config`, for capacity questions."""
     return Scheduler.from_workload(workload, config=config, seed=seed, **options)
 
 
 def load_cluster(paths, exclude_nodes=(), config_path=None, seed: int = 0, **options) -> Scheduler:
+    """The cluster in the files `paths` as cluster-capacity lists it (`exclude_nodes` left out),
+    as a Scheduler under the KubeSchedulerConfiguration at `config_path` (None: the default)."""
     return build_cluster(cluster_workload(paths, exclude_nodes), capacity_config(config_path), seed, **options)

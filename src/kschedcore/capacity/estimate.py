@@ -23,7 +23,9 @@ from .pending import Bound, ClusterPending, schedule_cluster_pending
 from .podspec import DEFAULT_SCHEDULER, Template
 
 UNSCHEDULABLE = "Unschedulable"
+"""A stop reason: the next copy fit nowhere (its FitError follows in the reason)."""
 LIMIT_REACHED = "LimitReached"
+"""A stop reason: `max_limit` copies were placed."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from ..errors import WorkloadError
 from ..sources.files import documents, read_text
 
 PROVISIONER_ANNOTATION = "cc.kubernetes.io/provisioned-by"
+"""The annotation cluster-capacity puts on every copy of a pod template: the scheduler that placed it."""
 DEFAULT_SCHEDULER = "default-scheduler"
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController", "DaemonSet")
 

@@ -54,6 +54,9 @@ class Profile:
 
 @dataclass
 class SchedulerConfig:
+    """A KubeSchedulerConfiguration as read: its profiles (one Framework each, selected by
+    `spec.schedulerName`), the global `percentageOfNodesToScore`, and the Registry its
+    out-of-tree plugin names come from. `SchedulerConfig.default()` is kube-scheduler's default."""
     profiles: list
     percentage_of_nodes_to_score: int | None = None
     #: the Registry the out-of-tree plugin names of the profiles come from

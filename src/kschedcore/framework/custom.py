@@ -199,6 +199,11 @@ class _Native(_Custom):
 
 
 class NativeFilter(_Native):
+    """A Filter plugin whose per-node function `fn(row, node, pod, params)` is compiled with Numba
+    and called inside the kernel's pass: 0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable
+    (`reason` is the message). `params` holds the columns of the declared `resources`, then of the
+    `labels`, the ids of the `values`, then `constants`."""
+
     def __init__(self, name, fn, *, reason=DEFAULT_REASON, **kw):
         super().__init__(name, fn, **kw)
         self.reason = reason
@@ -208,6 +213,9 @@ class NativeFilter(_Native):
 
 
 class NativeScore(_Native):
+    """A Score plugin whose per-node function `fn(row, node, pod, params)` is compiled with Numba and
+    called once per cycle over the feasible rows; `normalize=True` applies DefaultNormalizeScore
+    (raw x 100 / max), then `weight`. `params` as for NativeFilter."""
     batch = True
 
     def __init__(self, name, fn, *, weight=1, normalize=False, **kw):

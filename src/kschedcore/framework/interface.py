@@ -13,9 +13,15 @@ from typing import Protocol
 
 from .status import Code
 
-#: a PreFilter / PreScore result meaning "this plugin does nothing for this pod" (its Filter
-#: or Score is then not called), and a Bind plugin's "not mine"
+__all__ = ["SKIP", "MAX_PERMIT_TIMEOUT", "Status", "Unschedulable", "UnschedulableAndUnresolvable", "Error",
+           "Allow", "Wait", "Reject", "PreFilterResult", "PostFilterResult", "CycleState", "PluginError",
+           "QueueSortPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterExtensions", "FilterPlugin",
+           "PostFilterPlugin", "PreScorePlugin", "ScorePlugin", "ReservePlugin", "PermitPlugin",
+           "PreBindPlugin", "BindPlugin", "PostBindPlugin", "EnqueueExtensions"]
+
 SKIP = type("Skip", (), {"__repr__": lambda self: "SKIP", "__slots__": ()})()
+"""A PreFilter / PreScore result meaning "this plugin does nothing for this pod" (its Filter or
+Score is then not called), and a Bind plugin's "not mine"."""
 
 SUCCESS = Code.SUCCESS
 UNSCHEDULABLE = Code.UNSCHEDULABLE
@@ -23,8 +29,8 @@ UNSCHEDULABLE_AND_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 ERROR = Code.ERROR
 WAIT = Code.WAIT
 
-#: kube-scheduler's cap on a Permit plugin's wait
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+"""kube-scheduler's cap on a Permit plugin's wait, in seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +54,17 @@ class Status:
 
 
 def Unschedulable(*reasons: str) -> Status:
+    """A rejection preemption may resolve (code Unschedulable), with its reasons."""
     return Status(Code.UNSCHEDULABLE, reasons)
 
 
 def UnschedulableAndUnresolvable(*reasons: str) -> Status:
+    """A rejection preemption cannot resolve: evicting pods would not help, so preemption skips the node."""
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
 
 
 def Error(message: str) -> Status:
+    """An internal error: the scheduling cycle ends with this message."""
     return Status(Code.ERROR, (message,))
 
 
@@ -158,59 +167,92 @@ class PreFilterRejection(Exception):
 
 # ---- the extension points, as protocols (shapes only: implement the methods you need) --------
 class QueueSortPlugin(Protocol):
+    """QueueSort: `less(a, b)` orders the activeQ over QueuedPodInfos."""
+
     def less(self, a, b) -> bool: ...                                   # over QueuedPodInfos
 
 
 class PreEnqueuePlugin(Protocol):
+    """PreEnqueue: `pre_enqueue(pod)` returns None, or why the pod waits outside the activeQ."""
+
     def pre_enqueue(self, pod) -> str | None: ...                       # None, or why it waits
 
 
 class PreFilterPlugin(Protocol):
+    """PreFilter: returns None, `SKIP`, a `PreFilterResult` (the only nodes worth filtering) or a
+    rejecting `Status` (every node gets it)."""
+
     def pre_filter(self, state: CycleState, pod, nodes): ...            # None, SKIP, PreFilterResult, Status
 
 
 class PreFilterExtensions(Protocol):
+    """PreFilter's AddPod / RemovePod: update the cycle state on a clone as preemption's dry run
+    takes lower-priority pods off a node and puts them back."""
+
     def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str): ...
     def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str): ...
 
 
 class FilterPlugin(Protocol):
+    """Filter: per node row, 0 (passes), 1 (Unschedulable) or 2 (UnschedulableAndUnresolvable), or
+    booleans (True passes)."""
+
     def filter(self, state: CycleState, pod, nodes): ...                # per row: 0 / 1 / 2, or bools
 
 
 class PostFilterPlugin(Protocol):
+    """PostFilter: runs when no node fits; `statuses` maps node name to (Code, plugin name). Returns
+    a `PostFilterResult` (nominate, evicting its victims) or an Unschedulable `Status`."""
+
     def post_filter(self, state: CycleState, pod, statuses: dict): ...  # PostFilterResult or Status
 
 
 class PreScorePlugin(Protocol):
+    """PreScore: returns None, `SKIP` (its Score is not called) or an Error status."""
+
     def pre_score(self, state: CycleState, pod, nodes, rows): ...       # None, SKIP, Error status
 
 
 class ScorePlugin(Protocol):
+    """Score and NormalizeScore: int64 per feasible row; normalised scores lie in [0, 100]."""
+
     def score(self, state: CycleState, pod, nodes, rows): ...           # int64 per feasible row
     def normalize_score(self, state: CycleState, pod, rows, scores): ...
 
 
 class ReservePlugin(Protocol):
+    """Reserve and Unreserve: a failed Reserve unreserves every Reserve plugin in reverse order."""
+
     def reserve(self, state: CycleState, pod, node_name: str, handle): ...     # None or failure
     def unreserve(self, state: CycleState, pod, node_name: str, handle): ...
 
 
 class PermitPlugin(Protocol):
+    """Permit: `Allow()`, `Wait(timeout)` or `Reject(message)`."""
+
     def permit(self, state: CycleState, pod, node_name: str, handle) -> Status: ...   # Allow / Wait / Reject
 
 
 class PreBindPlugin(Protocol):
+    """PreBind: None, or an error that unreserves the pod and requeues it."""
+
     def pre_bind(self, state: CycleState, pod, node_name: str, handle): ...    # None or error
 
 
 class BindPlugin(Protocol):
+    """Bind: None (bound), an error, or `SKIP` (the next Bind plugin, else the binder, binds)."""
+
     def bind(self, state: CycleState, pod, node_name: str, handle): ...        # None, error or SKIP
 
 
 class PostBindPlugin(Protocol):
+    """PostBind: told after a successful bind; its answer is ignored."""
+
     def post_bind(self, state: CycleState, pod, node_name: str, handle): ...
 
 
 class EnqueueExtensions(Protocol):
+    """EventsToRegister: the cluster events (with queueing hints) that may make a pod this plugin
+    rejected schedulable; None means every event."""
+
     def events_to_register(self) -> list: ...       # [ClusterEventWithHint]; None: every event

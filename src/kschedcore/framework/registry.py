@@ -20,12 +20,17 @@ imported; its factories take (args, handle), out-of-tree ones (args).
 """
 from ..errors import ValidationError
 
-#: the extension points a plugin may implement here
+__all__ = ["POINTS", "Registry"]
+
 POINTS = ("queueSort", "preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
           "preBind", "bind", "postBind")
+"""The extension points an out-of-tree plugin may be registered for."""
 
 
 class Registry:
+    """Plugin factories by name (kube-scheduler's frameworkruntime.Registry): `register(name,
+    factory, points)`; a factory gets the plugin's `pluginConfig` args. Hand it to `load_config`."""
+
     def __init__(self):
         self._factories = {}       # name -> (factory, frozenset of points), in registration order
 

@@ -9,8 +9,13 @@ from enum import IntEnum
 
 from .._kernel import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
 
+__all__ = ["Code"]
+
 
 class Code(IntEnum):
+    """A plugin status code, numbered as the compiled pass writes it; `str(code)` is kube-scheduler's
+    name of it."""
+
     #: the Filter pass stopped before reaching the node (kernel buffers only)
     NOT_EXAMINED = C_NOT_EXAMINED
     SUCCESS = C_SUCCESS

@@ -18,6 +18,8 @@ class Taint:
 
 @dataclass(slots=True, eq=False)
 class Node:
+    """A validated v1 Node as the scheduler reads it: labels, taints, `spec.unschedulable`,
+    allocatable in integer units (cpu in millicores), the allowed pod count and images."""
     name: str
     uid: str
     labels: dict
@@ -38,6 +40,8 @@ FACTS_MEMO_ENTRIES = 4096
 
 
 def parse_node(raw, index_hint: str = "") -> Node:
+    """Reads and validates a v1 Node (a dict as the API or a manifest writes it); bad input raises
+    a ValidationError naming the node and the field."""
     _, name = metadata_name("node", raw, index_hint)
     r = FieldReader(f"node {name}")
     meta = raw["metadata"]

@@ -42,6 +42,9 @@ class HostPort:
 
 @dataclass(slots=True, eq=False)
 class Pod:
+    """A validated v1 Pod as the scheduler reads it: its effective requests (init containers,
+    sidecars, overhead, pod-level resources), non-zero requests, tolerations, node and pod
+    affinity, spread constraints, host ports, images, volumes, priority and scheduling gates."""
     namespace: str
     name: str
     uid: str

@@ -6,6 +6,8 @@ from rich.table import Table
 
 
 def data_items(results) -> dict:
+    """scheduler_perf's JSON (`{"version": "v1", "dataItems": [...]}`) for WorkloadResults, each
+    measurement with its workload's threshold as `AverageThreshold`."""
     items = []
     for r in results:
         for m in r.measurements:
@@ -26,6 +28,7 @@ def passed(result) -> bool | None:
 
 
 def print_table(results, file=None) -> None:
+    """The SchedulingThroughput table of WorkloadResults, each beside its threshold."""
     table = Table(title="SchedulingThroughput (pods/s)")
     for col in ("workload", "pods", "seconds", "window pods/s", "Average", "Perc50", "Perc90", "Perc99", "threshold",
                 "x threshold"):

@@ -44,6 +44,8 @@ class Measurement:
 
 @dataclass
 class WorkloadResult:
+    """One workload's run: its SchedulingThroughput measurements, threshold, wall seconds, and the
+    feature gates it sets that are not applied."""
     test_case: str
     workload: str
     threshold: float | None
@@ -53,6 +55,9 @@ class WorkloadResult:
 
 
 class Runner:
+    """Runs one workload of a test case: its ops in order (nodes, namespaces, pods, churn,
+    barriers) through kube-scheduler's loop, with scheduler_perf's throughput collector."""
+
     def __init__(self, case, workload, sample_interval: float = 0.01, seed: int = 0):
         self.case, self.workload = case, workload
         self.where = f"{case.name}/{workload.name}"

@@ -20,6 +20,9 @@ from .events import DURATION_ANNOTATION, WatchEvent, read_watch_stream, workload
 from .records import PodRecord, Recorder  # noqa: F401
 from .summary import run_document, summarize  # noqa: F401
 
+__all__ = ["ARRIVALS", "DURATION_ANNOTATION", "Departure", "PodRecord", "Recorder", "Replay", "Step",
+           "WatchEvent", "load_replay", "read_watch_stream", "run_document", "summarize", "workload_events"]
+
 
 def is_stream(path) -> bool:
     """A watch-event stream, by its name: .jsonl or .ndjson, optionally .gz."""

@@ -26,6 +26,7 @@ from .records import Recorder
 from .summary import Sampler
 
 ARRIVALS = ("settle", "all", "timestamps")
+"""The arrival modes: one event at a time once the loop has settled, all at time 0, at their times."""
 NS = 1_000_000_000
 
 

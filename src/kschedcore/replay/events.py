@@ -13,12 +13,14 @@ from ..errors import WorkloadError
 from ..objects.fields import parse_time
 
 TYPES = ("ADDED", "MODIFIED", "DELETED")
-#: how long a pod runs once bound (a Go duration, e.g. "90s", "1h30m"); it then departs
 DURATION_ANNOTATION = "kschedcore.io/duration"
+"""How long a pod runs once bound (a Go duration, e.g. "90s", "1h30m"); it then departs."""
 
 
 @dataclass(slots=True)
 class WatchEvent:
+    """One event of a watch stream: its type, the object's kind and body, where it was read, and
+    its time (ns; None when untimed)."""
     type: str                 # ADDED, MODIFIED or DELETED
     kind: str                 # the object's kind: Pod, Node, PodDisruptionBudget, ...
     obj: dict

@@ -7,6 +7,8 @@ from ..scheduler.loop import SimulationListener
 
 @dataclass(slots=True)
 class PodRecord:
+    """What happened to one pod during a replay: arrival, binding, nomination, victims, every
+    distinct unschedulable message, attempts and departure (`as_dict()`: the `-o jsonl` line)."""
     pod: str                          # namespace/name
     event: int | None                 # position of its ADDED event in the replay's timeline
     arrival: float | None             # replay seconds (None: in the cluster from the start)

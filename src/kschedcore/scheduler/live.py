@@ -12,8 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 from ..util.clock import RealClock
 from .loop import Simulation
 
+__all__ = ["LiveScheduler"]
+
 
 class LiveScheduler:
+    """The Simulation's loop on the wall clock: a scheduling thread blocking on the queue, Bind
+    calls (`binder(pod, node_name)`, None or an error message) on `binder_threads` threads, event
+    intake from any thread. `start()` / `stop()` or `with`; `wait_until_bound(keys)`."""
+
     def __init__(self, scheduler, *, binder=None, binder_threads: int = 4, **queue_options):
         self.sim = Simulation(scheduler, clock=RealClock(), bind_dispatch=self._start_binding, **queue_options)
         self.binder = binder

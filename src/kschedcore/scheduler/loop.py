@@ -33,6 +33,8 @@ from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
 from .result import DELETING_REASON
 
+__all__ = ["Outcome", "Simulation", "SimulationListener"]
+
 
 @dataclass(slots=True)
 class Outcome:

@@ -4,11 +4,12 @@ from ..framework.fit_error import FitError
 from ..framework.interface import CycleState
 
 NO_PROFILE_ERROR = "no profile for schedulerName"
-#: the PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds
+"""The start of a result's error for a pod whose `spec.schedulerName` no profile serves."""
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
-#: the `ignored` reason of a pending pod with metadata.deletionTimestamp: kube-scheduler's
-#: skipPodSchedule passes it over ("skip schedule deleting pod") and never queues it again
+"""The PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds."""
 DELETING_REASON = "pending pod being deleted (metadata.deletionTimestamp)"
+"""The `ignored` reason of a pending pod with metadata.deletionTimestamp: kube-scheduler's
+skipPodSchedule passes it over ("skip schedule deleting pod") and never queues it again."""
 
 
 class ScheduleResult:

@@ -27,6 +27,7 @@ from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
 TIE_BREAKS = ("random", "first")
+"""The tie-breaks among the best-scored nodes: seeded uniform choice, or the first in input order."""
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:

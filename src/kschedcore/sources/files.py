@@ -55,6 +55,9 @@ OTHER_KINDS = frozenset("""
 
 @dataclass
 class Workload:
+    """What input files hold: nodes, bound pods (`spec.nodeName` set), pending pods in file order,
+    the other objects by kind (storage, budgets, Services, controllers, ...), and what was left
+    out, by reason."""
     nodes: list = field(default_factory=list)
     pods: list = field(default_factory=list)        # bound (spec.nodeName set)
     pending: list = field(default_factory=list)     # to schedule, in order

@@ -27,6 +27,8 @@ __all__ = ["COLUMNS", "MissingExtra", "Mode", "Plan", "Result", "Sweep", "TIMING
 
 @dataclass
 class Result:
+    """A sweep's outcome: one row per task in grid order (`COLUMNS`), and the run's summary
+    (runner, tasks, wall seconds, tasks/s, pods/s)."""
     rows: list          # one per task, in grid order
     summary: dict       # the runner and the sweep's throughput
 

@@ -26,6 +26,7 @@ def table_format(path) -> str:
 
 
 def write_table(rows: list, path):
+    """Writes the rows as CSV, or as Parquet when `path` ends in `.parquet` (needs pyarrow)."""
     (write_parquet if table_format(path) == "parquet" else write_csv)(rows, path)
 
 
@@ -44,6 +45,7 @@ def write_parquet(rows: list, path):
 
 
 def write_json(rows: list, summary: dict, path):
+    """Writes `{"summary", "columns", "rows"}` as JSON."""
     with open(path, "w") as f:
         json.dump({"summary": summary, "columns": list(COLUMNS), "rows": [{k: row[k] for k in COLUMNS} for row in rows]},
                   f, indent=1)
@@ -51,6 +53,7 @@ def write_json(rows: list, summary: dict, path):
 
 
 def summary_line(summary: dict) -> str:
+    """One line on the run: tasks, wall seconds, where they ran, tasks/s and pods/s."""
     where = (f"{summary['jobs']} local process{'es' if summary['jobs'] > 1 else ''}" if summary["runner"] == "local"
              else f"Ray at {summary['address'] or 'ray.init()'} ({summary['cpus']} CPUs)")
     return (f"{summary['tasks']} tasks in {summary['wallSeconds']:.2f} s on {where}: "

@@ -43,6 +43,8 @@ class WorkloadSpec:
 
 @dataclass
 class Sweep:
+    """A SWEEP.yaml as read: the workloads, configurations, percentages, seeds and modes whose
+    every combination is a task."""
     path: Path
     workloads: list             # [WorkloadSpec], in file order
     configurations: dict        # name -> KubeSchedulerConfiguration path, None: the default

@@ -24,16 +24,17 @@ from ..sources.files import load_workload
 from ..sources.generator import generate
 from .spec import Sweep
 
-#: a row's columns, in order (docs/formats.md, "Sweep input and output")
 COLUMNS = ("task", "workload", "configuration", "percentageOfNodesToScore", "seed", "mode", "arrival", "podspec",
            "nodes", "pods", "scheduled", "unschedulable", "instances", "cpuUtilization", "memoryUtilization",
            "digest", "wallSeconds", "podsPerSecond")
-#: the columns that depend on the machine, not on the decisions
+"""A row's columns, in order (see the formats page, "Sweep input and output")."""
 TIMING_COLUMNS = ("wallSeconds", "podsPerSecond")
+"""The columns that depend on the machine, not on the decisions."""
 
 
 @dataclass(frozen=True)
 class Task:
+    """One combination of the grid: workload, configuration, percentage, seed and mode."""
     index: int
     workload: str
     configuration: str
@@ -55,6 +56,7 @@ class Inputs:
 
 @dataclass
 class Plan:
+    """A sweep made ready to run: its tasks in grid order and each workload loaded once."""
     sweep: Sweep
     tasks: list
     payloads: dict              # workload name -> pickled Inputs

@@ -2,9 +2,13 @@
 (framework.QueuedPodInfo), and the names of the queue's parts."""
 
 ACTIVE_Q = "activeQ"
+"""The queue part of pods ready to be popped, by priority then arrival."""
 BACKOFF_Q = "backoffQ"
+"""The queue part of pods waiting out their backoff after a failed attempt."""
 UNSCHEDULABLE_PODS = "unschedulablePods"
+"""The pool of pods waiting for a cluster event that may make them schedulable."""
 IN_FLIGHT = "inFlight"
+"""A pod popped and in its scheduling cycle."""
 ERROR_BACKOFF_Q = "errorBackoffQ"     # reported as backoffQ
 
 

@@ -9,10 +9,13 @@ from ...framework.custom import CustomPreFilter
 from ...framework.interface import Allow, Reject, Unschedulable, UnschedulableAndUnresolvable, Wait
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+"""The label naming a pod's PodGroup (scheduler-plugins' coscheduling)."""
 
 
 @dataclass(frozen=True, slots=True)
 class PodGroup:
+    """A PodGroup (scheduling.x-k8s.io): its pods bind together once `min_member` are reserved,
+    or are released after `timeout` seconds (`scheduleTimeoutSeconds`)."""
     name: str
     namespace: str
     min_member: int
