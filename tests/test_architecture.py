@@ -22,6 +22,7 @@ FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
     "objects": set(),
+    "extender": {"objects"},
     "framework": {"objects"},
     "backend": {"framework", "objects"},
     "plugins": {"framework", "backend", "objects"},

@@ -6,17 +6,15 @@ error kube-scheduler reports for it.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .config import ExtenderConfig
 from .interface import Extender, ExtenderError, FilterResult, Victims
 from .transport import HTTPTransport, TransportError
+from .victims import NodePods, uid, victims_from_answer
 from .wire import (NodeBytes, WireError, binding_args, decode_binding_result, decode_filter_result,
                    decode_host_priority_list, decode_preemption_result, extender_args,
                    preemption_args)
-
-#: node name -> the pods on that node (None: no such node), for mapping UIDs back to pods
-NodePods = Callable[[str], "Sequence | None"]
 
 
 class HTTPExtender(Extender):
@@ -103,8 +101,7 @@ class HTTPExtender(Extender):
     def bind(self, pod, node_name: str) -> None:
         if not self.config.bind_verb:
             raise ExtenderError("unexpected empty bindVerb in extender")
-        uid = str((pod.raw.get("metadata") or {}).get("uid") or "")
-        body = binding_args(pod.name, pod.namespace, uid, node_name)
+        body = binding_args(pod.name, pod.namespace, uid(pod), node_name)
         error = self._call(self.config.bind_verb, body, decode_binding_result)
         if error:
             raise ExtenderError(error)
@@ -119,31 +116,7 @@ class HTTPExtender(Extender):
         sent = {node: (v.pods, v.num_pdb_violations) for node, v in victims.items()}
         body = preemption_args(self._pod(pod), sent, self.config.node_cache_capable)
         answer = self._call(self.config.preempt_verb, body, decode_preemption_result)
-        return self.to_victims(answer or {}, victims, node_pods)
-
-    def to_victims(self, answer: dict, sent: dict[str, Victims], node_pods: NodePods | None) -> dict[str, Victims]:
-        """convertToVictims: node -> (UIDs, numPDBViolations) to node -> Victims."""
-        out: dict[str, Victims] = {}
-        for node, (uids, pdb) in answer.items():
-            if node_pods is not None:
-                pods = node_pods(node)
-                if pods is None:
-                    raise ExtenderError(f'nodeinfo not found for node name "{node}"')
-            elif node in sent:
-                pods = sent[node].pods
-            else:
-                raise ExtenderError(f'nodeinfo not found for node name "{node}"')
-            by_uid = {}
-            for p in pods:
-                by_uid.setdefault(str((p.raw.get("metadata") or {}).get("uid") or ""), p)
-            chosen = []
-            for uid in uids:
-                if uid not in by_uid:
-                    raise ExtenderError(f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: "
-                                        f"{node}, but the pod is not found on that node")
-                chosen.append(by_uid[uid])
-            out[node] = Victims(chosen, pdb)
-        return out
+        return victims_from_answer(self.name, answer or {}, victims, node_pods)
 
     # ---- helpers
     def _pod(self, pod) -> bytes:
