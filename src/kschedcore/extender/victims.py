@@ -24,12 +24,12 @@ def victims_from_answer(name: str, answer: dict, sent: dict[str, Victims], node_
             raise ExtenderError(f'nodeinfo not found for node name "{node}"')
         by_uid: dict = {}
         for p in pods:
-            by_uid.setdefault(_uid(p), p)
+            by_uid.setdefault(uid(p), p)
         chosen = []
-        for uid in uids:
-            if uid not in by_uid:
-                raise ExtenderError(f"extender: {name} claims to preempt pod (UID: &{{{uid}}}) on node: "
+        for pod_uid in uids:
+            if pod_uid not in by_uid:
+                raise ExtenderError(f"extender: {name} claims to preempt pod (UID: &{{{pod_uid}}}) on node: "
                                     f"{node}, but the pod is not found on that node")
-            chosen.append(by_uid[uid])
+            chosen.append(by_uid[pod_uid])
         out[node] = Victims(chosen, pdb)
     return out
