@@ -22,11 +22,11 @@ FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
     "objects": set(),
+    "extender": {"objects"},
     "framework": {"objects", "extender"},
     "backend": {"framework", "objects"},
     "plugins": {"framework", "backend", "objects"},
     "scheduler": {"framework", "backend", "plugins", "objects", "output", "extender", "reference"},
-    "extender": {"objects"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},
     "reference": {"objects", "framework", "sources"},
