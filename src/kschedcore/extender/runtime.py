@@ -152,17 +152,23 @@ def extenders_binding(extenders: Sequence[Extender], pod, node_name: str):
     return False, None
 
 
-def call_extenders(extenders: Sequence[Extender], pod, victims: dict) -> dict:
+def preempting(extenders: Sequence[Extender], pod) -> list:
+    """The extenders preemption asks about the pod's candidates."""
+    return [e for e in extenders if e.supports_preemption() and e.is_interested(pod)]
+
+
+def call_extenders(extenders: Sequence[Extender], pod, victims: dict, node_pods=None) -> dict:
     """Preemption's callExtenders: the candidates (node name -> Victims) every interested
-    extender that supports preemption accepts, each seeing the previous one's answer. Raises
-    ExtenderError (a non-ignorable extender's error, or a node answered without victims)."""
+    extender that supports preemption accepts, each seeing the previous one's answer
+    (node_pods(node name): the pods on a node, for answers by UID). Raises ExtenderError (a
+    non-ignorable extender's error, or a node answered without victims)."""
     for ext in extenders:
         if not victims:
             break
         if not ext.supports_preemption() or not ext.is_interested(pod):
             continue
         try:
-            answer = dict(ext.process_preemption(pod, dict(victims)))
+            answer = dict(ext.process_preemption(pod, dict(victims), node_pods))
         except ExtenderError:
             if ext.is_ignorable():
                 continue
@@ -179,5 +185,5 @@ def call_extenders(extenders: Sequence[Extender], pod, victims: dict) -> dict:
 
 
 __all__ = ["FilterOutcome", "SCORE_SCALE", "Victims", "call_extenders", "extenders_binding",
-           "find_nodes_that_pass_extenders", "interested", "interested_by_resources", "make_extenders",
+           "find_nodes_that_pass_extenders", "interested", "preempting", "interested_by_resources", "make_extenders",
            "prioritize"]
