@@ -234,20 +234,24 @@ def test_the_first_interested_binder_binds_and_the_pod_stays_assumed():
     binder = Fake("binder", binder=True)
     later = Fake("later", binder=True)
     sched = Scheduler([node("a")], extenders=[skip, binder, later])
-    sim = Simulation(sched)
+    bind_plugin = []
+    sim = Simulation(sched, binder=lambda pod, node: bind_plugin.append(pod.name))
     sim.add_pod(pod("p"))
     [out] = sim.run_until_idle()
     assert out.node == "a"
     assert not any(c[0] == "bind" for c in skip.calls + later.calls) and binder.calls[-1] == ("bind", "p", "a")
+    assert bind_plugin == []        # the extender bound instead
     assert sched.cache.placement("default/p") is not None and "default/p" in sim.bound
 
 
 def test_an_ignorable_binders_error_falls_through_to_the_bind_plugins():
     flaky = Fake("flaky", binder=True, bind_error="flaky", ignorable=True)
-    sim = Simulation(Scheduler([node("a")], extenders=[flaky]))
+    bind_plugin = []
+    sim = Simulation(Scheduler([node("a")], extenders=[flaky]), binder=lambda pod, node: bind_plugin.append(pod.name))
     sim.add_pod(pod("p"))
     [out] = sim.run_until_idle()
     assert out.node == "a" and flaky.calls[-1] == ("bind", "p", "a") and out.attempts == 1
+    assert bind_plugin == ["p"]
 
 
 def test_a_binders_error_fails_the_binding():
@@ -429,3 +433,28 @@ def run_case_cli(case, tmp_path, data=DATA):
 def test_extender_a_replayed_as_the_real_scheduler(tmp_path):
     outs, calls = run_case_cli("extender_a", tmp_path)
     _check_case("extender_a", outs, calls)
+
+
+class RecordingBind:
+    """A Bind plugin of the binding cycle."""
+    name = "RecordingBind"
+
+    def __init__(self):
+        self.bound = []
+
+    def bind(self, state, pod, node_name, handle):
+        self.bound.append(pod.name)
+        return None
+
+
+def test_an_extender_binds_before_the_bind_plugins():
+    plugin, binder = RecordingBind(), Fake("binder", binder=True)
+    sim = Simulation(Scheduler([node("a")], extenders=[binder]), plugins=[plugin])
+    sim.add_pod(pod("p"))
+    [out] = sim.run_until_idle()
+    assert out.node == "a" and binder.calls[-1] == ("bind", "p", "a") and plugin.bound == []
+    flaky, plugin = Fake("flaky", binder=True, bind_error="no", ignorable=True), RecordingBind()
+    sim = Simulation(Scheduler([node("a")], extenders=[flaky]), plugins=[plugin])
+    sim.add_pod(pod("p"))
+    [out] = sim.run_until_idle()
+    assert out.node == "a" and plugin.bound == ["p"]
