@@ -458,3 +458,25 @@ def test_an_extender_binds_before_the_bind_plugins():
     sim.add_pod(pod("p"))
     [out] = sim.run_until_idle()
     assert out.node == "a" and plugin.bound == ["p"]
+
+
+# ---- everywhere a decision is made --------------------------------------------------------------
+def test_capacity_asks_the_extender_for_every_copy():
+    from kschedcore import capacity
+    ext = Fake(drop={"a"})
+    sched = Scheduler([node("a", cpu="4"), node("b", cpu="2")], extenders=[ext])
+    template = pod("copy", cpu="500m")
+    template["metadata"]["namespace"] = "default"
+    est = capacity.run(sched, [capacity.Template(template, "copy.yaml")])
+    assert [b.node for b in est.bound] == ["b"] * 4
+    assert len([c for c in ext.calls if c[0] == "filter"]) == 5      # the fifth fits nowhere
+
+
+def test_whatif_drain_goes_through_the_extenders():
+    ext = Fake(fails={"b": "ext: no"})
+    nodes = [node("a"), node("b"), node("c")]
+    sched = Scheduler(nodes, [pod("w", node_name="a")], extenders=[ext])
+    with sched.fork():
+        assert [p.key for p in sched.drain("a")] == ["default/w"]
+        assert [(r.pod, r.node) for r in sched.schedule_pending()] == [("default/w", "c")]
+    assert ("filter", "w", ["b", "c"]) in ext.calls
