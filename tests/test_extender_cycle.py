@@ -285,7 +285,7 @@ def test_preemption_fails_when_an_extender_answers_a_node_without_victims():
     ext = Fake(preempt=lambda victims: {"a": Victims([])})
     sim = _preemption_cluster(ext)
     [out] = [o for o in sim.run_until_idle(max_seconds=0.5) if o.pod == "default/urgent"]
-    assert out.message.endswith('Insufficient cpu. expected at least one victim pod on node "a"')
+    assert out.message.endswith('Insufficient cpu. preemption: expected at least one victim pod on node "a"')
     assert not sim.preemptions
 
 
@@ -294,8 +294,8 @@ def test_preemption_on_a_node_only_an_extender_failed_is_an_error():
     nodes = [node("a", cpu="2")]
     sched = Scheduler(nodes, [pod("low", cpu="500m", priority=1, node_name="a")], extenders=[ext])
     r = sched.schedule(pod("urgent", cpu="1", priority=10))
-    assert r.fit_error.full_message == ('0/1 nodes are available: 1 ext: no. expected at least one victim pod '
-                                        'on node "a"')
+    assert r.fit_error.full_message == ('0/1 nodes are available: 1 ext: no. preemption: expected at least one '
+                                        'victim pod on node "a"')
 
 
 # ---- configuration ---------------------------------------------------------------------------

@@ -57,8 +57,8 @@ class DefaultPreemption:
             args = {**args, "minCandidateNodesPercentage": 100}
         candidates, reasons, examined = self.evaluator.find_candidates(pod, cycle, args)
         if not candidates and candidates.errors:        # utilerrors.NewAggregate
-            errors = list(dict.fromkeys(candidates.errors))
-            return Error(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+            errors = list(dict.fromkeys(sorted(candidates.errors)))
+            return Error("preemption: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"))
         if not candidates:
             absent = n_all - examined
             if absent:
@@ -69,7 +69,7 @@ class DefaultPreemption:
         try:
             best = self.evaluator.select_candidate(pod, cycle, candidates)
         except ExtenderError as e:      # callExtenders' error: the PostFilter's Error status
-            return Error(str(e))
+            return Error(f"preemption: {e}")
         if best is None:
             return PostFilterResult("", candidates=candidates.names)
         node, victims = best
