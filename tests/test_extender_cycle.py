@@ -480,3 +480,16 @@ def test_whatif_drain_goes_through_the_extenders():
         assert [p.key for p in sched.drain("a")] == ["default/w"]
         assert [(r.pod, r.node) for r in sched.schedule_pending()] == [("default/w", "c")]
     assert ("filter", "w", ["b", "c"]) in ext.calls
+
+
+def test_live_mode_binds_through_the_extender():
+    from kschedcore.scheduler.live import LiveScheduler
+    binder, api = Fake("binder", binder=True), []
+    live = LiveScheduler(Scheduler([node("a")], extenders=[binder]), binder=lambda pod, node: api.append(pod.name))
+    live.start()
+    try:
+        live.add_pod(pod("p"))
+        assert live.wait_until_bound(["default/p"])
+    finally:
+        live.stop()
+    assert binder.calls[-1] == ("bind", "p", "a") and api == []
