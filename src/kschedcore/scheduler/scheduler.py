@@ -9,10 +9,10 @@ import random
 from collections import Counter
 from dataclasses import replace
 
-from ..extender.decode import ordered
-from ..extender.runtime import make_extenders
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
+from ..extender.decode import ordered
+from ..extender.runtime import make_extenders
 from ..framework.config import SchedulerConfig
 from ..framework.framework import Framework
 from ..objects.features import check_supported
