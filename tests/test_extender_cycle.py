@@ -430,9 +430,17 @@ def run_case_cli(case, tmp_path, data=DATA):
     return [json.loads(line) for line in out.stdout.splitlines()], calls
 
 
-def test_extender_a_replayed_as_the_real_scheduler(tmp_path):
-    outs, calls = run_case_cli("extender_a", tmp_path)
-    _check_case("extender_a", outs, calls)
+#: every ground-truth case of tests/data/extender (extender_a, and those the real scheduler's
+#: harness adds): a workload, its configuration, the spec, the outcomes and the calls
+CASES = sorted(p.name[:-len(".spec.json")] for p in DATA.glob("*.spec.json")
+               if all((DATA / f"{p.name[:-len('.spec.json')]}{ext}").exists()
+                      for ext in (".json", ".config.yaml", ".trace.jsonl", ".calls.jsonl")))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case_replayed_as_the_real_scheduler(case, tmp_path):
+    outs, calls = run_case_cli(case, tmp_path)
+    _check_case(case, outs, calls)
 
 
 class RecordingBind:
