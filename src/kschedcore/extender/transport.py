@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import json
 import os
 import socket
 import ssl
@@ -47,7 +48,7 @@ def _dial(host: str, port: int, timeout: float) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
     except socket.gaierror:
-        raise _DialError(f"dial tcp: lookup {host}: no such host") from None
+        raise _DialError(f"dial tcp: lookup {host}{_resolver()}: no such host") from None
     last = None
     for family, stype, proto, _, addr in infos:
         sock = socket.socket(family, stype, proto)
@@ -62,7 +63,20 @@ def _dial(host: str, port: int, timeout: float) -> socket.socket:
         except OSError as e:
             sock.close()
             last = _DialError(f"dial tcp {_host_port(addr)}: connect: {_errno_text(e)}")
-    raise last or _DialError(f"dial tcp: lookup {host}: no such host")
+    raise last or _DialError(f"dial tcp: lookup {host}{_resolver()}: no such host")
+
+
+def _resolver() -> str:
+    """" on NAMESERVER:53", the first nameserver of /etc/resolv.conf, as Go's resolver names it."""
+    try:
+        with open("/etc/resolv.conf", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] == "nameserver":
+                    return f" on {_host_port((parts[1], 53))}"
+    except OSError:
+        pass
+    return ""
 
 
 class _Conn(http.client.HTTPConnection):
@@ -227,8 +241,9 @@ class HTTPTransport:
         except OSError as e:
             raise TransportError(f'Post "{url}": {_errno_text(e)}') from None
         except http.client.HTTPException as e:
+            line = str(getattr(e, "line", e)).rstrip("\r\n")
             raise TransportError(f'Post "{url}": net/http: HTTP/1.x transport connection broken: '
-                                 f'malformed HTTP response {str(e)!r}') from None
+                                 f"malformed HTTP response {json.dumps(line)}") from None
 
     def _answer(self, conn, resp, sock, url: str, deadline: float) -> tuple[int, bytes]:
         if resp.status != 200:
