@@ -79,13 +79,22 @@ def _resolver() -> str:
     return ""
 
 
+def _where(sock: socket.socket) -> str:
+    """"LOCAL->REMOTE" as Go's net.OpError writes a connection's addresses."""
+    return f"{_host_port(sock.getsockname())}->{_host_port(sock.getpeername())}"
+
+
 class _Conn(http.client.HTTPConnection):
+    where = "?"
+
     def connect(self):
         self.sock = _dial(self.host, self.port, self.timeout)
+        self.where = _where(self.sock)
 
 
 class _TLSConn(http.client.HTTPConnection):
     default_port = 443
+    where = "?"
 
     def __init__(self, host, port, timeout, context: ssl.SSLContext, server_name: str):
         super().__init__(host, port, timeout=timeout)
@@ -94,6 +103,7 @@ class _TLSConn(http.client.HTTPConnection):
 
     def connect(self):
         sock = _dial(self.host, self.port, self.timeout)
+        self.where = _where(sock)
         try:
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
         except BaseException:
@@ -235,7 +245,7 @@ class HTTPTransport:
             raise TransportError(f'Post "{url}": {_reset_text(conn, e)}') from None
         except ssl.SSLCertVerificationError as e:
             raise TransportError(f'Post "{url}": tls: failed to verify certificate: x509: '
-                                 f'{_x509_text(e)}') from None
+                                 f'{_x509_text(e, self.server_name or self.host)}') from None
         except ssl.SSLError as e:
             raise TransportError(f'Post "{url}": remote error: tls: {e.reason or e}'.lower()) from None
         except OSError as e:
@@ -294,22 +304,20 @@ def _left(deadline: float) -> float:
 def _reset_text(conn, err: Exception) -> str:
     if isinstance(err, http.client.RemoteDisconnected):
         return "EOF"
-    try:
-        local, remote = conn.sock.getsockname(), conn.sock.getpeername()
-        where = f"{_host_port(local)}->{_host_port(remote)}"
-    except (OSError, AttributeError):
-        where = "?"
     op = "write" if isinstance(err, BrokenPipeError) else "read"
     reason = "broken pipe" if op == "write" else "connection reset by peer"
-    return f"{op} tcp {where}: {op}: {reason}"
+    return f"{op} tcp {conn.where}: {op}: {reason}"
 
 
-def _x509_text(err: ssl.SSLCertVerificationError) -> str:
+def _x509_text(err: ssl.SSLCertVerificationError, name: str) -> str:
+    """crypto/x509's words for the common verification failures."""
     code = getattr(err, "verify_code", 0)
     if code in (18, 19, 20, 21):
         return "certificate signed by unknown authority"
     if code == 10:
         return "certificate has expired or is not yet valid"
+    if code == 64:
+        return f"cannot validate certificate for {name} because it doesn't contain any IP SANs"
     if code == 62:
-        return f"certificate is not valid for the server name ({err.verify_message})"
+        return f"certificate is not valid for {name}"
     return str(getattr(err, "verify_message", err))
