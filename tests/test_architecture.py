@@ -23,10 +23,10 @@ FRONT = {"", "__main__", "cli", "custom"}
 ALLOWED = {
     "objects": set(),
     "extender": {"objects"},
-    "framework": {"objects"},
+    "framework": {"objects", "extender"},
     "backend": {"framework", "objects"},
     "plugins": {"framework", "backend", "objects"},
-    "scheduler": {"framework", "backend", "plugins", "objects", "output"},
+    "scheduler": {"framework", "backend", "plugins", "objects", "output", "extender", "reference"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},
     "reference": {"objects", "framework", "sources"},

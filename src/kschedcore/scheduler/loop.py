@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
-from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
-                                        build_queueing_hint_map, node_scheduling_properties_change)
+from ..framework.cluster_events import (ActionType, EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd,
+                                        EventNodeDelete, EventResource, build_queueing_hint_map,
+                                        node_scheduling_properties_change, with_hint)
+from ..framework.cycle import EXTENDER_PLUGIN
 from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
@@ -74,7 +76,8 @@ class Simulation:
         self.bindings = BindingCycle(self, sets, BindingPlugins(given), bind_dispatch)
         #: no binding-cycle plugin and no dispatch elsewhere: with no latency and no binder set,
         #: a binding can only succeed, at once
-        self._binds_at_once = not self.bindings.any_plugins and bind_dispatch is None
+        self._binds_at_once = (not self.bindings.any_plugins and bind_dispatch is None
+                               and not any(e.is_binder() for e in scheduler.cycles.extenders))
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
@@ -102,12 +105,20 @@ class Simulation:
         sort = next(iter(profiles.values())).queue_sort
         options.setdefault("less", sort.less if sort is not None else None)
         pre_enqueue = {name: fw.pre_enqueue for name, fw in profiles.items()}
-        hints = {name: build_queueing_hint_map(fw.enqueue_registrations()) for name, fw in profiles.items()}
+        hints = {name: build_queueing_hint_map(self._registrations(fw)) for name, fw in profiles.items()}
         if len(profiles) == 1:          # one profile serves every pod (unknown schedulerNames too)
             pre_enqueue, hints = next(iter(pre_enqueue.values())), next(iter(hints.values()))
         options.setdefault("pre_enqueue_plugins", pre_enqueue)
         options.setdefault("queueing_hints", hints)
         return options
+
+    def _registrations(self, fw) -> dict:
+        """The profile's EventsToRegister; with extenders, the "Extender" pseudo-plugin's too:
+        every event, always Queue (framework.go's defaultEnqueueExtension)."""
+        out = fw.enqueue_registrations()
+        if self.sched.cycles.extenders:
+            out[EXTENDER_PLUGIN] = [with_hint(EventResource.WildCard, ActionType.All)]
+        return out
 
     def _handle_users(self, given) -> list:
         plugins = {id(p): p for fw in self.sched.profiles.values()
@@ -271,8 +282,12 @@ class Simulation:
             self._act_on_post_filter(pod, result)
         else:
             outcome.message, plugins = result.error, set()
-        self.listener.failed(pod.key, outcome.message)
+        written = self.listener.failed(pod.key, outcome.message)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+        if written and self.sched.cycles.extenders:
+            # the status write comes back as the pod's own update (UpdatePodOther): only the
+            # "Extender" pseudo-plugin's hint (every event) acts on a status-only change
+            self.queue.update(pod, pod)
         if self._preempted:
             self._evict()
 
@@ -339,8 +354,9 @@ class Simulation:
             self.delete_pod(key, missing_ok=True)           # a key it no longer knows (deleted already) is a no-op
 
     # ---- where the binding cycle sends a pod ------------------------------------------------
-    def bound_to(self, key, node, pinfo) -> None:
-        """The binding succeeded (binding.py)."""
+    def bound_to(self, key, node, pinfo, in_api: bool = True) -> None:
+        """The binding succeeded (binding.py). in_api False: an extender bound it, which no
+        API server hears of here -- the pod stays assumed and no assigned-pod event follows."""
         pod = self.pods[key]
         self.bound[key] = node
         outcome = self.outcomes[key]
@@ -350,7 +366,7 @@ class Simulation:
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.queue.done(pinfo.uid)        # the attempt is over once the binding is
-        if self.queue.hears_events():
+        if in_api and self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
         if self._written_nnn:
             self._left_nominated(pod)
@@ -435,8 +451,11 @@ class SimulationListener:
     def attempted(self, key: str) -> None:
         """A scheduling cycle ran for the pod."""
 
-    def failed(self, key: str, message: str) -> None:
-        """The pod's attempt failed: the message written into its PodScheduled condition."""
+    def failed(self, key: str, message: str) -> bool:
+        """The pod's attempt failed: the message written into its PodScheduled condition.
+        Returns whether the scheduler hears that write (a real API server: the pod's own
+        update event)."""
+        return False
 
     def bound(self, key: str, node: str) -> None:
         """The pod's binding succeeded."""
