@@ -17,9 +17,7 @@ from pathlib import Path
 from kschedcore.objects.node import parse_node
 from kschedcore.objects.pod import parse_pod
 
-PARITY = Path("/work/shared/parity")
-if not PARITY.exists():
-    PARITY = Path(__file__).resolve().parents[1] / "shared" / "parity"
+PARITY = Path(__file__).parent / "data" / "extender"   # the extender_a ground truth and its server
 SERVER = PARITY / "extender_server.py"
 
 

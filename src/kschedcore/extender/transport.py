@@ -121,6 +121,19 @@ def tls_context(config: ExtenderConfig) -> ssl.SSLContext:
     if tls.insecure and has_ca:
         raise ValidationError(f"extender {config.url_prefix}", "tlsConfig",
                               "specifying a root certificates file with the insecure flag is not allowed")
+    try:
+        return _context(tls, insecure, has_ca)
+    except (OSError, ssl.SSLError, ValueError) as e:
+        raise ValidationError(f"extender {config.url_prefix}", "tlsConfig", _file_error(e)) from None
+
+
+def _file_error(e: Exception) -> str:
+    if isinstance(e, OSError) and e.filename:
+        return f"open {e.filename}: {_errno_text(e)}"
+    return str(e)
+
+
+def _context(tls: ExtenderTLSConfig, insecure: bool, has_ca: bool) -> ssl.SSLContext:
     ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
     if insecure:
         ctx.check_hostname = False
