@@ -17,9 +17,7 @@ from pathlib import Path
 from kschedcore.objects.node import parse_node
 from kschedcore.objects.pod import parse_pod
 
-PARITY = Path("/work/shared/parity")
-if not PARITY.exists():
-    PARITY = Path(__file__).resolve().parents[1] / "shared" / "parity"
+PARITY = Path(__file__).parent / "data" / "extender"   # the extender_a ground truth and its server
 SERVER = PARITY / "extender_server.py"
 
 
@@ -128,3 +126,97 @@ class StubServer:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class RawServer:
+    """A TCP server that reads one request per connection and calls `behaviours[path](conn)`
+    (answers of any shape: a late body, a reset, a malformed status line)."""
+
+    def __init__(self, behaviours: dict):
+        self.behaviours = behaviours
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        with contextlib.suppress(OSError):
+            while True:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, rest = data.partition(b"\r\n\r\n")
+                length = next((int(h.split(b":")[1]) for h in head.split(b"\r\n")
+                               if h.lower().startswith(b"content-length:")), 0)
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                if self.behaviours[head.split(b" ")[1].decode()](conn) == "keep":
+                    continue
+                conn.close()
+                return
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+def make_certs(tmp: Path, ip_san: bool = True, dns: str = "ext.example") -> dict:
+    """A self-signed CA and a server certificate it signed (and a client certificate), as PEM
+    files under tmp; keys: ca, server_cert, server_key, client_cert, client_key."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    def cert(subject, key, issuer, issuer_key, ca=False, sans=None):
+        b = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(name(issuer))
+             .public_key(key.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if sans:
+            b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        return b.sign(issuer_key, hashes.SHA256())
+
+    def write(fname, data):
+        path = tmp / fname
+        path.write_bytes(data)
+        return str(path)
+
+    def key_pem(k):
+        return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                               serialization.NoEncryption())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = cert("test-ca", ca_key, "test-ca", ca_key, ca=True)
+    sans = [x509.DNSName(dns)] + ([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if ip_san else [])
+    srv_key = ec.generate_private_key(ec.SECP256R1())
+    srv = cert("extender", srv_key, "test-ca", ca_key, sans=sans)
+    cli_key = ec.generate_private_key(ec.SECP256R1())
+    cli = cert("scheduler", cli_key, "test-ca", ca_key)
+    pem = serialization.Encoding.PEM
+    return {"ca": write("ca.pem", ca.public_bytes(pem)),
+            "server_cert": write("server.pem", srv.public_bytes(pem)), "server_key": write("server.key", key_pem(srv_key)),
+            "client_cert": write("client.pem", cli.public_bytes(pem)), "client_key": write("client.key", key_pem(cli_key))}

@@ -20,9 +20,11 @@ from .wire import (NodeBytes, WireError, binding_args, decode_binding_result, de
 class HTTPExtender(Extender):
     """An extender reached over HTTP(S), configured by one `extenders` entry."""
 
-    def __init__(self, config: ExtenderConfig):
+    def __init__(self, config: ExtenderConfig, offline: bool = False):
+        """offline: no transport is made (the extender's calls are answered elsewhere, e.g. by
+        a recording), so its TLS files need not exist."""
         self.config = config
-        self.transport = HTTPTransport(config)
+        self.transport = None if offline else HTTPTransport(config)
         self.node_bytes = NodeBytes()
         self._pod_bytes = NodeBytes(limit=4096)
         self._managed = frozenset(r.name for r in config.managed_resources)
@@ -67,7 +69,8 @@ class HTTPExtender(Extender):
 
     def close(self) -> None:
         """Closes the idle connections."""
-        self.transport.close()
+        if self.transport is not None:
+            self.transport.close()
 
     # ---- the verbs
     def filter(self, pod, nodes: Sequence) -> FilterResult:
@@ -124,6 +127,8 @@ class HTTPExtender(Extender):
 
     def _call(self, verb: str, body: bytes, decode):
         """send(): POST, a non-200 status as Go's error, the answer decoded."""
+        if self.transport is None:
+            raise ExtenderError(f"extender {self.name} is offline: its calls are answered from a recording")
         try:
             status, data = self.transport.post(verb, body)
         except TransportError as e:

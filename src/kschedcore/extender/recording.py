@@ -17,9 +17,10 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Callable, Sequence
 
 from ..errors import ValidationError
+from .config import ExtenderConfig
 from .interface import Extender, ExtenderError, FilterResult, Victims
 from .victims import uid as _uid, victims_from_answer
 
@@ -75,7 +76,10 @@ class CallSink:
 
     def __init__(self, target: str | Path | IO[str]):
         self._own = not hasattr(target, "write")
-        self._file = open(target, "w", encoding="utf-8") if self._own else target
+        try:
+            self._file = open(target, "w", encoding="utf-8") if self._own else target
+        except OSError as e:
+            raise ValidationError(f"extender recording {target}", "", e.strerror or str(e)) from None
         self._lock = threading.Lock()
 
     def write(self, record: dict) -> None:
@@ -229,3 +233,20 @@ def wrap_extenders(extenders: Sequence[Extender], record: str | Path | IO[str] |
         sink = record if isinstance(record, CallSink) else CallSink(record)
         return [RecordingExtender(e, sink) for e in extenders]
     return list(extenders)
+
+
+def extender_factory(record: str | Path | IO[str] | None = None,
+                     replay: str | Path | None = None) -> Callable[[ExtenderConfig], Extender] | None:
+    """What makes each configured extender (the Scheduler's `extender_factory`): the HTTP
+    extender, its calls recorded to `record` or answered from the recording `replay` (then
+    nothing is sent). None where neither is given."""
+    if record is None and replay is None:
+        return None
+    if record is not None and replay is not None:
+        raise ValidationError("--record-extenders", "", "cannot be used with --replay-extenders")
+    from .http import HTTPExtender
+    if replay is not None:
+        recording = Recording(replay)
+        return lambda config: ReplayingExtender(HTTPExtender(config, offline=True), recording)
+    sink = CallSink(record)
+    return lambda config: RecordingExtender(HTTPExtender(config), sink)

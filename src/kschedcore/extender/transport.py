@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import json
 import os
 import socket
 import ssl
@@ -47,7 +48,7 @@ def _dial(host: str, port: int, timeout: float) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
     except socket.gaierror:
-        raise _DialError(f"dial tcp: lookup {host}: no such host") from None
+        raise _DialError(f"dial tcp: lookup {host}{_resolver()}: no such host") from None
     last = None
     for family, stype, proto, _, addr in infos:
         sock = socket.socket(family, stype, proto)
@@ -62,16 +63,38 @@ def _dial(host: str, port: int, timeout: float) -> socket.socket:
         except OSError as e:
             sock.close()
             last = _DialError(f"dial tcp {_host_port(addr)}: connect: {_errno_text(e)}")
-    raise last or _DialError(f"dial tcp: lookup {host}: no such host")
+    raise last or _DialError(f"dial tcp: lookup {host}{_resolver()}: no such host")
+
+
+def _resolver() -> str:
+    """" on NAMESERVER:53", the first nameserver of /etc/resolv.conf, as Go's resolver names it."""
+    try:
+        with open("/etc/resolv.conf", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] == "nameserver":
+                    return f" on {_host_port((parts[1], 53))}"
+    except OSError:
+        pass
+    return ""
+
+
+def _where(sock: socket.socket) -> str:
+    """"LOCAL->REMOTE" as Go's net.OpError writes a connection's addresses."""
+    return f"{_host_port(sock.getsockname())}->{_host_port(sock.getpeername())}"
 
 
 class _Conn(http.client.HTTPConnection):
+    where = "?"
+
     def connect(self):
         self.sock = _dial(self.host, self.port, self.timeout)
+        self.where = _where(self.sock)
 
 
 class _TLSConn(http.client.HTTPConnection):
     default_port = 443
+    where = "?"
 
     def __init__(self, host, port, timeout, context: ssl.SSLContext, server_name: str):
         super().__init__(host, port, timeout=timeout)
@@ -80,6 +103,7 @@ class _TLSConn(http.client.HTTPConnection):
 
     def connect(self):
         sock = _dial(self.host, self.port, self.timeout)
+        self.where = _where(sock)
         try:
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
         except BaseException:
@@ -97,6 +121,19 @@ def tls_context(config: ExtenderConfig) -> ssl.SSLContext:
     if tls.insecure and has_ca:
         raise ValidationError(f"extender {config.url_prefix}", "tlsConfig",
                               "specifying a root certificates file with the insecure flag is not allowed")
+    try:
+        return _context(tls, insecure, has_ca)
+    except (OSError, ssl.SSLError, ValueError) as e:
+        raise ValidationError(f"extender {config.url_prefix}", "tlsConfig", _file_error(e)) from None
+
+
+def _file_error(e: Exception) -> str:
+    if isinstance(e, OSError) and e.filename:
+        return f"open {e.filename}: {_errno_text(e)}"
+    return str(e)
+
+
+def _context(tls: ExtenderTLSConfig, insecure: bool, has_ca: bool) -> ssl.SSLContext:
     ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
     if insecure:
         ctx.check_hostname = False
@@ -221,14 +258,15 @@ class HTTPTransport:
             raise TransportError(f'Post "{url}": {_reset_text(conn, e)}') from None
         except ssl.SSLCertVerificationError as e:
             raise TransportError(f'Post "{url}": tls: failed to verify certificate: x509: '
-                                 f'{_x509_text(e)}') from None
+                                 f'{_x509_text(e, self.server_name or self.host)}') from None
         except ssl.SSLError as e:
             raise TransportError(f'Post "{url}": remote error: tls: {e.reason or e}'.lower()) from None
         except OSError as e:
             raise TransportError(f'Post "{url}": {_errno_text(e)}') from None
         except http.client.HTTPException as e:
+            line = str(getattr(e, "line", e)).rstrip("\r\n")
             raise TransportError(f'Post "{url}": net/http: HTTP/1.x transport connection broken: '
-                                 f'malformed HTTP response {str(e)!r}') from None
+                                 f"malformed HTTP response {json.dumps(line)}") from None
 
     def _answer(self, conn, resp, sock, url: str, deadline: float) -> tuple[int, bytes]:
         if resp.status != 200:
@@ -279,22 +317,20 @@ def _left(deadline: float) -> float:
 def _reset_text(conn, err: Exception) -> str:
     if isinstance(err, http.client.RemoteDisconnected):
         return "EOF"
-    try:
-        local, remote = conn.sock.getsockname(), conn.sock.getpeername()
-        where = f"{_host_port(local)}->{_host_port(remote)}"
-    except (OSError, AttributeError):
-        where = "?"
     op = "write" if isinstance(err, BrokenPipeError) else "read"
     reason = "broken pipe" if op == "write" else "connection reset by peer"
-    return f"{op} tcp {where}: {op}: {reason}"
+    return f"{op} tcp {conn.where}: {op}: {reason}"
 
 
-def _x509_text(err: ssl.SSLCertVerificationError) -> str:
+def _x509_text(err: ssl.SSLCertVerificationError, name: str) -> str:
+    """crypto/x509's words for the common verification failures."""
     code = getattr(err, "verify_code", 0)
     if code in (18, 19, 20, 21):
         return "certificate signed by unknown authority"
     if code == 10:
         return "certificate has expired or is not yet valid"
+    if code == 64:
+        return f"cannot validate certificate for {name} because it doesn't contain any IP SANs"
     if code == 62:
-        return f"certificate is not valid for the server name ({err.verify_message})"
+        return f"certificate is not valid for {name}"
     return str(getattr(err, "verify_message", err))

@@ -121,7 +121,9 @@ class WireError(Exception):
 
 
 def _quote_char(c: str) -> str:
-    """encoding/json's quoteChar."""
+    """encoding/json's quoteChar (of the byte where the character is not ASCII)."""
+    if ord(c) > 127:
+        c = chr(c.encode("utf-8", "surrogatepass")[0])
     if c == "'":
         return "'\\''"
     if c == '"':
@@ -183,6 +185,10 @@ def _go_syntax(text: str, e: json.JSONDecodeError) -> str:
     if pos >= len(text) or "Unterminated string" in e.msg:
         return "unexpected EOF"
     ch = text[pos]
+    if e.msg.startswith("Expecting value") and ch in "tfn":
+        return _literal(text, pos)
+    if e.msg.startswith("Invalid \\escape"):
+        return f"invalid character {_quote_char(text[pos + 1])} in string escape code"
     if e.msg.startswith("Expecting ',' delimiter"):
         where = "after array element" if _inside(text, pos) == "[" else "after object key:value pair"
         return f"invalid character {_quote_char(ch)} {where}"
@@ -190,6 +196,17 @@ def _go_syntax(text: str, e: json.JSONDecodeError) -> str:
         if e.msg.startswith(py):
             return f"invalid character {_quote_char(ch)} {go}"
     return f"invalid character {_quote_char(ch)} looking for beginning of value"
+
+
+def _literal(text: str, pos: int) -> str:
+    """A broken true / false / null: Go names the first wrong character, or EOF."""
+    word = {"t": "true", "f": "false", "n": "null"}[text[pos]]
+    for i, want in enumerate(word):
+        if pos + i >= len(text):
+            return "unexpected EOF"
+        if text[pos + i] != want:
+            return f"invalid character {_quote_char(text[pos + i])} in literal {word} (expecting {_quote_char(want)})"
+    return f"invalid character {_quote_char(text[pos + len(word)])} after top-level value"
 
 
 def _inside(text: str, pos: int) -> str:
@@ -307,17 +324,16 @@ def decode_filter_result(body: bytes) -> dict:
     if not isinstance(value, dict):
         d.fail(value, "", "", "v1.ExtenderFilterResult")
         return d.done(out)
-    f = d.fields(value, tuple(out))
     st = "ExtenderFilterResult"
-    if "Nodes" in f:
-        out["Nodes"] = _node_list(d, f["Nodes"])
-    if "NodeNames" in f:
-        out["NodeNames"] = d.string_list(f["NodeNames"], st, "NodeNames")
-    for key in ("FailedNodes", "FailedAndUnresolvableNodes"):
-        if key in f:
-            out[key] = d.string_map(f[key], st, key)
-    if "Error" in f:
-        out["Error"] = d.string(f["Error"], st, "Error")
+    for key, v in d.fields(value, tuple(out)).items():   # in the document's order, as Go
+        if key == "Nodes":
+            out[key] = _node_list(d, v)
+        elif key == "NodeNames":
+            out[key] = d.string_list(v, st, key)
+        elif key == "Error":
+            out[key] = d.string(v, st, key)
+        else:
+            out[key] = d.string_map(v, st, key)
     return d.done(out)
 
 
@@ -363,9 +379,13 @@ def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
         if not isinstance(item, dict):
             d.fail(item, "", "", "v1.HostPriority")
             continue
-        f = d.fields(item, ("Host", "Score"))
-        out.append((d.string(f.get("Host"), "HostPriority", "Host"),
-                    d.int64(f.get("Score"), "HostPriority", "Score")))
+        host, score = "", 0
+        for key, v in d.fields(item, ("Host", "Score")).items():
+            if key == "Host":
+                host = d.string(v, "HostPriority", "Host")
+            else:
+                score = d.int64(v, "HostPriority", "Score")
+        out.append((host, score))
     return d.done(out)
 
 
@@ -408,17 +428,29 @@ def decode_preemption_result(body: bytes) -> dict[str, tuple[list[str], int]] | 
         if not isinstance(mv, dict):
             d.fail(mv, "ExtenderPreemptionResult", path, "v1.MetaVictims")
             continue
-        g = d.fields(mv, ("Pods", "NumPDBViolations"))
-        uids = []
-        pods = g.get("Pods")
-        if pods is not None and not isinstance(pods, list):
-            d.fail(pods, "MetaVictims", path + ".Pods", "[]*v1.MetaPod")
-        for mp in pods if isinstance(pods, list) else ():
-            if mp is None:
-                uids.append("")
-            elif not isinstance(mp, dict):
-                d.fail(mp, "MetaVictims", path + ".Pods", "v1.MetaPod")
+        uids, pdb = [], 0
+        for key, v in d.fields(mv, ("Pods", "NumPDBViolations")).items():
+            if key == "Pods":
+                uids = _meta_pods(d, v, path)
             else:
-                uids.append(d.string(d.fields(mp, ("UID",)).get("UID"), "MetaPod", path + ".Pods.UID"))
-        out[node] = (uids, d.int64(g.get("NumPDBViolations"), "MetaVictims", path + ".NumPDBViolations"))
+                pdb = d.int64(v, "MetaVictims", path + ".NumPDBViolations")
+        out[node] = (uids, pdb)
     return d.done(out)
+
+
+def _meta_pods(d: _Decoder, pods, path: str) -> list[str]:
+    """[]*MetaPod as the UIDs ("" for a null entry)."""
+    if pods is None:
+        return []
+    if not isinstance(pods, list):
+        d.fail(pods, "MetaVictims", path + ".Pods", "[]*v1.MetaPod")
+        return []
+    uids = []
+    for mp in pods:
+        if mp is None:
+            uids.append("")
+        elif not isinstance(mp, dict):
+            d.fail(mp, "MetaVictims", path + ".Pods", "v1.MetaPod")
+        else:
+            uids.append(d.string(d.fields(mp, ("UID",)).get("UID"), "MetaPod", path + ".Pods.UID"))
+    return uids
