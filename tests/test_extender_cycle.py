@@ -501,3 +501,12 @@ def test_live_mode_binds_through_the_extender():
     finally:
         live.stop()
     assert binder.calls[-1] == ("bind", "p", "a") and api == []
+
+
+def test_an_unknown_field_inside_an_extender_is_refused_by_name():
+    with pytest.raises(ValidationError) as e:
+        _config([{"urlPrefix": "u", "tlsConfig": {"insecure": True, "caFiel": "x"}}])
+    assert str(e.value) == 'c.yaml: strict decoding error: unknown field "extenders[0].tlsConfig.caFiel"'
+    with pytest.raises(ValidationError) as e:
+        _config([{"urlPrefix": "u", "managedResources": [{"name": "example.com/a", "ignored": True}]}])
+    assert str(e.value) == 'c.yaml: strict decoding error: unknown field "extenders[0].managedResources[0].ignored"'
