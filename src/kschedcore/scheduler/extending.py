@@ -67,10 +67,12 @@ def score(one, pod, fw, outcome: FilterOutcome) -> tuple:
     if outcome.returned is not None:
         _score_empty(one, pod, fw, outcome.returned, rows, totals)
     nodes = one.cache.table.nodes
-    added = prioritize(one.extenders, pod, [nodes[r] for r in rows.tolist()])
-    for j, r in enumerate(rows.tolist()):
-        for _, s in added.get(nodes[r].name, ()):
-            totals[j] += s
+    added = {}
+    if any(e.is_prioritizer() for e in one.extenders):
+        added = prioritize(one.extenders, pod, [nodes[r] for r in rows.tolist()])
+    if added:
+        totals[:nf] += np.fromiter((sum(s for _, s in added.get(nodes[r].name, ())) for r in rows.tolist()),
+                                   np.int64, nf)
     return rows, totals[:nf].copy(), added
 
 

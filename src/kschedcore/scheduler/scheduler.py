@@ -331,7 +331,9 @@ class Scheduler(WhatIfOperations):
             collector.collect_young(len(results))
             if callback is not None:
                 callback(result)
-            if node_local and self.cycles.batch_copies and (result.node is not None or not records):
+            if self.cycles.extenders:
+                pass            # every pod's cycle asks the extenders: no kernel runs of several pods
+            elif node_local and self.cycles.batch_copies and (result.node is not None or not records):
                 # the pod the kernel's run left (another template, or one that fits nowhere)
                 # has its own cycle next
                 i += batches.run_after(self, pod, pending, i, results, callback, records)
