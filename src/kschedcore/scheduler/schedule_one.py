@@ -8,7 +8,6 @@ import numpy as np
 from .._kernel.cross_copies import run_cross_copies
 from ..framework.cycle import Cycle
 from ..framework.fit_error import FitError
-from ..extender.interface import ExtenderError
 from ..framework.interface import CycleState, PluginError, PreFilterRejection
 from . import extending
 from .result import NO_PROFILE_ERROR, ScheduleResult
@@ -157,10 +156,7 @@ class ScheduleOne:
             error, _ = fw.run_score_after_pass(cycle, nf)
             if error:
                 return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state, cycle=cycle)
-        try:
-            rows, totals, added = extending.score(self, pod, fw, outcome)
-        except ExtenderError as e:
-            return ScheduleResult(pod.key, None, 0, processed, error=str(e), cycle_state=state, cycle=cycle)
+        rows, totals, added = extending.score(self, pod, fw, outcome)
         result = ScheduleResult(pod.key, t.nodes[extending.select(self, rows, totals)].name, left, processed,
                                 None, None, state, cycle)
         result.extender_scores = added
