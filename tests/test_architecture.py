@@ -25,7 +25,7 @@ ALLOWED = {
     "extender": {"objects"},
     "framework": {"objects", "extender"},
     "backend": {"framework", "objects"},
-    "plugins": {"framework", "backend", "objects"},
+    "plugins": {"framework", "backend", "objects", "extender"},
     "scheduler": {"framework", "backend", "plugins", "objects", "output", "extender", "reference"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},

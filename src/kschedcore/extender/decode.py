@@ -106,8 +106,8 @@ def _object(raw, schema: dict, path: str) -> dict:
     out = {}
     for key, value in raw.items():
         where = f"{path}.{key}"
-        if key not in schema:
-            raise ExtenderDecodeError(where, f'strict decoding error: unknown field "{where}"')
+        if key not in schema:       # worded as the configuration's other unknown fields
+            raise ExtenderDecodeError("", f'strict decoding error: unknown field "{where}"')
         if value is not None:
             out[key] = _value(value, schema[key], where)
     return out

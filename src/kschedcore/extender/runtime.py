@@ -79,13 +79,14 @@ def interested(extenders: Sequence[Extender], pod) -> list:
 def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod, nodes: list) -> FilterOutcome:
     """Each interested filter in turn sees the previous one's survivors; an ignorable
     extender's error skips it, another's raises ExtenderError (the cycle fails with it)."""
-    out = FilterOutcome(list(nodes))
+    out, by_name = FilterOutcome(list(nodes)), None
     for ext in extenders:
         if not out.nodes:
             break
         if not ext.is_filter() or not ext.is_interested(pod):
             continue
-        by_name = {n.name: n for n in out.nodes}
+        if by_name is None:         # (kept while no extender drops a node)
+            by_name = {n.name: n for n in out.nodes}
         try:
             result = ext.filter(pod, out.nodes)
             passed = _passed(ext, result, by_name)
@@ -98,7 +99,8 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod, nodes: li
         for name, msg in result.failed.items():
             if name not in result.failed_and_unresolvable:
                 out.statuses[name] = (False, msg)
-        out.dropped |= len(passed) != len(out.nodes)
+        if len(passed) != len(out.nodes):
+            out.dropped, by_name = True, None
         out.nodes = passed
         out.returned = dict(zip([n.name for n in passed], result.returned_nodes)) \
             if result.returned_nodes is not None else None
@@ -108,14 +110,12 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod, nodes: li
 def _passed(ext, result, by_name: dict) -> list:
     names = [(n.get("metadata") or {}).get("name") for n in result.returned_nodes] \
         if result.returned_nodes is not None else result.node_names
-    out = []
-    for name in names or ():
-        node = by_name.get(name)
-        if node is None:
-            raise ExtenderError(f'extender "{ext.name}" claims a filtered node "{name}" which is not found '
-                                f'in the input node list')
-        out.append(node)
-    return out
+    try:
+        return [by_name[name] for name in names or ()]
+    except (KeyError, TypeError):
+        name = next(n for n in names if n not in by_name)
+        raise ExtenderError(f'extender "{ext.name}" claims a filtered node "{name}" which is not found '
+                            f'in the input node list') from None
 
 
 def prioritize(extenders: Sequence[Extender], pod, nodes: list) -> dict:
@@ -152,17 +152,23 @@ def extenders_binding(extenders: Sequence[Extender], pod, node_name: str):
     return False, None
 
 
-def call_extenders(extenders: Sequence[Extender], pod, victims: dict) -> dict:
+def preempting(extenders: Sequence[Extender], pod) -> list:
+    """The extenders preemption asks about the pod's candidates."""
+    return [e for e in extenders if e.supports_preemption() and e.is_interested(pod)]
+
+
+def call_extenders(extenders: Sequence[Extender], pod, victims: dict, node_pods=None) -> dict:
     """Preemption's callExtenders: the candidates (node name -> Victims) every interested
-    extender that supports preemption accepts, each seeing the previous one's answer. Raises
-    ExtenderError (a non-ignorable extender's error, or a node answered without victims)."""
+    extender that supports preemption accepts, each seeing the previous one's answer
+    (node_pods(node name): the pods on a node, for answers by UID). Raises ExtenderError (a
+    non-ignorable extender's error, or a node answered without victims)."""
     for ext in extenders:
         if not victims:
             break
         if not ext.supports_preemption() or not ext.is_interested(pod):
             continue
         try:
-            answer = dict(ext.process_preemption(pod, dict(victims)))
+            answer = dict(ext.process_preemption(pod, dict(victims), node_pods))
         except ExtenderError:
             if ext.is_ignorable():
                 continue
@@ -179,5 +185,5 @@ def call_extenders(extenders: Sequence[Extender], pod, victims: dict) -> dict:
 
 
 __all__ = ["FilterOutcome", "SCORE_SCALE", "Victims", "call_extenders", "extenders_binding",
-           "find_nodes_that_pass_extenders", "interested", "interested_by_resources", "make_extenders",
+           "find_nodes_that_pass_extenders", "interested", "preempting", "interested_by_resources", "make_extenders",
            "prioritize"]

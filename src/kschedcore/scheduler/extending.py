@@ -16,7 +16,7 @@ import numpy as np
 from .._kernel import S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_NODE_RESOURCES_FIT
 from ..errors import UnsupportedError
 from ..extender.interface import ExtenderError
-from ..extender.runtime import find_nodes_that_pass_extenders, prioritize
+from ..extender.runtime import FilterOutcome, find_nodes_that_pass_extenders, prioritize
 from ..framework.fit_error import FitError, absent_reason
 from ..objects.node import parse_node
 from ..reference import plugins as ref
@@ -27,7 +27,7 @@ from .result import ScheduleResult
 _EMPTY_NODE_SCORES = (S_NODE_RESOURCES_FIT, S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY)
 
 
-def run_filters(one, pod, cycle, nf: int, processed: int):
+def run_filters(one, pod, cycle, nf: int, processed: int) -> tuple:
     """findNodesThatPassExtenders on the pass's feasible rows: (FilterOutcome, None) or
     (None, a ScheduleResult ending the cycle: an extender's error)."""
     fw, t = cycle.framework, one.cache.table
@@ -41,7 +41,7 @@ def run_filters(one, pod, cycle, nf: int, processed: int):
     return outcome, None
 
 
-def failed(pod, cycle, outcome, processed: int, n_all: int) -> ScheduleResult:
+def failed(pod, cycle, outcome: FilterOutcome, processed: int, n_all: int) -> ScheduleResult:
     """No node passed the extenders: the FitError counts every status, the Filter plugins'
     and the extenders' (Diagnosis.node_reasons has both)."""
     reasons = {}
@@ -56,7 +56,7 @@ def failed(pod, cycle, outcome, processed: int, n_all: int) -> ScheduleResult:
                           cycle.state, cycle)
 
 
-def score(one, pod, fw, outcome) -> tuple:
+def score(one, pod, fw, outcome: FilterOutcome) -> tuple:
     """The survivors' totals (the kernel's buffers hold their pass): the empty-NodeInfo
     correction after an answer of Node objects, then the extenders' scores. Returns (rows,
     totals, {node: [(extender, score)]})."""
@@ -67,10 +67,12 @@ def score(one, pod, fw, outcome) -> tuple:
     if outcome.returned is not None:
         _score_empty(one, pod, fw, outcome.returned, rows, totals)
     nodes = one.cache.table.nodes
-    added = prioritize(one.extenders, pod, [nodes[r] for r in rows.tolist()])
-    for j, r in enumerate(rows.tolist()):
-        for _, s in added.get(nodes[r].name, ()):
-            totals[j] += s
+    added = {}
+    if any(e.is_prioritizer() for e in one.extenders):
+        added = prioritize(one.extenders, pod, [nodes[r] for r in rows.tolist()])
+    if added:
+        totals[:nf] += np.fromiter((sum(s for _, s in added.get(nodes[r].name, ())) for r in rows.tolist()),
+                                   np.int64, nf)
     return rows, totals[:nf].copy(), added
 
 
@@ -117,7 +119,7 @@ def _same_node(node, obj) -> None:
                                "an extender's filter answered with a changed Node object (scoring it is not supported)")
 
 
-def select(one, rows, totals) -> int:
+def select(one, rows: np.ndarray, totals: np.ndarray) -> int:
     """selectHost over the survivors' totals (ties: the first in node order, or one draw)."""
     ties = np.flatnonzero(totals == totals.max())
     if one.tie_first:

@@ -377,10 +377,12 @@ class Simulation:
         pod = self.pods[key]
         self.sched.remove_pod(key)
         self.outcomes[key].message = message
-        self.listener.failed(key, message)
+        written = self.listener.failed(key, message)
         if self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+        if written and self.sched.cycles.extenders:
+            self.queue.update(pod, pod)     # the status write comes back (see _failed)
 
     def finish_binding(self, key, pinfo, bind_error=None) -> None:
         """A binding started by bind_dispatch has ended (bind_error: its Bind call's error)."""

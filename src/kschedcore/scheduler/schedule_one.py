@@ -149,9 +149,10 @@ class ScheduleOne:
         if left != nf:      # NormalizeScore and PreScore see the survivors alone: a pass over them
             rows = np.asarray(sorted(t.row_of[n.name] for n in outcome.nodes), np.int32)
             again = self.schedule_pod(pod, only_rows=rows, extend=False)
-            if again.error or again.feasible_nodes != left:
-                return ScheduleResult(pod.key, None, 0, processed, error=again.error or "extender: node changed",
-                                      cycle_state=state, cycle=cycle)
+            if again.error or again.feasible_nodes != left:     # (a PreScore error; nothing else changes)
+                error = again.error or (f"the Score plugins' pass over the extenders' {left} nodes found "
+                                        f"{again.feasible_nodes} feasible")
+                return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
         else:
             error, _ = fw.run_score_after_pass(cycle, nf)
             if error:

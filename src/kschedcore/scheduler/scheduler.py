@@ -9,10 +9,10 @@ import random
 from collections import Counter
 from dataclasses import replace
 
-from ..extender.decode import ordered
-from ..extender.runtime import make_extenders
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
+from ..extender.decode import ordered
+from ..extender.runtime import make_extenders
 from ..framework.config import SchedulerConfig
 from ..framework.framework import Framework
 from ..objects.features import check_supported
@@ -331,7 +331,9 @@ class Scheduler(WhatIfOperations):
             collector.collect_young(len(results))
             if callback is not None:
                 callback(result)
-            if node_local and self.cycles.batch_copies and (result.node is not None or not records):
+            if self.cycles.extenders:
+                pass            # every pod's cycle asks the extenders: no kernel runs of several pods
+            elif node_local and self.cycles.batch_copies and (result.node is not None or not records):
                 # the pod the kernel's run left (another template, or one that fits nowhere)
                 # has its own cycle next
                 i += batches.run_after(self, pod, pending, i, results, callback, records)
