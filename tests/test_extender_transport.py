@@ -210,3 +210,14 @@ def test_filter_answers_read_as_extender_go_reads_them():
         y = HTTPExtender(ExtenderConfig(url_prefix=f"http://127.0.0.1:{srv.port}/y", filter_verb="filter"))
         r = y.filter(pod("p"), NODES)
         assert (r.node_names, r.failed, r.returned_nodes) == ([], {"b": "no"}, None)
+
+
+def test_a_redirect_is_refused_by_name():
+    def redirect(conn):
+        conn.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /y/bind\r\nContent-Length: 0\r\n\r\n")
+
+    with RawServer({"/x/bind": redirect}) as srv:
+        with pytest.raises(ExtenderError) as err:
+            ext(srv.port).bind(pod("p"), "a")
+    assert str(err.value) == (f'Post "http://127.0.0.1:{srv.port}/x/bind": the extender redirected to "/y/bind" '
+                              f"(HTTP 307), which kschedcore does not follow")
