@@ -140,3 +140,17 @@ def test_cli_records_the_http_extender_and_replays_it_offline(tmp_path):
         assert (r["node"], (r["messages"] or [None])[-1]) == (t["node"], t["message"]), key
     assert len(rec.read_text().splitlines()) == server_calls
     assert _replay(tmp_path, config, "--replay-extenders", str(rec)) == live
+
+
+def test_replay_matches_the_node_set_not_its_order(tmp_path):
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text(json.dumps({"extender": "http://x/e", "verb": "prioritize", "pod": "default/p", "uid": "uid-p",
+                               "nodes": ["n1", "n2", "n3"], "answer": [["n1", 1], ["n2", 2], ["n3", 3]],
+                               "error": None, "latency": 0.001}) + "\n")
+    e = ReplayingExtender(HTTPExtender(ExtenderConfig(url_prefix="http://x/e", prioritize_verb="p"), offline=True),
+                          Recording(rec))
+    assert e.prioritize(pod("p"), [node("n3"), node("n1"), node("n2")]) == [("n1", 1), ("n2", 2), ("n3", 3)]
+    with pytest.raises(ValidationError, match="no recorded prioritize call"):
+        e.prioritize(pod("p"), [node("n1"), node("n2")])
+    with pytest.raises(ValidationError, match="no recorded prioritize call"):
+        e.prioritize(pod("q"), [node("n1"), node("n2"), node("n3")])

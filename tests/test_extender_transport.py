@@ -195,3 +195,29 @@ def test_insecure_with_a_ca_is_refused(tmp_path):
     ca.write_text("")
     with pytest.raises(ValidationError, match="tlsConfig: specifying a root certificates file with the insecure"):
         ext(1, "https", tls_config=ExtenderTLSConfig(insecure=True, ca_file=str(ca)))
+
+
+def test_filter_answers_read_as_extender_go_reads_them():
+    """A nodeCacheCapable answer naming a node it was not sent is Go's error; an answer of
+    node names to an extender that sent Node objects passes no node (Go reads Nodes then)."""
+    routes = {"/x/filter": (200, b'{"NodeNames":["a","zzz"]}', 0, 0),
+              "/y/filter": (200, b'{"NodeNames":["a"],"FailedNodes":{"b":"no"}}', 0, 0)}
+    with StubServer(routes) as srv:
+        with pytest.raises(ExtenderError) as err:
+            ext(srv.port).filter(pod("p"), NODES)
+        assert str(err.value) == (f'extender "http://127.0.0.1:{srv.port}/x" claims a filtered node "zzz" '
+                                  f"which is not found in the input node list")
+        y = HTTPExtender(ExtenderConfig(url_prefix=f"http://127.0.0.1:{srv.port}/y", filter_verb="filter"))
+        r = y.filter(pod("p"), NODES)
+        assert (r.node_names, r.failed, r.returned_nodes) == ([], {"b": "no"}, None)
+
+
+def test_a_redirect_is_refused_by_name():
+    def redirect(conn):
+        conn.sendall(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /y/bind\r\nContent-Length: 0\r\n\r\n")
+
+    with RawServer({"/x/bind": redirect}) as srv:
+        with pytest.raises(ExtenderError) as err:
+            ext(srv.port).bind(pod("p"), "a")
+    assert str(err.value) == (f'Post "http://127.0.0.1:{srv.port}/x/bind": the extender redirected to "/y/bind" '
+                              f"(HTTP 307), which kschedcore does not follow")

@@ -89,6 +89,8 @@ def test_decoding_reads_as_go_reads():
     assert wire.decode_filter_result(b'{"Nodes":{"items":null}}')["Nodes"] == []
     assert wire.decode_host_priority_list(b'[{"host":"a","SCORE":-4},{"Host":"b","Score":12}]') == \
         [("a", -4), ("b", 12)]
+    plain = [{"Host": f"n{i}", "Score": i - 3} for i in range(20)]   # every entry plain: read at once
+    assert wire.decode_host_priority_list(json.dumps(plain).encode()) == [(f"n{i}", i - 3) for i in range(20)]
     assert wire.decode_preemption_result(b'{"NodeNameToMetaVictims":{"n":{"Pods":[{"UID":"u"}],'
                                          b'"NumPDBViolations":2}}}') == {"n": (["u"], 2)}
     assert wire.decode_binding_result(b'{"Error":"x","error":"y"}') == "y"   # the last key wins

@@ -270,8 +270,13 @@ class HTTPTransport:
 
     def _answer(self, conn, resp, sock, url: str, deadline: float) -> tuple[int, bytes]:
         if resp.status != 200:
+            location = resp.getheader("Location")
             resp.close()
             conn.close()
+            if resp.status in (301, 302, 303, 307, 308) and location:
+                # Go's client would follow it; kschedcore refuses it by name instead
+                raise TransportError(f'Post "{url}": the extender redirected to "{location}" '
+                                     f"(HTTP {resp.status}), which kschedcore does not follow")
             return resp.status, b""
         try:
             sock.settimeout(_left(deadline))

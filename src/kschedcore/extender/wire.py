@@ -371,6 +371,9 @@ def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
     if not isinstance(value, list):
         d.fail(value, "", "", "v1.HostPriorityList")
         return d.done([])
+    fast = _plain_priorities(value)
+    if fast is not None:
+        return fast
     out = []
     for item in value:
         if item is None:
@@ -387,6 +390,20 @@ def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
                 score = d.int64(v, "HostPriority", "Score")
         out.append((host, score))
     return d.done(out)
+
+
+def _plain_priorities(value: list) -> list[tuple[str, int]] | None:
+    """The common answer at once: every entry exactly {"Host": string, "Score": int64}."""
+    try:
+        out = [(item["Host"], item["Score"]) for item in value if len(item) == 2]
+    except (TypeError, KeyError):
+        return None
+    if len(out) != len(value):
+        return None
+    for host, score in out:
+        if type(host) is not str or type(score) is not int or not -(1 << 63) <= score < (1 << 63):
+            return None
+    return out
 
 
 def decode_binding_result(body: bytes) -> str:
