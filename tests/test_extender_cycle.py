@@ -392,8 +392,15 @@ def _check_case(case, outs, calls, data=DATA):
         if "attempts" in t:
             assert (o["pod"], o["attempts"]) == (t["pod"], t["attempts"])
         assert sorted(o.get("victims") or []) == sorted(t.get("victims") or [])
-    want = {_call_key(json.loads(line)) for line in (data / f"{case}.calls.jsonl").read_text().splitlines()}
-    assert {_call_key(r) for r in calls if r.get("verb")} == want
+    # the calls made in every run are required; a preemptor's retries (calls some runs made, or
+    # further filter and preempt calls) are a race in the real scheduler, allowed
+    truth_calls = [json.loads(line) for line in (data / f"{case}.calls.jsonl").read_text().splitlines()]
+    required = {_call_key(c) for c in truth_calls if "runs" not in c}
+    allowed = {_call_key(c) for c in truth_calls}
+    racing = {t["pod"] for t in truth if t.get("victims") or t.get("nominated") or "attemptsSeen" in t}
+    ours = {_call_key(r) for r in calls if r.get("verb")}
+    assert required - ours == set()
+    assert {k for k in ours - allowed if not (k[0] in racing and k[1] in ("filter", "prioritize", "preempt"))} == set()
 
 
 def run_case_cli(case, tmp_path, data=DATA):
