@@ -22,10 +22,11 @@ FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
     "objects": set(),
-    "framework": {"objects"},
+    "extender": {"objects"},
+    "framework": {"objects", "extender"},
     "backend": {"framework", "objects"},
-    "plugins": {"framework", "backend", "objects"},
-    "scheduler": {"framework", "backend", "plugins", "objects", "output"},
+    "plugins": {"framework", "backend", "objects", "extender"},
+    "scheduler": {"framework", "backend", "plugins", "objects", "output", "extender", "reference"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},
     "reference": {"objects", "framework", "sources"},

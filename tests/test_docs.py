@@ -24,7 +24,7 @@ MODULES = (
     "kschedcore.scheduler.live", "kschedcore.capacity", "kschedcore.replay", "kschedcore.sweep",
     "kschedcore.perf", "kschedcore.testing", "kschedcore.custom", "kschedcore.framework.interface",
     "kschedcore.framework.status", "kschedcore.framework.registry", "kschedcore.plugins.coscheduling",
-    "kschedcore.backend.cache", "kschedcore.backend.queue", "kschedcore.reference",
+    "kschedcore.backend.cache", "kschedcore.backend.queue", "kschedcore.reference", "kschedcore.extender",
 )
 
 

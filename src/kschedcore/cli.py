@@ -47,9 +47,18 @@ def _parser():
         sp.add_argument("--threads", type=int, choices=(1, 2), default=1,
                         help="2: split large scans between two threads (for an idle multi-core machine)")
 
+    def extenders(sp):
+        sp.add_argument("--record-extenders", metavar="FILE",
+                        help="write every call to the configured extenders (request, answer or error, "
+                             "latency) to FILE, one JSON line each")
+        sp.add_argument("--replay-extenders", metavar="FILE",
+                        help="answer the configured extenders' calls from a --record-extenders FILE "
+                             "(nothing is sent)")
+
     ex = sub.add_parser("explain", help="per-node filter results and per-plugin scores of each pending pod")
     ex.add_argument("workload", nargs="+", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
     common(ex)
+    extenders(ex)
     ex.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     ex.add_argument("-o", "--output", choices=("table", "wide", "jsonl", "json"), default="table",
                     help="table: a line per pod, the message under it; wide: the message as the last "
@@ -64,6 +73,7 @@ def _parser():
     sim = sub.add_parser("simulate", help="schedule every pending pod and report the outcome")
     sim.add_argument("workload", nargs="*", help="files as for explain; none: a generated cluster")
     common(sim)
+    extenders(sim)
     sim.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     sim.add_argument("--nodes", type=int, default=None, help="generated cluster: nodes (default 5000)")
     sim.add_argument("--pods", type=int, default=None, help="generated cluster: pods (default 30000)")
@@ -80,6 +90,7 @@ def _parser():
     rp.add_argument("workload", nargs="+", help="workload files, watch-event streams (.jsonl), Alibaba "
                                                 "trace CSVs; the clusters' objects first, then the events")
     common(rp)
+    extenders(rp)
     rp.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     rp.add_argument("--arrival", choices=("settle", "all", "timestamps"), default=None,
                     help="settle: one event at a time, each once the loop has settled; all: every event "
@@ -117,6 +128,7 @@ def _parser():
                      help="the ClusterCapacityReview as JSON or YAML (cluster-capacity's fields, and "
                           "status.clusterPendingPods where the cluster had pending pods)")
     cap.add_argument("--seed", type=int, default=0, help="seed of the random tie-break")
+    extenders(cap)
     cap.add_argument("--gang", type=int, default=None, metavar="MIN",
                      help="copies form PodGroups of MIN members, all placed or none (Coscheduling)")
     cap.add_argument("--add-nodes", metavar="NODE.yaml",
@@ -151,6 +163,7 @@ def _parser():
     perf.add_argument("--sample-interval", type=float, default=0.01, metavar="SECONDS",
                       help="the throughput collector's tick (upstream: 1 s; default 0.01)")
     perf.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    extenders(perf)
 
     sw = sub.add_parser("sweep", help="a grid of workloads x configurations x seeds x modes: one results table "
                                       "and a summary plot, on a local process pool or a Ray cluster")
@@ -218,7 +231,15 @@ def _scheduler(args, workload):
     config = load_config(args.config) if args.config else None
     return Scheduler.from_workload(workload, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
                                    tie_break=args.tie_break, seed=args.seed, threads=args.threads,
-                                   config=config)
+                                   config=config, **_extender_options(args))
+
+
+def _extender_options(args) -> dict:
+    """The Scheduler's extender_factory where --record-extenders or --replay-extenders asks
+    for one (the configured extenders' calls written to a file, or answered from one)."""
+    from .extender.recording import extender_factory
+    factory = extender_factory(args.record_extenders, args.replay_extenders)
+    return {} if factory is None else {"extender_factory": factory}
 
 
 # ---- capacity ---------------------------------------------------------------------------------
@@ -238,7 +259,8 @@ def cmd_capacity(args) -> int:
     for t in templates:
         t.min_member = args.gang
     if not all(targets) and args.gang is None:      # cluster-capacity's question, its report
-        sched = capacity.load_cluster(args.cluster, excluded, args.default_config, seed=args.seed)
+        sched = capacity.load_cluster(args.cluster, excluded, args.default_config, seed=args.seed,
+                                      **_extender_options(args))
         _loaded()
         doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
         sys.stdout.write(capacity.render(doc, args.verbose, args.output))
@@ -259,10 +281,11 @@ def _capacity_answer(capacity, args, templates, excluded) -> dict:
     from .capacity import answers
     workload = capacity.cluster_workload(args.cluster, excluded)
     config = capacity.capacity_config(args.default_config)
+    options = _extender_options(args)
     _loaded()
 
     def build():
-        return capacity.build_cluster(workload, config, args.seed)
+        return capacity.build_cluster(workload, config, args.seed, **options)
 
     sched = build()
     before = sched.utilization()
@@ -439,7 +462,8 @@ class _progress:
 def cmd_replay(args) -> int:
     from .replay import load_replay, run_document
     sched = Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, tie_break=args.tie_break,
-                      seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None)
+                      seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None,
+                      **_extender_options(args))
     replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
                          api_server=args.api_server)
     _loaded()
@@ -485,7 +509,7 @@ def cmd_perf(args) -> int:
         what = "workload" if "/" in name else "test case"
         print(f"kschedcore: skipped {what} {name}: {one_line(str(error))}", file=sys.stderr)
     results = perf.run_perf(args.config, args.test_case, args.workload, args.label_filter, args.sample_interval,
-                            on_skip=skip)
+                            on_skip=skip, scheduler_options=_extender_options(args))
     if args.output == "json":
         json.dump(perf.data_items(results), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -5,7 +5,10 @@
 `ExtenderConfig` is one entry of KubeSchedulerConfiguration's `extenders`.
 """
 from .config import ExtenderConfig, ExtenderTLSConfig, ManagedResource
+from .http import HTTPExtender
 from .interface import Extender, ExtenderError, FilterResult, Victims
+from .recording import RecordingExtender, ReplayingExtender, wrap_extenders
 
 __all__ = ["Extender", "ExtenderConfig", "ExtenderError", "ExtenderTLSConfig", "FilterResult",
-           "ManagedResource", "Victims"]
+           "HTTPExtender", "ManagedResource", "RecordingExtender", "ReplayingExtender", "Victims",
+           "wrap_extenders"]

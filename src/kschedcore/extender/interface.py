@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     from ..objects.node import Node
@@ -93,7 +93,11 @@ class Extender(abc.ABC):
         """Binds the pod to the node in place of the Bind plugins. Raises ExtenderError."""
         raise ExtenderError(f"extender {self.name} is not a binder")
 
-    def process_preemption(self, pod: "Pod", victims: dict[str, Victims]) -> dict[str, Victims]:
+    def process_preemption(self, pod: "Pod", victims: dict[str, Victims],
+                           node_pods: "Callable[[str], Sequence[Pod] | None] | None" = None,
+                           ) -> dict[str, Victims]:
         """The candidates (node name -> victims) the extender accepts, possibly changed.
+        `node_pods(node name)` gives the pods on a node (None: no such node): an extender that
+        answers with pod UIDs names pods among those (kube-scheduler's NodeInfoLister).
         Raises ExtenderError."""
         return victims

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import ValidationError
+from ..extender.decode import ExtenderDecodeError, decode_extenders, ignored_by_scheduler
 from .config_schema import CONFIG, PLUGIN_ARGS, strict_error, unknown_fields, wrong_type
 from .registry import IN_TREE
 
@@ -63,6 +64,8 @@ class SchedulerConfig:
     registry: object = None
     #: where it was read from (errors name it)
     source: str = "KubeSchedulerConfiguration"
+    #: `extenders` (extender.ExtenderConfig), in the configuration's order
+    extenders: list = field(default_factory=list)
 
     @classmethod
     def default(cls) -> "SchedulerConfig":
@@ -126,7 +129,23 @@ def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None)
         profiles.append(_profile(prof, name, path, fail, registry))
     if len({p.queue_sort for p in profiles}) > 1:   # one queue serves every profile
         fail("profiles", "queueSort must be the same for all profiles")
-    return SchedulerConfig(profiles, global_pct, registry, source)
+    try:
+        extenders = decode_extenders(doc.get("extenders"))
+    except ExtenderDecodeError as e:
+        fail(e.path, e.message)
+    _ignore_extender_resources(profiles, ignored_by_scheduler(extenders))
+    return SchedulerConfig(profiles, global_pct, registry, source, extenders)
+
+
+def _ignore_extender_resources(profiles, names) -> None:
+    """buildExtenders: the extenders' resources ignoredByScheduler become every profile's
+    NodeResourcesFit ignoredResources (replacing those the profile configured)."""
+    if not names:
+        return
+    for prof in profiles:
+        args = dict(prof.plugin_args.get("NodeResourcesFit") or {})
+        args["ignoredResources"] = list(names)
+        prof.plugin_args["NodeResourcesFit"] = args
 
 
 def _percentage(value, path, fail):

@@ -11,6 +11,9 @@ import numpy as np
 
 from .status import Code
 
+#: framework.ExtenderName: the pseudo-plugin of the nodes an extender dropped
+EXTENDER_PLUGIN = "Extender"
+
 
 class Cycle:
     """One cycle of `framework` for `pod`. PreFilter plugins record here whether they acted
@@ -25,6 +28,7 @@ class Cycle:
     score_after = ()            # the in-tree plugins that score after the pass, in Python
     dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
     cross_pod = False           # ... and only cross-pod ones did (KernelPlugin.cross_pod)
+    extender = None             # the extenders' filters (extender.runtime.FilterOutcome)
     _diagnosis = None
 
     def __init__(self, framework, cache, pod, cp, state, what_if=False):
@@ -109,22 +113,40 @@ class Diagnosis:
         return self._failed
 
     def rows_with(self, code: Code) -> np.ndarray:
-        return self.rows[self.codes == code]
+        rows = self.rows[self.codes == code]
+        extra = self._extender_rows(code)
+        return np.concatenate([rows, np.asarray(extra, rows.dtype)]) if extra else rows
 
     def count(self, code: Code) -> int:
         """Nodes with this status (a PreFilter rejection gives every node its code)."""
         c = self.cycle
         if c.rejection is not None:
             return len(c.cache.table) if c.rejection.code == code else 0
-        return int(np.count_nonzero(self.codes == code))
+        return int(np.count_nonzero(self.codes == code)) + len(self._extender_rows(code))
 
     def rejector_plugins(self) -> set:
-        """The plugins that rejected some node (the pod's unschedulable plugins)."""
+        """The plugins that rejected some node (the pod's unschedulable plugins; "Extender"
+        where an extender dropped a node)."""
         c = self.cycle
         if c.rejection is not None:
             return set(c.rejection.plugins)
         fids = np.unique(self.fids[self.codes != Code.SUCCESS])
-        return {c.framework.filters[f].name for f in fids.tolist()}
+        out = {c.framework.filters[f].name for f in fids.tolist()}
+        if c.extender is not None and c.extender.dropped:
+            out.add(EXTENDER_PLUGIN)
+        return out
+
+    def extender_statuses(self) -> dict:
+        """{node name: (Code, message)} of the nodes an extender failed."""
+        ext = self.cycle.extender
+        if ext is None:
+            return {}
+        return {name: (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, msg)
+                for name, (unresolvable, msg) in ext.statuses.items()}
+
+    def _extender_rows(self, code: Code) -> list:
+        row_of = self.cycle.cache.table.row_of
+        return [row_of[n] for n, (c, _) in self.extender_statuses().items() if c == code and n in row_of]
 
     def left_out(self) -> list:
         """The nodes a PreFilterResult left out of the pass."""
@@ -146,6 +168,7 @@ class Diagnosis:
         names = {fid: p.name for fid, p in c.framework.filters.items()}
         out = {nodes[r].name: (Code(code), names[f]) for r, code, f in zip(rows.tolist(), codes.tolist(), fids.tolist())}
         out.update({n: (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, None) for n in self.left_out()})
+        out.update({n: (code, None) for n, (code, _) in self.extender_statuses().items()})
         return out
 
     def node_reasons(self) -> dict:
@@ -153,5 +176,7 @@ class Diagnosis:
         c = self.cycle
         t, filters = c.cache.table, c.framework.filters
         rows, codes, fids, details = self.failed()
-        return {t.nodes[r].name: (Code(code), filters[f].name, filters[f].reasons(d, t))
-                for r, code, f, d in zip(rows.tolist(), codes.tolist(), fids.tolist(), details.tolist())}
+        out = {t.nodes[r].name: (Code(code), filters[f].name, filters[f].reasons(d, t))
+               for r, code, f, d in zip(rows.tolist(), codes.tolist(), fids.tolist(), details.tolist())}
+        out.update({n: (code, None, [msg]) for n, (code, msg) in self.extender_statuses().items()})
+        return out

@@ -8,13 +8,14 @@ __all__ = ["load_perf_config", "selected", "Runner", "WorkloadResult", "run_perf
 
 
 def run_perf(path, test_case=None, workload=None, label_filter="performance", sample_interval=0.01,
-             on_result=None, on_skip=None) -> list:
+             on_result=None, on_skip=None, scheduler_options=None) -> list:
     """Runs the workloads of a performance-config.yaml that the filters select; returns their
     WorkloadResults (on_result(result) as each finishes). A selected test case with an op
     kschedcore does not run, or a workload that meets input kschedcore refuses (UnsupportedError:
     a CSINode declaring migrated plugins, more resource names than the table holds) is skipped
     with on_skip(name, error) -- name "<TestCase>" or "<TestCase>/<Workload>" --, or, when it was
-    asked for by name (or nothing else ran), raises that error."""
+    asked for by name (or nothing else ran), raises that error. scheduler_options: more keyword
+    arguments of each workload's Scheduler (e.g. its extender_factory)."""
     import gc
     from ..errors import UnsupportedError, WorkloadError
     cases = load_perf_config(path)
@@ -34,7 +35,7 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
                 skipped.append((case.name, case.unsupported))
                 break
             try:
-                result = Runner(case, w, sample_interval).run()
+                result = Runner(case, w, sample_interval, options=scheduler_options).run()
             except UnsupportedError as e:
                 if strict:
                     raise

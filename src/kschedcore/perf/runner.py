@@ -58,13 +58,13 @@ class Runner:
     """Runs one workload of a test case: its ops in order (nodes, namespaces, pods, churn,
     barriers) through kube-scheduler's loop, with scheduler_perf's throughput collector."""
 
-    def __init__(self, case, workload, sample_interval: float = 0.01, seed: int = 0):
+    def __init__(self, case, workload, sample_interval: float = 0.01, seed: int = 0, options=None):
         self.case, self.workload = case, workload
         self.where = f"{case.name}/{workload.name}"
         self.interval = sample_interval
         self.used = set()
         config = load_config(self._path(case.scheduler_config)) if case.scheduler_config else None
-        self.sched = Scheduler(config=config, seed=seed)
+        self.sched = Scheduler(config=config, seed=seed, **(options or {}))
         self.bound_counts, self.attempted = {}, set()
         self.unbound = set()          # pods created and not bound yet (what the waits look at)
         listener = SimulationListener()

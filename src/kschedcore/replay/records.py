@@ -77,16 +77,19 @@ class Recorder(SimulationListener):
         if rec is not None:
             rec.attempts += 1
 
-    def failed(self, key, message) -> None:
+    def failed(self, key, message) -> bool:
+        """Returns whether the condition was written (an update event of the pod follows)."""
         rec = self.records.get(key)
         if rec is None or not message:
-            return
+            return False
         copy = rec.written
-        if message != (rec.seen if self.stale_copy else rec.written):
+        written = message != (rec.seen if self.stale_copy else rec.written)
+        if written:
             rec.written = message
             if not rec.messages or rec.messages[-1] != message:
                 rec.messages.append(message)
         rec.seen = copy
+        return written and not self.stale_copy
 
     def skipped(self, key) -> None:
         rec = self.records.get(key)

@@ -11,6 +11,7 @@ the pod on the error backoff, so no pod is lost or bound twice.
 """
 import heapq
 
+from ..extender.runtime import extenders_binding
 from ..framework.interface import SKIP, CycleState, Status
 from ..framework.status import Code
 from ..plugins.helper.predicates import ParseError, required_node_affinity_matches, untolerated
@@ -44,6 +45,7 @@ class BindingCycle:
         self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
         self._assumed_at = {}           # pod key -> the node table's version when it was assumed
         self._states = {}               # pod key -> its cycle's CycleState, until its binding cycle ends
+        self.by_extender = set()        # pods an extender bound (no assigned-pod event follows)
         #: dispatch(key, pinfo): start a binding (default: on the virtual clock)
         self.dispatch = dispatch or self._on_clock
 
@@ -200,7 +202,8 @@ class BindingCycle:
                 for plugin in self.plugins(pod).post_bind:
                     plugin.post_bind(self.state(key), pod, node, sim)
                 self._states.pop(key, None)
-            sim.bound_to(key, node, pinfo)
+            sim.bound_to(key, node, pinfo, in_api=key not in self.by_extender)
+            self.by_extender.discard(key)
             return
         self.unreserve(pod, node)
         sim.given_up(key, node, pinfo, set(), error)
@@ -215,19 +218,40 @@ class BindingCycle:
             if reason:
                 return f"Pod admission rejected by the node: {reason}"
         if not self.any_plugins:
-            return binder(pod, node) if binder is not None else None
+            return self._bind_call(pod, node, binder, bound_elsewhere)
         plugins = self.plugins(pod)
         for plugin in plugins.pre_bind:
             message = _failure(plugin.pre_bind(self.state(pod.key), pod, node, self.sim))
             if message:
                 return f'running PreBind plugin "{plugin.name}": {message}'
         if not bound_elsewhere:
+            by_extender, message = self._extenders_binding(pod, node)
+            if by_extender:
+                return message
             for plugin in plugins.bind:           # the first that does not skip binds
                 message = plugin.bind(self.state(pod.key), pod, node, self.sim)
                 if message is not SKIP:
                     message = _failure(message)
                     return f'running Bind plugin "{plugin.name}": {message}' if message else None
         return binder(pod, node) if binder is not None else None
+
+    def _bind_call(self, pod, node, binder, bound_elsewhere):
+        if not bound_elsewhere:
+            by_extender, message = self._extenders_binding(pod, node)
+            if by_extender:
+                return message
+        return binder(pod, node) if binder is not None else None
+
+    def _extenders_binding(self, pod, node):
+        """extendersBinding before the Bind plugins: (bound by an extender, its error). A pod
+        an extender binds stays assumed: no API server hears of it here."""
+        extenders = self.sim.sched.cycles.extenders
+        if not extenders:
+            return False, None
+        by_extender, message = extenders_binding(extenders, pod, node)
+        if by_extender and message is None:
+            self.by_extender.add(pod.key)
+        return by_extender, message
 
     def states_alive(self) -> set:
         """The pods whose binding cycle holds a CycleState (for checks)."""

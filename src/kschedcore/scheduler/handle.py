@@ -13,8 +13,14 @@ class Handle:
         self.preempting = set()
 
     def evaluate(self, pod, row: int, state=None):
-        """The pod's cycle on one node row, as the cache holds it now (a ScheduleResult)."""
-        return self.schedule.evaluate_node(pod, row, state)
+        """The pod's Filter plugins on one node row, as the cache holds it now (a
+        ScheduleResult): preemption's what-if runs, which never ask the extenders."""
+        return self.schedule.evaluate_node(pod, row, state, extend=False)
+
+    @property
+    def extenders(self) -> list:
+        """The scheduler's extenders (framework.Handle's Extenders())."""
+        return self.schedule.extenders if self.schedule is not None else []
 
     def framework_for(self, pod):
         return self.schedule.frameworks[pod.scheduler_name]

@@ -9,6 +9,7 @@ sees one change at a time. `stop()` ends the threads cleanly: bindings in flight
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from ..extender.runtime import extenders_binding
 from ..util.clock import RealClock
 from .loop import Simulation
 
@@ -95,12 +96,17 @@ class LiveScheduler:
         self._in_flight += 1
 
         def bind():
-            error = None
+            error, by_extender = None, False
             try:
-                error = self.binder(pod, node) if self.binder is not None else None
+                # extendersBinding first: the first interested binder binds instead
+                by_extender, error = extenders_binding(self.sim.sched.cycles.extenders, pod, node)
+                if not by_extender:
+                    error = self.binder(pod, node) if self.binder is not None else None
             except Exception as e:         # a failing binder must not lose the pod
                 error = f"binding failed: {e}"
             with self.lock:
+                if by_extender and error is None:
+                    self.sim.bindings.by_extender.add(key)
                 self.sim.finish_binding(key, pinfo, bind_error=error)
                 self._in_flight -= 1
                 self._idle.notify_all()

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
-from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
-                                        build_queueing_hint_map, node_scheduling_properties_change)
+from ..framework.cluster_events import (ActionType, EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd,
+                                        EventNodeDelete, EventResource, build_queueing_hint_map,
+                                        node_scheduling_properties_change, with_hint)
+from ..framework.cycle import EXTENDER_PLUGIN
 from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
@@ -44,6 +46,28 @@ class Outcome:
     attempts: int
     message: str | None = None      # the last failure (FitError with PostFilter part, or error)
     result: object = None           # the ScheduleResult of the last failed cycle
+
+
+def _act_on_post_filter(sim: "Simulation", pod, result) -> None:
+    """A PostFilter's nomination (DefaultPreemption's, or a custom one's): the victims are
+    deleted through the event path, counted against their budgets, and the pod nominated
+    there. No candidate at all clears an earlier nomination."""
+    nomination = result.nomination
+    if nomination is None:
+        if not result.preemption_candidates:
+            sim.queue.delete_nominated_pod_if_exists(pod)
+            sim._written_nnn.pop(pod.key, None)    # the status patch clears it
+        return
+    # budgets keep the status they were given: kube-scheduler deletes victims without
+    # touching them, and no disruption controller runs here to recount them
+    sim.listener.preempted(pod.key, nomination.nominated_node_name, list(nomination.victims))
+    sim._written_nnn[pod.key] = nomination.nominated_node_name
+    sim.queue.add_nominated_pod(pod, nomination.nominated_node_name)
+    sim.preemptions.append((pod.key, nomination.nominated_node_name, list(nomination.victims)))
+    victims = [k for k in nomination.victims if k in sim.pods]
+    if victims:
+        sim.sched.handle.preempting.add(pod.key)
+        sim._preempted.append((pod.key, victims))
 
 
 class Simulation:
@@ -77,7 +101,8 @@ class Simulation:
         self.bindings = BindingCycle(self, sets, BindingPlugins(given), bind_dispatch)
         #: no binding-cycle plugin and no dispatch elsewhere: with no latency and no binder set,
         #: a binding can only succeed, at once
-        self._binds_at_once = not self.bindings.any_plugins and bind_dispatch is None
+        self._binds_at_once = (not self.bindings.any_plugins and bind_dispatch is None
+                               and not any(e.is_binder() for e in scheduler.cycles.extenders))
         self.outcomes = {}              # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
         self.preemptions = []           # (preemptor key, node, [victim keys])
@@ -105,12 +130,20 @@ class Simulation:
         sort = next(iter(profiles.values())).queue_sort
         options.setdefault("less", sort.less if sort is not None else None)
         pre_enqueue = {name: fw.pre_enqueue for name, fw in profiles.items()}
-        hints = {name: build_queueing_hint_map(fw.enqueue_registrations()) for name, fw in profiles.items()}
+        hints = {name: build_queueing_hint_map(self._registrations(fw)) for name, fw in profiles.items()}
         if len(profiles) == 1:          # one profile serves every pod (unknown schedulerNames too)
             pre_enqueue, hints = next(iter(pre_enqueue.values())), next(iter(hints.values()))
         options.setdefault("pre_enqueue_plugins", pre_enqueue)
         options.setdefault("queueing_hints", hints)
         return options
+
+    def _registrations(self, fw) -> dict:
+        """The profile's EventsToRegister; with extenders, the "Extender" pseudo-plugin's too:
+        every event, always Queue (framework.go's defaultEnqueueExtension)."""
+        out = fw.enqueue_registrations()
+        if self.sched.cycles.extenders:
+            out[EXTENDER_PLUGIN] = [with_hint(EventResource.WildCard, ActionType.All)]
+        return out
 
     def _handle_users(self, given) -> list:
         plugins = {id(p): p for fw in self.sched.profiles.values()
@@ -282,34 +315,17 @@ class Simulation:
         if result.fit_error is not None:
             plugins = result.cycle.diagnosis().rejector_plugins() if result.cycle is not None else set()
             outcome.message = result.fit_error.full_message
-            self._act_on_post_filter(pod, result)
+            _act_on_post_filter(self, pod, result)
         else:
             outcome.message, plugins = result.error, set()
-        self.listener.failed(pod.key, outcome.message)
+        written = self.listener.failed(pod.key, outcome.message)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+        if written and self.sched.cycles.extenders:
+            # the status write comes back as the pod's own update (UpdatePodOther): only the
+            # "Extender" pseudo-plugin's hint (every event) acts on a status-only change
+            self.queue.update(pod, pod)
         if self._preempted:
             self._evict()
-
-    def _act_on_post_filter(self, pod, result) -> None:
-        """A PostFilter's nomination (DefaultPreemption's, or a custom one's): the victims are
-        deleted through the event path, counted against their budgets, and the pod nominated
-        there. No candidate at all clears an earlier nomination."""
-        nomination = result.nomination
-        if nomination is None:
-            if not result.preemption_candidates:
-                self.queue.delete_nominated_pod_if_exists(pod)
-                self._written_nnn.pop(pod.key, None)    # the status patch clears it
-            return
-        # budgets keep the status they were given: kube-scheduler deletes victims without
-        # touching them, and no disruption controller runs here to recount them
-        self.listener.preempted(pod.key, nomination.nominated_node_name, list(nomination.victims))
-        self._written_nnn[pod.key] = nomination.nominated_node_name
-        self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
-        self.preemptions.append((pod.key, nomination.nominated_node_name, list(nomination.victims)))
-        victims = [k for k in nomination.victims if k in self.pods]
-        if victims:
-            self.sched.handle.preempting.add(pod.key)
-            self._preempted.append((pod.key, victims))
 
     def late_binding(self, key, pinfo) -> None:
         self._late_bindings.append((key, pinfo))
@@ -353,8 +369,9 @@ class Simulation:
             self.delete_pod(key, missing_ok=True)           # a key it no longer knows (deleted already) is a no-op
 
     # ---- where the binding cycle sends a pod ------------------------------------------------
-    def bound_to(self, key, node, pinfo) -> None:
-        """The binding succeeded (binding.py)."""
+    def bound_to(self, key, node, pinfo, in_api: bool = True) -> None:
+        """The binding succeeded (binding.py). in_api False: an extender bound it, which no
+        API server hears of here -- the pod stays assumed and no assigned-pod event follows."""
         pod = self.pods[key]
         self.bound[key] = node
         outcome = self.outcomes[key]
@@ -364,7 +381,7 @@ class Simulation:
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.queue.done(pinfo.uid)        # the attempt is over once the binding is
-        if self.queue.hears_events():
+        if in_api and self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
         if self._written_nnn:
             self._left_nominated(pod)
@@ -375,10 +392,12 @@ class Simulation:
         pod = self.pods[key]
         self.sched.remove_pod(key)
         self.outcomes[key].message = message
-        self.listener.failed(key, message)
+        written = self.listener.failed(key, message)
         if self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
+        if written and self.sched.cycles.extenders:
+            self.queue.update(pod, pod)     # the status write comes back (see _failed)
 
     def finish_binding(self, key, pinfo, bind_error=None) -> None:
         """A binding started by bind_dispatch has ended (bind_error: its Bind call's error)."""
@@ -449,8 +468,11 @@ class SimulationListener:
     def attempted(self, key: str) -> None:
         """A scheduling cycle ran for the pod."""
 
-    def failed(self, key: str, message: str) -> None:
-        """The pod's attempt failed: the message written into its PodScheduled condition."""
+    def failed(self, key: str, message: str) -> bool:
+        """The pod's attempt failed: the message written into its PodScheduled condition.
+        Returns whether the scheduler hears that write (a real API server: the pod's own
+        update event)."""
+        return False
 
     def bound(self, key: str, node: str) -> None:
         """The pod's binding succeeded."""

@@ -9,6 +9,7 @@ from .._kernel.cross_copies import run_cross_copies
 from ..framework.cycle import Cycle
 from ..framework.fit_error import FitError
 from ..framework.interface import CycleState, PluginError, PreFilterRejection
+from . import extending
 from .result import NO_PROFILE_ERROR, ScheduleResult
 
 CONFLICT_MESSAGE = "pod affinity terms conflict"
@@ -49,19 +50,29 @@ class ScheduleOne:
         self.min_copies = 2
         self._failed = None
         self._cross_refused = {}        # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
+        #: framework.Extenders, in buildExtenders' order (ignorable ones last)
+        self.extenders = []
 
-    def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
+    def extended(self, pod) -> bool:
+        """Some extender is interested in the pod: its cycles go through the extenders, never
+        through a kernel run that schedules several pods at once."""
+        return any(e.is_interested(pod) for e in self.extenders)
+
+    def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False,
+                     extend: bool | None = None) -> ScheduleResult:
         """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
         score) those node rows alone, every one of them, leaving the rotation index alone --
         preemption's dry run, a nominated node, the pass without nominated pods (single: one
         node, whose status is read from the cycle: no FitError histogram). state: a what-if
         evaluation's CycleState (a clone the preemption dry run has told which pods are off):
-        the custom PreFilters do not run again."""
+        the custom PreFilters do not run again. extend: the extenders filter and score after
+        the pass (default: unless a what-if evaluation, whose Filters are the plugins' alone)."""
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             return ScheduleResult(pod.key, None, 0, 0, error=f'{NO_PROFILE_ERROR} "{pod.scheduler_name}"')
         cache, t = self.cache, self.cache.table
         what_if = state is not None
+        extend = not what_if if extend is None else extend
         if state is None and fw.needs_state:
             state = CycleState()
         cp = fw.compile(pod)
@@ -109,6 +120,8 @@ class ScheduleOne:
             error = fw.filter_error(cycle)
             if error:        # a Filter's Error: findNodesThatFitPod returns no feasible node
                 return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
+        if nf and extend and self.extenders and self.extended(pod):
+            return self._through_extenders(pod, cycle, nf, processed, n_all)
         if nf > 1:
             error, rescored = fw.run_score_after_pass(cycle, nf)
             if error:
@@ -120,6 +133,35 @@ class ScheduleOne:
         reasons = {} if single else fw.histogram(n_all - len(scan), cycle.narrowed)
         return ScheduleResult(pod.key, None, 0, processed, FitError(pod.key, n_all, reasons=reasons), None, state, cycle)
 
+    def _through_extenders(self, pod, cycle, nf: int, processed: int, n_all: int) -> ScheduleResult:
+        """The extenders' filters on the pass's feasible nodes, then (two or more left) the
+        Score plugins over the survivors alone, the extenders' scores and selectHost."""
+        fw, t, state = cycle.framework, self.cache.table, cycle.state
+        outcome, ended = extending.run_filters(self, pod, cycle, nf, processed)
+        if ended is not None:
+            return ended
+        left = len(outcome.nodes)
+        if left == 0:
+            return extending.failed(pod, cycle, outcome, processed, n_all)
+        if left == 1:       # "When only one node after predicate, just use it."
+            return ScheduleResult(pod.key, outcome.nodes[0].name, 1, processed, None, None, state, cycle)
+        if left != nf:      # NormalizeScore and PreScore see the survivors alone: a pass over them
+            rows = np.asarray(sorted(t.row_of[n.name] for n in outcome.nodes), np.int32)
+            again = self.schedule_pod(pod, only_rows=rows, extend=False)
+            if again.error or again.feasible_nodes != left:     # (a PreScore error; nothing else changes)
+                error = again.error or (f"the Score plugins' pass over the extenders' {left} nodes found "
+                                        f"{again.feasible_nodes} feasible")
+                return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)
+        else:
+            error, _ = fw.run_score_after_pass(cycle, nf)
+            if error:
+                return ScheduleResult(pod.key, None, nf, processed, error=error, cycle_state=state, cycle=cycle)
+        rows, totals, added = extending.score(self, pod, fw, outcome)
+        result = ScheduleResult(pod.key, t.nodes[extending.select(self, rows, totals)].name, left, processed,
+                                None, None, state, cycle)
+        result.extender_scores = added
+        return result
+
     def schedule_copies(self, pod, count: int, counts=None):
         """The node rows of up to `count` identical copies of `pod`, a pod whose cycle just ran,
         each scheduled as schedule_pod would and written into the table before the next (the
@@ -129,7 +171,7 @@ class ScheduleOne:
         counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes."""
         fw = self.frameworks.get(pod.scheduler_name)
         cached = pod.compiled
-        if fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
+        if self.extenders or fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
             return None
         scan = self._written_scan(fw)
         if scan is None:
@@ -151,7 +193,7 @@ class ScheduleOne:
         then later copies of the template are not asked for a while (doubling, up to
         CROSS_RETRY_MOST cycles), as the pod's own cycle runs its PreFilter again."""
         fw = self.frameworks.get(pod.scheduler_name)
-        if fw is None:
+        if fw is None or self.extenders:
             return None
         cp = fw.compile(pod)
         refused = self._cross_refused.get(id(cp))
@@ -206,7 +248,7 @@ class ScheduleOne:
         nowhere and may_fail[k] is 0 (its cycle is schedule_pod's), the failures' rows run out or
         the cache slots do. None when the kernel cannot write rows (a fork)."""
         scan = self._written_scan(fw)
-        if scan is None:
+        if scan is None or self.extenders:
             return None
         t = self.cache.table
         # each template's slot; a slot the LRU hands to another template of the batch ends it
@@ -306,7 +348,8 @@ class ScheduleOne:
                 self.post_filter(pod, result)
             return result
         with counted(pod) as added:
-            result = self._nominated_first(pod, nominator)
+            # the extenders see the nodes that pass with and without the nominated pods
+            result = self._nominated_first(pod, nominator, extend=not added)
             if result.node is None:
                 return self._with_post_filter(pod, result)
             feasible = result.cycle.feasible_rows() if added else None
@@ -319,16 +362,16 @@ class ScheduleOne:
             self.post_filter(pod, result)
         return result
 
-    def _nominated_first(self, pod, nominator) -> ScheduleResult:
+    def _nominated_first(self, pod, nominator, extend: bool = True) -> ScheduleResult:
         node = nominator.node_of(pod)
         row = self.cache.table.row_of.get(node) if node else None
         if row is not None:
-            result = self.evaluate_node(pod, row)
+            result = self.evaluate_node(pod, row, extend=extend)
             if result.node is not None:
                 return result
-        return self.schedule_pod(pod)
+        return self.schedule_pod(pod, extend=extend)
 
-    def evaluate_node(self, pod, row: int, state=None) -> ScheduleResult:
+    def evaluate_node(self, pod, row: int, state=None, extend: bool | None = None) -> ScheduleResult:
         """One cycle on one node row (preemption's what-if evaluations, a nominated node): its
         status is read from the cycle, no FitError histogram is built."""
-        return self.schedule_pod(pod, np.asarray([row], np.int32), state, True)
+        return self.schedule_pod(pod, np.asarray([row], np.int32), state, True, extend)

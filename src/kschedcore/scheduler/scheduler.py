@@ -11,6 +11,8 @@ from dataclasses import replace
 
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
+from ..extender.decode import ordered
+from ..extender.runtime import make_extenders
 from ..framework.config import SchedulerConfig
 from ..framework.framework import Framework
 from ..objects.features import check_supported
@@ -54,10 +56,14 @@ class Scheduler(WhatIfOperations):
     threads: 1 (default) or 2: split large scans between two threads, for an otherwise idle
         machine with two or more cores.
     plugins: custom plugins (kschedcore.custom), run after the in-tree ones of every profile.
+    extenders: in-process extenders (kschedcore.extender.Extender), after the configuration's
+        `extenders`; ignorable ones are moved last, as kube-scheduler does.
+    extender_factory: makes an Extender of each configured one (default: the HTTP extender).
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=()):
+                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=(),
+                 extenders=(), extender_factory=None):
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
@@ -81,6 +87,7 @@ class Scheduler(WhatIfOperations):
         # ties among totals changed after the kernel pass
         self.cycles = ScheduleOne(self.cache, self.profiles, tie_break == "first", random.Random(seed))
         self.handle.schedule = self.cycles
+        self.cycles.extenders = ordered(make_extenders(config.extenders, extender_factory) + list(extenders))
         #: a scheduling cycle and, after a FitError, PostFilter, with the loop's nominated pods
         #: (ScheduleOne.attempt); the pod is not assumed
         self.attempt = self.cycles.attempt
@@ -335,7 +342,9 @@ class Scheduler(WhatIfOperations):
             collector.collect_young(len(results))
             if callback is not None:
                 callback(result)
-            if node_local and self.cycles.batch_copies and (result.node is not None or not records):
+            if self.cycles.extenders:
+                pass            # every pod's cycle asks the extenders: no kernel runs of several pods
+            elif node_local and self.cycles.batch_copies and (result.node is not None or not records):
                 # the pod the kernel's run left (another template, or one that fits nowhere)
                 # has its own cycle next
                 i += batches.run_after(self, pod, pending, i, results, callback, records)

@@ -14,7 +14,8 @@ from functools import lru_cache
 from ...errors import ValidationError
 from ...framework.cluster_events import ActionType as A, EventResource as R, QueueSkip, with_hint
 from ...framework.fit_error import FitError
-from ...framework.interface import PostFilterResult, Unschedulable
+from ...extender.interface import ExtenderError
+from ...framework.interface import Error, PostFilterResult, Unschedulable
 from ...framework.status import Code
 from .evaluator import NO_VICTIMS, Evaluator
 
@@ -55,6 +56,9 @@ class DefaultPreemption:
         if cycle.cache.pdbs:     # upstream stops once a candidate breaks no budget: look at every node
             args = {**args, "minCandidateNodesPercentage": 100}
         candidates, reasons, examined = self.evaluator.find_candidates(pod, cycle, args)
+        if not candidates and candidates.errors:        # utilerrors.NewAggregate
+            errors = list(dict.fromkeys(sorted(candidates.errors)))
+            return Error("preemption: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"))
         if not candidates:
             absent = n_all - examined
             if absent:
@@ -62,7 +66,10 @@ class DefaultPreemption:
             return Unschedulable("preemption: " + FitError(pod.key, n_all, reasons=reasons).message)
         if not self.handle.preemption_acts:
             return PostFilterResult("", candidates=candidates.names)
-        best = self.evaluator.select_candidate(pod, cycle, candidates)
+        try:
+            best = self.evaluator.select_candidate(pod, cycle, candidates)
+        except ExtenderError as e:      # callExtenders' error: the PostFilter's Error status
+            return Error(f"preemption: {e}")
         if best is None:
             return PostFilterResult("", candidates=candidates.names)
         node, victims = best

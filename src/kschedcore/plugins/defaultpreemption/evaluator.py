@@ -8,6 +8,8 @@ placement order included.
 """
 import numpy as np
 
+from ...extender.interface import Victims
+from ...extender.runtime import call_extenders, preempting
 from ...framework.interface import PluginError
 from ...framework.status import Code
 from ...objects.disruption import split_by_violation
@@ -19,10 +21,12 @@ from .ranking import NO_VICTIMS, pick_one_node, rank_keys, victims_in_order
 class Candidates:
     """The dry run's candidate nodes (names in node order); `rows`: their node rows when the
     dry run was decided on resources (victims are then chosen on arrays too)."""
-    __slots__ = ("names", "rows")
+    __slots__ = ("names", "rows", "errors")
 
-    def __init__(self, names, rows=None):
+    def __init__(self, names, rows=None, errors=()):
         self.names, self.rows = tuple(names), rows
+        #: the dry run's Error statuses (a node that fits with every pod still on it)
+        self.errors = tuple(errors)
 
     def __bool__(self):
         return bool(self.names)
@@ -55,10 +59,20 @@ class Evaluator:
         statuses = cycle.diagnosis().node_statuses()
         potential = [n for n, (code, _) in statuses.items() if code == Code.UNSCHEDULABLE]
         enough = num_candidates(args, len(potential))
-        reasons, examined, found = {}, 0, []
+        reasons, examined, found, errors = {}, 0, [], []
+        by_extender = cycle.diagnosis().extender_statuses()
         for name in potential:
             if len(found) >= enough:
                 break
+            if name in by_extender:
+                # the pod passed every Filter plugin there: SelectVictimsOnNode reprieves every
+                # lower-priority pod, and an empty victim list is an Error status
+                examined += 1
+                if self.cache.lower_priority(pod.priority, name):
+                    errors.append(f'expected at least one victim pod on node "{name}"')
+                else:
+                    reasons[NO_VICTIMS] = reasons.get(NO_VICTIMS, 0) + 1
+                continue
             still = self.dry_run(pod, name, cycle.state)
             if still is None:
                 found.append(name)
@@ -66,7 +80,7 @@ class Evaluator:
             examined += 1
             for r in still:
                 reasons[r] = reasons.get(r, 0) + 1
-        return Candidates(found), reasons, examined
+        return Candidates(found, errors=errors), reasons, examined
 
     def _names(self, rows) -> tuple:
         nodes = self.cache.table.nodes
@@ -94,7 +108,11 @@ class Evaluator:
 
     # ---- SelectVictimsOnNode, pickOneNodeForPreemption ------------------------------------------
     def select_candidate(self, pod, cycle, candidates):
-        """The node and victims to preempt for: (node name, victims) or None."""
+        """The node and victims to preempt for: (node name, victims) or None. Raises
+        ExtenderError (an extender that supports preemption refused the candidates)."""
+        extenders = preempting(self.handle.extenders, pod)
+        if extenders:
+            return self._through_extenders(pod, cycle, candidates, extenders)
         if candidates.rows is not None:
             return on_resources.victims(self, pod, candidates.names, candidates.rows)
         found = []
@@ -108,6 +126,28 @@ class Evaluator:
         pick = pick_one_node(*rank_keys([(v, n) for _, v, n in found]), lambda tied: self._latest_start(
             [found[i][1] for i in tied]))
         return found[pick][0], found[pick][1]
+
+    def _through_extenders(self, pod, cycle, candidates, extenders):
+        """callExtenders between the dry run and SelectCandidate: every candidate's victims
+        are sent, and the candidates and victims the extenders return are ranked."""
+        victims = {}
+        for node in candidates.names:
+            chosen = self.select_victims(pod, node, cycle.state, fits_without=True)
+            if chosen and chosen[0]:
+                victims[node] = Victims(list(chosen[0]), chosen[1])
+        if not victims:
+            return None
+        victims = call_extenders(extenders, pod, victims, self._node_pods)
+        if not victims:
+            return None
+        names = [n for n in candidates.names if n in victims] + sorted(set(victims) - set(candidates.names))
+        found = [(n, victims[n].pods, victims[n].num_pdb_violations) for n in names]
+        pick = pick_one_node(*rank_keys([(v, k) for _, v, k in found]), lambda tied: self._latest_start(
+            [found[i][1] for i in tied]))
+        return found[pick][0], found[pick][1]
+
+    def _node_pods(self, node_name: str):
+        return self.cache.pods_on(node_name) if self.cache.node(node_name) is not None else None
 
     def _latest_start(self, victim_lists) -> np.ndarray:
         """Per candidate: the earliest start among its most important victims."""

@@ -46,8 +46,8 @@ def resources_decide(pod, framework, cache) -> bool:
 def screen(evaluator, pod, cycle) -> Screened | None:
     """NodeResourcesFit's Filter on every potential node with its lower-priority pods off;
     None where resources do not decide alone (each node is then dry-run by the kernel)."""
-    if cycle.rejection is not None or cycle.scan is None:
-        return None
+    if cycle.rejection is not None or cycle.scan is None or cycle.extender is not None:
+        return None         # (extenders' statuses: the node-by-node dry run)
     framework, cache = cycle.framework, cycle.cache
     d = cycle.diagnosis()
     unsched = d.codes == Code.UNSCHEDULABLE
