@@ -52,7 +52,7 @@ class CopyMaker:
     """Copies of a template as parsed Pods: the template is parsed (and validated) once; each
     copy shares its parsed fields, hence its compiled form, and differs in name only."""
 
-    def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER):
+    def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
         self.template, self.counter = template, 0
         raw = template.copy(0, scheduler_name)
         self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
@@ -139,12 +139,12 @@ def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
     heap, seq, made = [], 0, 0
     template_of = {}
 
-    def push(pod):
+    def push(pod) -> None:
         nonlocal seq
         heapq.heappush(heap, (-pod.priority, seq, pod))
         seq += 1
 
-    def make():
+    def make() -> None:
         nonlocal made
         maker = made % len(makers)
         pod = makers[maker].next()

@@ -50,7 +50,7 @@ class NodeColumns:
     """The node table as a Python custom plugin sees it: arrays over node rows (rows of removed
     nodes are not `alive`) and the interners that map names to columns and values to ids."""
 
-    def __init__(self, table):
+    def __init__(self, table) -> None:
         self._t = table
 
     table = property(lambda self: self._t)
@@ -108,7 +108,7 @@ class _Custom:
     def prescore_skips(self, pod) -> bool:
         return False
 
-    def compile(self, pod, cp, table):
+    def compile(self, pod, cp, table) -> None:
         pass
 
 
@@ -176,7 +176,7 @@ def default_normalize(scores: np.ndarray) -> np.ndarray:
 class _Native(_Custom):
     native = True
 
-    def __init__(self, name, fn, *, resources=(), labels=(), values=(), constants=()):
+    def __init__(self, name, fn, *, resources=(), labels=(), values=(), constants=()) -> None:
         if not name or not callable(fn):
             raise ValidationError(f"plugin {name!r}", "", "a native plugin needs a name and a function")
         self.name, self.fn = name, fn
@@ -199,7 +199,7 @@ class _Native(_Custom):
 
 
 class NativeFilter(_Native):
-    def __init__(self, name, fn, *, reason=DEFAULT_REASON, **kw):
+    def __init__(self, name, fn, *, reason=DEFAULT_REASON, **kw) -> None:
         super().__init__(name, fn, **kw)
         self.reason = reason
 
@@ -210,7 +210,7 @@ class NativeFilter(_Native):
 class NativeScore(_Native):
     batch = True
 
-    def __init__(self, name, fn, *, weight=1, normalize=False, **kw):
+    def __init__(self, name, fn, *, weight=1, normalize=False, **kw) -> None:
         super().__init__(name, fn, **kw)
         self.weight, self.normalize = weight, normalize
 
@@ -234,7 +234,7 @@ def compile_native(fn, name="plugin", batch=False):
 
         if batch:
             def wrapper(n, rows, out, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed,
-                        pod_req, n_params, params):
+                        pod_req, n_params, params) -> None:
                 node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
                 pod, par = carray(pod_req, (n_res,)), carray(params, (n_params,))
                 rows_a, out_a = carray(rows, (n,)), carray(out, (n,))

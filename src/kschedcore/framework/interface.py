@@ -80,7 +80,7 @@ class PreFilterResult:
     plugin's by intersection; names that are not nodes are ignored)."""
     node_names: frozenset
 
-    def __init__(self, node_names):
+    def __init__(self, node_names) -> None:
         object.__setattr__(self, "node_names", frozenset(node_names))
 
 
@@ -104,7 +104,7 @@ class CycleState:
     """
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._data = {}
         #: plugins whose PreFilter / PreScore returned SKIP this cycle
         self.skip_filter_plugins = set()
@@ -148,7 +148,7 @@ class PreFilterRejection(Exception):
     `message`. plugins: the rejector plugins (several when PreFilterResults do not meet)."""
 
     def __init__(self, plugin: str, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                 plugins=None):
+                 plugins=None) -> None:
         super().__init__(message)
         self.plugin = plugin
         self.message = message
@@ -166,34 +166,34 @@ class PreEnqueuePlugin(Protocol):
 
 
 class PreFilterPlugin(Protocol):
-    def pre_filter(self, state: CycleState, pod, nodes): ...            # None, SKIP, PreFilterResult, Status
+    def pre_filter(self, state: CycleState, pod, nodes) -> None: ...            # None, SKIP, PreFilterResult, Status
 
 
 class PreFilterExtensions(Protocol):
-    def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str): ...
-    def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str): ...
+    def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str) -> None: ...
+    def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str) -> None: ...
 
 
 class FilterPlugin(Protocol):
-    def filter(self, state: CycleState, pod, nodes): ...                # per row: 0 / 1 / 2, or bools
+    def filter(self, state: CycleState, pod, nodes) -> None: ...                # per row: 0 / 1 / 2, or bools
 
 
 class PostFilterPlugin(Protocol):
-    def post_filter(self, state: CycleState, pod, statuses: dict): ...  # PostFilterResult or Status
+    def post_filter(self, state: CycleState, pod, statuses: dict) -> None: ...  # PostFilterResult or Status
 
 
 class PreScorePlugin(Protocol):
-    def pre_score(self, state: CycleState, pod, nodes, rows): ...       # None, SKIP, Error status
+    def pre_score(self, state: CycleState, pod, nodes, rows) -> None: ...       # None, SKIP, Error status
 
 
 class ScorePlugin(Protocol):
-    def score(self, state: CycleState, pod, nodes, rows): ...           # int64 per feasible row
-    def normalize_score(self, state: CycleState, pod, rows, scores): ...
+    def score(self, state: CycleState, pod, nodes, rows) -> None: ...           # int64 per feasible row
+    def normalize_score(self, state: CycleState, pod, rows, scores) -> None: ...
 
 
 class ReservePlugin(Protocol):
-    def reserve(self, state: CycleState, pod, node_name: str, handle): ...     # None or failure
-    def unreserve(self, state: CycleState, pod, node_name: str, handle): ...
+    def reserve(self, state: CycleState, pod, node_name: str, handle) -> None: ...     # None or failure
+    def unreserve(self, state: CycleState, pod, node_name: str, handle) -> None: ...
 
 
 class PermitPlugin(Protocol):
@@ -201,15 +201,15 @@ class PermitPlugin(Protocol):
 
 
 class PreBindPlugin(Protocol):
-    def pre_bind(self, state: CycleState, pod, node_name: str, handle): ...    # None or error
+    def pre_bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...    # None or error
 
 
 class BindPlugin(Protocol):
-    def bind(self, state: CycleState, pod, node_name: str, handle): ...        # None, error or SKIP
+    def bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...        # None, error or SKIP
 
 
 class PostBindPlugin(Protocol):
-    def post_bind(self, state: CycleState, pod, node_name: str, handle): ...
+    def post_bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...
 
 
 class EnqueueExtensions(Protocol):

@@ -87,7 +87,7 @@ class Pod:
     #: "namespace/name", the pod's key in the cache and the queue (read on every cycle)
     key: str = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
 
     @property
@@ -137,12 +137,12 @@ def normalize_image(name: str) -> str:
     return name
 
 
-def _add(total: dict, reqs: dict):
+def _add(total: dict, reqs: dict) -> None:
     for k, v in reqs.items():
         total[k] = total.get(k, 0) + v
 
 
-def _max_into(total: dict, reqs: dict):
+def _max_into(total: dict, reqs: dict) -> None:
     for k, v in reqs.items():
         if k not in total or v > total[k]:
             total[k] = v

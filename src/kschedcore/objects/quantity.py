@@ -59,7 +59,7 @@ class Quantity:
     _text: str | None
     _dec: bool
 
-    def __init__(self, nanos: int, format: str = DECIMAL_SI, *, _text: str | None = None, _dec: bool = False):
+    def __init__(self, nanos: int, format: str = DECIMAL_SI, *, _text: str | None = None, _dec: bool = False) -> None:
         """A quantity of ``nanos`` * 10^-9; prefer ``parse_quantity``/``from_int``/``from_milli``."""
         if isinstance(nanos, bool) or not isinstance(nanos, int):
             raise TypeError(f"nanos must be an int, not {type(nanos).__name__}")
@@ -68,10 +68,10 @@ class Quantity:
         for name, val in (("_nanos", nanos), ("format", format), ("_text", _text), ("_dec", _dec)):
             object.__setattr__(self, name, val)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name, value) -> None:
         raise AttributeError("Quantity is immutable")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name) -> None:
         raise AttributeError("Quantity is immutable")
 
     def __reduce__(self):

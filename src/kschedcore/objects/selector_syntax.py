@@ -79,6 +79,6 @@ def _tokens(text, flag):
     return out
 
 
-def _check(errors, value, fail):
+def _check(errors, value, fail) -> None:
     if errors:
         fail(f'"{value}": {errors[0]}')

@@ -59,7 +59,7 @@ class Replay:
     """
 
     def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
-                 samples: int = 500, api_server: str = "fake", **sim_options):
+                 samples: int = 500, api_server: str = "fake", **sim_options) -> None:
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -131,7 +131,7 @@ class Replay:
             self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS
         return pod
 
-    def _apply_setup(self, ev: WatchEvent):
+    def _apply_setup(self, ev: WatchEvent) -> None:
         """The starting cluster, onto the Scheduler before the loop exists."""
         if ev.kind == "Node":
             self.sched.add_node(parse_node(ev.obj, ev.where))
@@ -173,7 +173,7 @@ class Replay:
                 self._withdraw_if_unplaced(ev.key)
             yield self._step(i, ev)
 
-    def _withdraw_if_unplaced(self, key):
+    def _withdraw_if_unplaced(self, key) -> None:
         """A workload's pending pod that settled neither bound nor nominated is withdrawn before
         the next one arrives, as the parity harness (and kube-scheduler's integration tests)
         give up a pod once they have seen it fail: it is never retried on later events."""
@@ -182,7 +182,7 @@ class Replay:
             self._delete(key)
             self.recorder.records[key].withdrawn = True
 
-    def _settle(self):
+    def _settle(self) -> None:
         sim = self.sim
         while True:
             while sim.schedule_one():
@@ -228,10 +228,10 @@ class Replay:
         if until is not None:
             self._advance(until)
 
-    def _push(self, t, item):
+    def _push(self, t, item) -> None:
         heapq.heappush(self._heap, (t, next(self._seq), item))
 
-    def _advance(self, t):
+    def _advance(self, t) -> None:
         """Runs the loop up to replay second `t` (None: until it settles, or until the next
         departure the loop itself scheduled comes due), timers firing on the way."""
         sim, clock, heap = self.sim, self.clock, self._heap
@@ -273,7 +273,7 @@ class Replay:
         return Step(index, self.clock.now(), event) if self._with_steps else None
 
     # ---- applying one event --------------------------------------------------------------------
-    def _apply(self, i: int, ev: WatchEvent):
+    def _apply(self, i: int, ev: WatchEvent) -> None:
         self.recorder.event = i
         self._changed_at = self.clock.now()
         if ev.kind == "Pod":
@@ -309,7 +309,7 @@ class Replay:
         elif not pod.node_name:         # a pending pod changed (its binding by a recorded scheduler is ignored)
             sim.update_pod(pod)
 
-    def _apply_node(self, i, ev):
+    def _apply_node(self, i, ev) -> None:
         sim = self.sim
         name = ev.obj["metadata"]["name"]
         known = name in sim.sched.cache.table.row_of
@@ -331,7 +331,7 @@ class Replay:
         else:
             self.sched.add_object(ev.obj, ev.where)
 
-    def _delete(self, key):
+    def _delete(self, key) -> None:
         sim = self.sim
         if key not in sim.pods:
             return
@@ -341,13 +341,13 @@ class Replay:
         self.recorder.departed(key, was_bound)
 
     # ---- departures ----------------------------------------------------------------------------
-    def _bound(self, key, binding):
+    def _bound(self, key, binding) -> None:
         self._changed_at = self.clock.now()
         seconds = self.lifetimes.get(key)
         if seconds is not None and self.arrival != "settle":
             self._push(self.clock.now() + seconds, Departure(key, binding))
 
-    def _depart(self, dep: Departure):
+    def _depart(self, dep: Departure) -> None:
         rec = self.recorder.records.get(dep.key)
         if dep.binding is not None and (rec is None or rec.bindings != dep.binding or dep.key not in self.sim.bound):
             return                          # preempted or deleted before its time ran out

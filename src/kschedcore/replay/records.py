@@ -36,7 +36,7 @@ class Recorder(SimulationListener):
     """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
     departures), and how many arrived pods are pending."""
 
-    def __init__(self, clock, on_bound=None, stale_copy: bool = True):
+    def __init__(self, clock, on_bound=None, stale_copy: bool = True) -> None:
         self.clock = clock
         #: the scheduler's copy of a pod is refreshed only when an attempt fails (client-go's
         #: fake API server: no resourceVersion, so the scheduler never hears its own status

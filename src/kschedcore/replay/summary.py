@@ -10,13 +10,13 @@ SHOWN = ("cpu", "memory", "nvidia.com/gpu")
 class Sampler:
     """Samples the cluster every `stride` steps (and at the end)."""
 
-    def __init__(self, replay, stride: int):
+    def __init__(self, replay, stride: int) -> None:
         self.replay, self.stride = replay, stride
         self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
                        "peakAllocation": None}
         self._peak, self._peak_at = 0.0, None
 
-    def sample(self, final: bool = False):
+    def sample(self, final: bool = False) -> None:
         """One sample now (the replay calls it every `stride` steps, and at the end)."""
         r = self.replay
         s = self.series

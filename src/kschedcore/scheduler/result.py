@@ -24,7 +24,7 @@ class ScheduleResult:
 
     def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
                  fit_error: FitError | None = None, error: str | None = None,
-                 cycle_state: CycleState | None = None, cycle=None):
+                 cycle_state: CycleState | None = None, cycle=None) -> None:
         self.pod, self.node, self.feasible_nodes, self.evaluated_nodes = pod, node, feasible_nodes, evaluated_nodes
         #: the cycle's CycleState (the pod's binding cycle gets it too)
         self.cycle_state = cycle_state
@@ -45,7 +45,7 @@ class ScheduleResult:
             out.preemption_candidates = (len(self.preemption_candidates),)
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         why = f", fit_error={self.fit_error.message!r}" if self.fit_error else f", error={self.error!r}" if self.error else ""
         return f"ScheduleResult({self.pod}, node={self.node}, feasible={self.feasible_nodes}{why})"
 

@@ -56,7 +56,7 @@ class Scheduler(WhatIfOperations):
     """
 
     def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=()):
+                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=()) -> None:
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")

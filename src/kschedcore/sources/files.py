@@ -62,7 +62,7 @@ class Workload:
     #: what the reader left out, by reason ("kind ConfigMap": 3)
     ignored: dict = field(default_factory=dict)
 
-    def extend(self, other: "Workload"):
+    def extend(self, other: "Workload") -> None:
         self.nodes += other.nodes
         self.pods += other.pods
         self.pending += other.pending

@@ -13,7 +13,7 @@ from .tasks import Plan, attempt
 WORKER_PAYLOADS = {}
 
 
-def keep_payloads(payloads: dict):
+def keep_payloads(payloads: dict) -> None:
     WORKER_PAYLOADS.update(payloads)
 
 

@@ -90,13 +90,13 @@ def shown(value) -> str:
 class Decoder:
     """The checks, each naming the field it is at (`where`: the sweep file)."""
 
-    def __init__(self, where: str, base: Path):
+    def __init__(self, where: str, base: Path) -> None:
         self.where, self.base = where, base
 
     def fail(self, field: str, message: str):
         raise WorkloadError(self.where, field, message)
 
-    def known(self, doc: dict, keys, field: str):
+    def known(self, doc: dict, keys, field: str) -> None:
         prefix = f"{field}." if field else ""
         for key in doc:
             if key not in keys:

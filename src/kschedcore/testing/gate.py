@@ -75,7 +75,7 @@ class PerfGate:
     """The `kschedcore_perf` fixture's object; every run it made is in `runs` (and in pytest's
     terminal summary)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.runs = []
 
     def schedule(self, *workload, config=None, name=None, rounds: int = 3, queue: bool = False,

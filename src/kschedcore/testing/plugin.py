@@ -15,7 +15,7 @@ def kschedcore_perf() -> PerfGate:
     _RUNS.extend(gate.runs)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter) -> None:
     if not _RUNS:
         return
     terminalreporter.section("kschedcore gates")
