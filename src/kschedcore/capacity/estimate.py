@@ -136,7 +136,8 @@ def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
     copy arrives once each of the cluster's pods had its cycle (cluster-capacity creates it
     100 ms after the scheduler starts)."""
     cycles = sched.cycles
-    heap, seq, made = [], 0, 0
+    heap: list = []
+    seq, made = 0, 0
     template_of = {}
 
     def push(pod) -> None:

@@ -52,6 +52,7 @@ def _nested(value, key: str = ""):
         return [_nested(v, key) for v in value]
     if not isinstance(value, dict):
         return value
+    order: tuple[str, ...]
     if key in ("podAffinity", "podAntiAffinity"):
         order = ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution")
     elif "weight" in value:

@@ -16,7 +16,8 @@ def node_copies(node: dict, count: int, taken=()) -> list:
     """`count` copies of a raw Node named <name>-0, <name>-1, ... (hostname label too),
     skipping names already in the cluster."""
     base = (node.get("metadata") or {}).get("name") or "new-node"
-    out, i, taken = [], 0, set(taken)
+    out: list = []
+    i, taken = 0, set(taken)
     while len(out) < count:
         name = f"{base}-{i}"
         i += 1
@@ -57,7 +58,9 @@ def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> N
     if max_nodes < 0:
         raise ValidationError("--max-nodes", "", f"must be non-negative, got {max_nodes}")
     parse_node(node_copies(node, 1)[0], "node template")       # a bad template fails here, once
-    tried, results, kept = {}, {}, {}
+    tried: dict = {}
+    results: dict = {}
+    kept: dict = {}
 
     def fits(k: int) -> bool:
         if k not in tried:

@@ -79,7 +79,7 @@ def _from_document(doc, where: str):
         raise WorkloadError(where, "", f"expected a Pod object, got {type(doc).__name__}")
     kind = doc.get("kind")
     if kind in WORKLOAD_KINDS:
-        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
         tmpl = spec.get("template")
         if not isinstance(tmpl, dict):
             raise WorkloadError(where, "spec.template", f"a {kind} without a pod template")

@@ -24,7 +24,7 @@ def resource_requirements(pod: dict) -> dict:
     """getResourceRequest: the app containers' requests summed (init containers and overhead
     are not), cpu and memory as quantities, other scalar resources as rounded-up integers."""
     cpu, mem = Quantity(0, DECIMAL_SI), Quantity(0, BINARY_SI)
-    scalar = None
+    scalar: dict[str, int] | None = None
     for c in (pod.get("spec") or {}).get("containers") or []:
         for name, text in ((c.get("resources") or {}).get("requests") or {}).items():
             q = parse_quantity(text)
@@ -53,7 +53,7 @@ def review(est, max_limit: int) -> dict:
     """The ClusterCapacityReview of a run (GetReport + Report())."""
     templates = [t.pod for t in est.templates]
     pods = [{"podName": t["metadata"]["name"], "replicasOnNodes": [], "failSummary": None} for t in templates]
-    index = [{} for _ in templates]
+    index: list[dict] = [{} for _ in templates]
     for i, b in enumerate(est.bound):   # parsePodsReview: the i-th bound pod is template i % T's
         j = i % len(templates)
         ron = index[j].get(b.node)

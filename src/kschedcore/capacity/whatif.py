@@ -9,6 +9,7 @@ alone (cluster-autoscaler's scale-down question: every evicted pod placed elsewh
 its pods would go.
 """
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ValidationError
 from ..scheduler import Scheduler
@@ -77,7 +78,7 @@ def whatif(sched: Scheduler, change: Change) -> dict:
     sched.schedule_pending()
     waiting = {p.key for p in sched.pending}
     before = sched.utilization()
-    doc = {"changes": change.describe(), "utilizationBefore": before}
+    doc: dict[str, Any] = {"changes": change.describe(), "utilizationBefore": before}
     if change.drain:
         doc["drain"] = [_drain_alone(sched, name, change.config) for name in change.drain]
     with sched.fork():

@@ -210,9 +210,9 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     plugins = prof.get("plugins") or {}
     if not isinstance(plugins, dict):
         fail(path + ".plugins", "expected an object")
-    for point in plugins:
-        if point not in EXTENSION_POINTS:
-            fail(f"{path}.plugins.{point}", "unknown extension point")
+    for name in plugins:
+        if name not in EXTENSION_POINTS:
+            fail(f"{path}.plugins.{name}", "unknown extension point")
     mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail, registry)
     multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
 
@@ -228,7 +228,7 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     _, pre_enqueue = point("preEnqueue")
     _, filters = point("filter")
     s_enabled, scores = point("score")
-    out_of_tree = {}
+    out_of_tree: dict = {}
     for p, names in (("queueSort", queue_sort), ("preEnqueue", pre_enqueue), ("filter", filters), ("score", scores),
                      ("postFilter", post_filters), ("preFilter", point("preFilter")[1]),
                      ("preScore", point("preScore")[1]),

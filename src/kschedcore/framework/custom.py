@@ -36,6 +36,7 @@ methods (absent = the plugin does not implement that point):
 - :class:`CustomPostFilter`: ``post_filter(state, pod, statuses)``.
 """
 from collections import namedtuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -97,10 +98,10 @@ class _Custom:
     score_id = -1
     native = False
     # optional extension points: a subclass defines them as methods
-    pre_filter = None
-    add_pod = None
-    remove_pod = None
-    pre_score = None
+    pre_filter: Callable[..., Any] | None = None
+    add_pod: Callable[..., Any] | None = None
+    remove_pod: Callable[..., Any] | None = None
+    pre_score: Callable[..., Any] | None = None
 
     def prefilter_skips(self, pod) -> bool:
         return False
@@ -182,7 +183,7 @@ class _Native(_Custom):
         self.name, self.fn = name, fn
         self.resources, self.labels, self.values = tuple(resources), tuple(labels), tuple(values)
         self.constants = tuple(constants)
-        self._cfunc = None
+        self._cfunc: Any = None     # numba's CFunc, once compiled
 
     def params(self, table) -> np.ndarray:
         cols = [table.resource_col(r) for r in self.resources] + [table.label_key_col(k) for k in self.labels]
@@ -234,7 +235,7 @@ def compile_native(fn, name="plugin", batch=False):
 
         if batch:
             def wrapper(n, rows, out, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed,
-                        pod_req, n_params, params) -> None:
+                        pod_req, n_params, params):
                 node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
                 pod, par = carray(pod_req, (n_res,)), carray(params, (n_params,))
                 rows_a, out_a = carray(rows, (n,)), carray(out, (n,))
@@ -243,7 +244,7 @@ def compile_native(fn, name="plugin", batch=False):
 
             sig = types.void(i64, i32p, i64p, *node_args)
         else:
-            def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,
+            def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,  # type: ignore[misc]  # the batch entry point takes more arguments
                         n_params, params):
                 node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
                 return inner(row, node, carray(pod_req, (n_res,)), carray(params, (n_params,)))

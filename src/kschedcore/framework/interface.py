@@ -9,7 +9,7 @@ has to inherit from them). In-tree plugins, whose per-node work is the compiled 
 KernelPlugin instead (framework/kernel_plugin.py).
 """
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .status import Code
 
@@ -105,10 +105,10 @@ class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
-        self._data = {}
+        self._data: dict[str, Any] = {}
         #: plugins whose PreFilter / PreScore returned SKIP this cycle
-        self.skip_filter_plugins = set()
-        self.skip_score_plugins = set()
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
 
     def write(self, key: str, value) -> None:
         self._data[key] = value
@@ -154,6 +154,9 @@ class PreFilterRejection(Exception):
         self.message = message
         self.code = code
         self.plugins = frozenset(plugins) if plugins else frozenset((plugin,))
+
+    #: whether an in-tree plugin rejected (set by the framework when it catches the rejection)
+    in_tree: bool
 
 
 # ---- the extension points, as protocols (shapes only: implement the methods you need) --------

@@ -5,14 +5,14 @@ import re
 
 from . import validation as apival
 from .fields import FieldReader, metadata_name
-from .pod_affinity import parse_label_selector
+from .pod_affinity import LabelSelector, parse_label_selector
 
 
 @dataclass(slots=True, eq=False)
 class PodDisruptionBudget:
     namespace: str
     name: str
-    selector: object               # LabelSelector, or None (matches nothing)
+    selector: LabelSelector | None  # None matches nothing
     disruptions_allowed: int       # status.disruptionsAllowed
     disrupted_pods: frozenset      # status.disruptedPods: names already being disrupted
 
@@ -74,7 +74,8 @@ def split_by_violation(pods, pdbs) -> tuple:
     """filterPodsWithPDBViolation: (pods whose eviction would break a budget, the others),
     counting down each budget's allowed disruptions in order."""
     allowed = [b.disruptions_allowed for b in pdbs]
-    violating, other = [], []
+    violating: list = []
+    other: list = []
     for pod in pods:
         broken = False
         for i, b in enumerate(pdbs):

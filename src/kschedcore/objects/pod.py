@@ -1,6 +1,7 @@
 """Pod: the scheduling-relevant view of a v1 Pod, validated once when read."""
 import marshal
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import resources as res
 from ..errors import ObjectError
@@ -71,7 +72,7 @@ class Pod:
     nominated_node_name: str          # status.nominatedNodeName
     raw: dict = field(repr=False)
     #: (scheduler token, CompiledPod) set by the scheduler that compiled it
-    compiled: object = field(default=None, repr=False, compare=False)
+    compiled: Any = field(default=None, repr=False, compare=False)
     volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
     gated: bool = False               # spec.schedulingGates is not empty (PreEnqueue holds it)
     #: status.startTime in ns since the epoch, None if unset (MoreImportantPod ranks by it)
@@ -163,10 +164,11 @@ def aggregate_requests(containers, init_containers, pod_level, overhead, non_mis
                 out[k] = out.get(k, 0) + v
         return out
 
-    total = {}
+    total: dict[str, int] = {}
     for reqs in containers:
         _add(total, with_defaults(reqs))
-    sidecars, init_max = {}, {}
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for reqs, is_sidecar in init_containers:
         reqs = with_defaults(reqs)
         if is_sidecar:
@@ -271,7 +273,8 @@ def check_requirements(obj: str, requests: dict, limits: dict, path: str):
 
 
 def parse_spread_constraints(r, spec) -> tuple:
-    out, seen = [], {}
+    out: list = []
+    seen: dict = {}
     for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):
         path = f"spec.topologySpreadConstraints[{i}]"
         c = r.item(c, path)
@@ -379,6 +382,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     if template is not None:
         return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted, started,
                               node_name)
+    assert fields is not None       # made above for a pod without a template
     pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
               deleted=deleted, start_time=started, node_name=node_name,
               spec_fields=fields if memo is not None else None, **fields)

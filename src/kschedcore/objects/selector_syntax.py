@@ -12,7 +12,8 @@ _TOKEN = re.compile(r"\s*(?:(?P<set>\b(?:in|notin)\b)|(?P<op>==|!=|=|\(|\)|,|!)|
 def parse_selector(text: str, flag: str = "--pods") -> LabelSelector:
     """A LabelSelector from kubectl's selector syntax, or a ValidationError naming `flag`."""
     tokens = _tokens(text, flag)
-    reqs, i = [], 0
+    reqs: list = []
+    i = 0
 
     def fail(message):
         raise ValidationError(flag, "", f'invalid selector "{text}": {message}')
@@ -71,7 +72,7 @@ def _tokens(text, flag):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             raise ValidationError(flag, "", f'invalid selector "{text}" at "{text[pos:]}"')
-        kind = m.lastgroup
+        kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
     if not out:

@@ -74,14 +74,15 @@ class Replay:
         self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake")
         self.sim.listener = self.recorder
         self.timeline = list(events)
-        self.parsed = {}                    # timeline index -> its parsed Pod or Node
-        self.lifetimes = {}                 # pod key -> seconds it runs once bound
-        self.deletions = {}                 # timeline index -> an arriving pod's deletionTimestamp (ns)
+        self.parsed: dict = {}              # timeline index -> its parsed Pod or Node
+        self.lifetimes: dict[str, float] = {}  # pod key -> seconds it runs once bound
+        self.deletions: dict[int, int] = {}  # timeline index -> an arriving pod's deletionTimestamp (ns)
         self.t0 = 0
         self._prepare()
         steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
-        self._heap, self._seq = [], itertools.count()
+        self._heap: list = []
+        self._seq = itertools.count()
         self.applied = 0
         self._with_steps = True
         self._changed_at = 0.0              # replay time the cluster last changed
@@ -209,7 +210,7 @@ class Replay:
                     break
                 continue
             from_heap = ahead is None or (len(heap) > 0 and heap[0][0] < ahead)
-            t = heap[0][0] if from_heap else ahead
+            t = heap[0][0] if from_heap or ahead is None else ahead
             if until is not None and t > until:
                 break
             if not (together and t == 0.0):     # `all`: the events at 0 go in before any cycle
@@ -242,7 +243,7 @@ class Replay:
             q_wake, b_wake = sim.queue.next_wakeup(), sim.bindings.next_wakeup()
             if q_wake is None and b_wake is None:
                 break
-            wake = q_wake if b_wake is None else (b_wake if q_wake is None else min(q_wake, b_wake))
+            wake = min(w for w in (q_wake, b_wake) if w is not None)
             limit = t if not heap else (heap[0][0] if t is None else min(t, heap[0][0]))
             if limit is not None and wake >= limit:
                 break
@@ -266,7 +267,7 @@ class Replay:
                 return False
         return True
 
-    def _step(self, index, event) -> Step:
+    def _step(self, index, event) -> Step | None:
         self.applied += 1
         if self.applied % self.sampler.stride == 1 or self.sampler.stride == 1:
             self.sampler.sample()

@@ -37,7 +37,8 @@ class WatchEvent:
 def read_watch_stream(path, text: str) -> list:
     """The watch events of a stream file's text, in file order."""
     decoder, pos, n, line = json.JSONDecoder(), 0, len(text), 1
-    seen, out = set(), []
+    seen: set = set()
+    out: list = []
     while True:
         while pos < n and text[pos] in " \t\r\n":
             line += text[pos] == "\n"

@@ -42,10 +42,10 @@ class Recorder(SimulationListener):
         #: fake API server: no resourceVersion, so the scheduler never hears its own status
         #: writes): a condition is written unless it equals the copy from the failure before
         self.stale_copy = stale_copy
-        self.records = {}             # pod key -> PodRecord, in order of first appearance
+        self.records: dict[str, PodRecord] = {}  # pod key -> PodRecord, in order of first appearance
         self.pending = 0              # arrived, not bound, not departed
-        self.preemptions = []         # (time, preemptor, node, victims)
-        self.event = None             # timeline position of the event being applied
+        self.preemptions: list = []   # (time, preemptor, node, victims)
+        self.event: int | None = None  # timeline position of the event being applied
         self._on_bound = on_bound
 
     def record(self, key, event=None, arrival=None) -> PodRecord:

@@ -1,6 +1,8 @@
 """A replay's numbers: the time series sampled as it runs (utilisation, pending and running
 pods), and the summary at the end -- totals, scheduling latency, preemptions, why pods are left
 unschedulable, allocation per node (docs/formats.md, `replay -o json`)."""
+from typing import Any
+
 import numpy as np
 
 #: resources reported besides those every node has (cpu, memory, pods)
@@ -12,9 +14,10 @@ class Sampler:
 
     def __init__(self, replay, stride: int) -> None:
         self.replay, self.stride = replay, stride
-        self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
-                       "peakAllocation": None}
-        self._peak, self._peak_at = 0.0, None
+        self.series: dict[str, Any] = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
+                                       "peakAllocation": None}
+        self._peak: float = 0.0
+        self._peak_at: tuple[float, Any] | None = None
 
     def sample(self, final: bool = False) -> None:
         """One sample now (the replay calls it every `stride` steps, and at the end)."""
@@ -25,21 +28,24 @@ class Sampler:
         s["pending"].append(r.recorder.pending)
         s["running"].append(len(r.sim.bound))
         util = r.sched.utilization()
-        for name, value in util.items():
-            s["utilization"].setdefault(name, [None] * (len(s["time"]) - 1)).append(value)
+        for name, value in util.items():     # None where the resource had no allocatable
+            values = s["utilization"].setdefault(name, [])
+            values += [None] * (len(s["time"]) - 1 - len(values))
+            values.append(value)
         busy = sum(util.get(name, 0.0) for name in SHOWN)
         if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node use kept
             self._peak = busy
             self._peak_at = (s["time"][-1], _used(r.sched))
 
-    def finish(self):
+    def finish(self) -> dict[str, Any]:
         """The series, with the per-node allocation at the busiest sample."""
-        if self._peak_at is not None:
-            t, used = self._peak_at
-            self.series["peakAllocation"] = {"time": t, **node_allocation(self.replay.sched, used)}
-        return self.series
+        s = self.series
         for values in s["utilization"].values():
             values += [None] * (len(s["time"]) - len(values))
+        if self._peak_at is not None:
+            t, used = self._peak_at
+            s["peakAllocation"] = {"time": t, **node_allocation(self.replay.sched, used)}
+        return s
 
 
 def percentiles(values) -> dict:
@@ -57,7 +63,7 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
     bound = [r for r in arrived if r.bound_at is not None]
     sim = replay.sim
     pending = [r for r in arrived if r.departed_at is None and r.pod not in sim.bound and r.pod in sim.pods]
-    reasons = {}
+    reasons: dict[str, int] = {}
     for r in pending:
         outcome = sim.outcomes.get(r.pod)
         fit = outcome.result.fit_error if outcome is not None and outcome.result is not None else None

@@ -1,7 +1,7 @@
 """ScheduleResult: one scheduling cycle's outcome (schedule_one.go's ScheduleResult, with the
 FitError or error of a failed cycle)."""
 from ..framework.fit_error import FitError
-from ..framework.interface import CycleState
+from ..framework.interface import CycleState, PostFilterResult
 
 NO_PROFILE_ERROR = "no profile for schedulerName"
 #: the PodScheduled condition's message for a pod the SchedulingGates PreEnqueue plugin holds
@@ -20,7 +20,7 @@ class ScheduleResult:
     preemption_candidates: tuple = ()
     #: a PostFilter's success: (PostFilterResult) the node to nominate and the victims to evict
     #: (DefaultPreemption's when the loop acts on preemption, or a custom PostFilter's)
-    nomination: object = None
+    nomination: PostFilterResult | None = None
 
     def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
                  fit_error: FitError | None = None, error: str | None = None,

@@ -47,8 +47,8 @@ class ScheduleOne:
         #: one kernel call
         self.batch_copies = True
         self.min_copies = 2
-        self._failed = None
-        self._cross_refused = {}        # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
+        self._failed: np.ndarray | None = None
+        self._cross_refused: dict = {}  # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
 
     def schedule_pod(self, pod, only_rows=None, state: CycleState | None = None, single=False) -> ScheduleResult:
         """One cycle: findNodesThatFitPod, prioritizeNodes and selectHost. only_rows: Filter (and
@@ -191,7 +191,7 @@ class ScheduleOne:
         schedule_pod's). counts: as schedule_copies'."""
         fw, cp, scan, eq, plan, limits = ready
         chosen = np.empty(count, np.int32)
-        placed, self.next_start_node_index, last = run_cross_copies(
+        placed, self.next_start_node_index, last = run_cross_copies(  # type: ignore[call-arg]  # plan: 3 arrays
             fw.kernel, cp, scan, self.next_start_node_index, fw.num_to_find(len(scan)),
             len(self.cache.table.row_of), self.tie_first, chosen, eq, counts, *plan, limits)
         fw.passes += 1
@@ -210,7 +210,8 @@ class ScheduleOne:
             return None
         t = self.cache.table
         # each template's slot; a slot the LRU hands to another template of the batch ends it
-        slots, owner = [], {}
+        slots: list = []
+        owner: dict = {}
         for cp in cps:
             s = fw.template_slot(cp)
             if owner.setdefault(s, cp) is not cp:

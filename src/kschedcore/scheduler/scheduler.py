@@ -85,7 +85,7 @@ class Scheduler(WhatIfOperations):
         self.attempt = self.cycles.attempt
         self.pending = []          # pods without spec.nodeName, in arrival order
         #: what was left out, by reason: Succeeded / Failed pods, objects of kinds not read, ...
-        self.ignored = Counter()
+        self.ignored: Counter = Counter()
         for n in nodes:
             self.add_node(n)
         for p in pods:
@@ -245,6 +245,8 @@ class Scheduler(WhatIfOperations):
         commits what the cycle found, and its kernel writes the node's row."""
         if pod.key in self.cache:
             raise StateError(f"pod {pod.key}", "metadata.name", "already assumed or bound (a pod twice?)")
+        if result.node is None:
+            raise StateError(f"pod {pod.key}", "", f"its cycle chose no node: {result.message}")
         cycle = result.cycle
         fw = cycle.framework
         if cycle.acted_filters:

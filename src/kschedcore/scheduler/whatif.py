@@ -1,14 +1,36 @@
 """The Scheduler's what-if operations: forks, cordon, drain, scale, and preemption acted on at
 once -- what capacity and what-if questions change in a cluster (kschedcore.capacity.whatif)."""
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, ValidationError
 from ..objects.node import parse_node
 from .fork import Fork
 
+if TYPE_CHECKING:
+    from ..backend.cache import Cache
+    from ..objects.node import Node
+    from ..objects.pod import Pod
+    from .handle import Handle
+    from .result import ScheduleResult
+    from .schedule_one import ScheduleOne
+
 
 class WhatIfOperations:
     """Mixed into Scheduler: every method works on the Scheduler's own state."""
+
+    if TYPE_CHECKING:   # the Scheduler's state and operations these methods use
+        cache: Cache
+        handle: Handle
+        cycles: ScheduleOne
+        pending: list[Pod]
+
+        def update_node(self, node: Node) -> Any: ...
+        def queue(self, pod: Any) -> Pod | None: ...
+        def remove_pod(self, key: str, missing_ok: bool = False) -> bool: ...
+        def parse_pod(self, pod: Any, index_hint: str = "") -> Pod: ...
+        def schedule(self, pod: Any) -> ScheduleResult: ...
+        def assume_scheduled(self, pod: Pod, result: ScheduleResult) -> None: ...
 
     def fork(self) -> Fork:
         """Opens a fork: changes from now on are undone by `revert()` or kept by `commit()`
@@ -51,7 +73,8 @@ class WhatIfOperations:
             raise NotFoundError(f"workload {ns}/{name}", "", "no pod of it in the cluster")
         if replicas < 0:
             raise ValidationError(f"workload {ns}/{name}", "replicas", f"must be non-negative, got {replicas}")
-        added, removed = [], []
+        added: list[Pod | None] = []
+        removed: list[Pod] = []
         taken = {p.key for p in pods}
         i = 0
         while len(pods) + len(added) < replicas:

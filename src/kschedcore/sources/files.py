@@ -21,7 +21,7 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 try:        # built where libyaml is there to link (setup.py)
     from .._kernel import yaml_events
 except ImportError:
-    yaml_events = None
+    yaml_events = None  # type: ignore[assignment]  # the module is optional
 
 #: workload-document keys holding objects that later plugins read, by their kind
 EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
@@ -113,7 +113,7 @@ _LEADING_SPACE = re.compile(rb"\s*")
 def _documents(path: Path, text) -> list:
     raw = text if isinstance(text, bytes) else None
     if raw is not None:
-        start = _LEADING_SPACE.match(raw).end()
+        start = _LEADING_SPACE.match(raw).end()  # type: ignore[union-attr]  # \s* matches any input
         first = raw[start:start + 1]
     else:
         first = text.lstrip()[:1]
@@ -168,7 +168,7 @@ def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
     elif kind == "Node":
         w.nodes.append(doc)
     elif kind == "Pod":
-        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
         (w.pods if spec.get("nodeName") else w.pending).append(doc)
     elif isinstance(kind, str) and kind:
         group = str(doc.get("apiVersion") or "").rpartition("/")[0]

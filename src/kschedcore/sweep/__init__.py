@@ -11,6 +11,7 @@ run by a local process pool or on a Ray cluster with the same rows.
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ValidationError
 from .extras import MissingExtra, require
@@ -43,7 +44,7 @@ def run(plan: Plan, *, jobs: int | None = None, ray: bool = False, ray_address: 
     """Runs the plan's tasks (locally on `jobs` processes, default os.cpu_count(); or on Ray);
     on_row(row) as each task ends. A task whose input is refused stops the sweep with a
     ValidationError naming the task."""
-    rows = [None] * len(plan.tasks)
+    rows: list[Any] = [None] * len(plan.tasks)
 
     def on_result(result):
         if "error" in result:

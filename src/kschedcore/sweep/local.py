@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from .tasks import Plan, attempt
 
 #: this worker's workloads: name -> pickled Inputs (set once, when the worker starts)
-WORKER_PAYLOADS = {}
+WORKER_PAYLOADS: dict = {}
 
 
 def keep_payloads(payloads: dict) -> None:

@@ -14,7 +14,7 @@ from .extras import require
 from .tasks import Plan, attempt
 
 #: this worker's fetched workloads: ObjectRef id -> pickled Inputs
-FETCHED = {}
+FETCHED: dict = {}
 
 
 def run_on_worker(task, boxed_ref: list):

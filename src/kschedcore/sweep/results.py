@@ -93,7 +93,7 @@ def mode_label(row: dict) -> str:
 
 
 def groups(rows: list) -> dict:
-    out = {}
+    out: dict = {}
     for row in rows:
         out.setdefault(group_label(row), []).append(row)
     return out

@@ -10,6 +10,7 @@ import itertools
 import pickle
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .. import capacity
 from ..errors import KSchedCoreError, WorkloadError
@@ -22,7 +23,7 @@ from ..scheduler.loop import Simulation
 from ..sources.alibaba import is_alibaba_csv
 from ..sources.files import load_workload
 from ..sources.generator import generate
-from .spec import Sweep
+from .spec import Mode, Sweep
 
 #: a row's columns, in order (docs/formats.md, "Sweep input and output")
 COLUMNS = ("task", "workload", "configuration", "percentageOfNodesToScore", "seed", "mode", "arrival", "podspec",
@@ -39,7 +40,7 @@ class Task:
     configuration: str
     percentage: int | None
     seed: int
-    mode: object                # spec.Mode
+    mode: Mode
     tie_break: str
     config: object = None       # the SchedulerConfig (capacity: with profile 0 serving default-scheduler)
     template: object = None     # capacity: the pod Template
@@ -49,8 +50,8 @@ class Task:
 class Inputs:
     """What a workload ships: the Workload (schedule, queue, capacity), the replay's events
     (cluster, timeline) as `kschedcore replay` reads the same files."""
-    workload: object = None
-    events: tuple | None = None
+    workload: Any = None
+    events: Any = None        # (cluster, timeline) for replay
 
 
 @dataclass
@@ -159,7 +160,7 @@ def run_schedule(task: Task, inputs: Inputs) -> Decided:
 def run_queue(task: Task, inputs: Inputs) -> Decided:
     """kube-scheduler's loop (Simulation.run_until_idle) up to the mode's virtual horizon."""
     sched = Scheduler.from_workload(inputs.workload, **scheduler_options(task))
-    outcomes = Simulation(sched).run_until_idle(task.mode.until)
+    outcomes = Simulation(sched).run_until_idle(task.mode.until)  # type: ignore[arg-type]  # a queue mode has its horizon
     return _decided(sched, len(outcomes), {o.pod: o.node for o in outcomes})
 
 

@@ -76,7 +76,7 @@ class PerfGate:
     terminal summary)."""
 
     def __init__(self) -> None:
-        self.runs = []
+        self.runs: list[GateRun] = []
 
     def schedule(self, *workload, config=None, name=None, rounds: int = 3, queue: bool = False,
                  percentage_of_nodes_to_score: int = 0, seed: int = 0) -> GateRun:
@@ -88,7 +88,8 @@ class PerfGate:
         loaded = workload[0] if len(workload) == 1 and isinstance(workload[0], dict) else load_workload(*workload)
         cfg = load_config(config) if isinstance(config, str) else config
         ref_before = reference_seconds()
-        times, outcome = [], None
+        times: list[float] = []
+        outcome: tuple | None = None
         for _ in range(rounds):
             sched = Scheduler.from_workload(loaded, config=cfg, seed=seed,
                                             percentage_of_nodes_to_score=percentage_of_nodes_to_score)
@@ -102,7 +103,7 @@ class PerfGate:
                 raise AssertionError(f"kschedcore gate: rounds decided differently (seed {seed})")
             outcome = nodes, sched.utilization()
         reference = statistics.median([ref_before, reference_seconds()])
-        nodes, util = outcome
+        nodes, util = outcome  # type: ignore[misc]  # rounds >= 1 set it
         scheduled = sum(n is not None for n in nodes)
         run = GateRun(name or " ".join(map(str, workload))[:60] or "workload", len(nodes), scheduled,
                       len(nodes) - scheduled, statistics.median(times), reference, util, times)

@@ -55,7 +55,9 @@ class Evaluator:
         statuses = cycle.diagnosis().node_statuses()
         potential = [n for n, (code, _) in statuses.items() if code == Code.UNSCHEDULABLE]
         enough = num_candidates(args, len(potential))
-        reasons, examined, found = {}, 0, []
+        reasons: dict[str, int] = {}
+        examined = 0
+        found: list = []
         for name in potential:
             if len(found) >= enough:
                 break
