@@ -30,7 +30,7 @@ class ValidationError(KSchedCoreError, ValueError):
 class QuantityError(ValidationError):
     """A string that is not a valid Kubernetes ``resource.Quantity``."""
 
-    def __init__(self, text, obj: str = "", field: str = "") -> None:
+    def __init__(self, text: object, obj: str = "", field: str = "") -> None:
         self.text = text
         super().__init__(obj, field, f'invalid quantity "{text}"')
 

@@ -8,10 +8,19 @@ implements the points it needs as plain methods (the protocols below say their s
 has to inherit from them). In-tree plugins, whose per-node work is the compiled pass, implement
 KernelPlugin instead (framework/kernel_plugin.py).
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .status import Code
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..objects.pod import Pod
+    from .custom import NodeColumns
 
 #: a PreFilter / PreScore result meaning "this plugin does nothing for this pod" (its Filter
 #: or Score is then not called), and a Bind plugin's "not mine"
@@ -80,7 +89,7 @@ class PreFilterResult:
     plugin's by intersection; names that are not nodes are ignored)."""
     node_names: frozenset
 
-    def __init__(self, node_names) -> None:
+    def __init__(self, node_names: Iterable[str]) -> None:
         object.__setattr__(self, "node_names", frozenset(node_names))
 
 
@@ -110,23 +119,23 @@ class CycleState:
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
 
-    def write(self, key: str, value) -> None:
+    def write(self, key: str, value: Any) -> None:
         self._data[key] = value
 
-    def read(self, key: str):
+    def read(self, key: str) -> Any:
         """The value under key; KeyError (kube-scheduler: ErrNotFound) when absent."""
         try:
             return self._data[key]
         except KeyError:
             raise KeyError(f"{key!r} not found in the cycle state") from None
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
 
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._data
 
     def clone(self) -> "CycleState":
@@ -148,7 +157,7 @@ class PreFilterRejection(Exception):
     `message`. plugins: the rejector plugins (several when PreFilterResults do not meet)."""
 
     def __init__(self, plugin: str, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                 plugins=None) -> None:
+                 plugins: Iterable[str] | None = None) -> None:
         super().__init__(message)
         self.plugin = plugin
         self.message = message
@@ -161,58 +170,60 @@ class PreFilterRejection(Exception):
 
 # ---- the extension points, as protocols (shapes only: implement the methods you need) --------
 class QueueSortPlugin(Protocol):
-    def less(self, a, b) -> bool: ...                                   # over QueuedPodInfos
+    def less(self, a: Any, b: Any) -> bool: ...                         # over QueuedPodInfos
 
 
 class PreEnqueuePlugin(Protocol):
-    def pre_enqueue(self, pod) -> str | None: ...                       # None, or why it waits
+    def pre_enqueue(self, pod: Pod) -> str | None: ...                  # None, or why it waits
 
 
 class PreFilterPlugin(Protocol):
-    def pre_filter(self, state: CycleState, pod, nodes) -> None: ...            # None, SKIP, PreFilterResult, Status
+    # None, SKIP, a PreFilterResult or a Status
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> PreFilterResult | Status | object: ...
 
 
 class PreFilterExtensions(Protocol):
-    def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str) -> None: ...
-    def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str) -> None: ...
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_name: str) -> Status | None: ...
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_name: str) -> Status | None: ...
 
 
 class FilterPlugin(Protocol):
-    def filter(self, state: CycleState, pod, nodes) -> None: ...                # per row: 0 / 1 / 2, or bools
+    def filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> np.ndarray: ...  # per row: 0 / 1 / 2, or bools
 
 
 class PostFilterPlugin(Protocol):
-    def post_filter(self, state: CycleState, pod, statuses: dict) -> None: ...  # PostFilterResult or Status
+    def post_filter(self, state: CycleState, pod: Pod, statuses: dict) -> PostFilterResult | Status: ...
 
 
 class PreScorePlugin(Protocol):
-    def pre_score(self, state: CycleState, pod, nodes, rows) -> None: ...       # None, SKIP, Error status
+    # None, SKIP or an Error status
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeColumns, rows: np.ndarray) -> Status | object: ...
 
 
 class ScorePlugin(Protocol):
-    def score(self, state: CycleState, pod, nodes, rows) -> None: ...           # int64 per feasible row
-    def normalize_score(self, state: CycleState, pod, rows, scores) -> None: ...
+    def score(self, state: CycleState, pod: Pod, nodes: NodeColumns, rows: np.ndarray) -> np.ndarray: ...  # int64 per row
+    def normalize_score(self, state: CycleState, pod: Pod, rows: np.ndarray, scores: np.ndarray) -> np.ndarray: ...
 
 
 class ReservePlugin(Protocol):
-    def reserve(self, state: CycleState, pod, node_name: str, handle) -> None: ...     # None or failure
-    def unreserve(self, state: CycleState, pod, node_name: str, handle) -> None: ...
+    def reserve(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | None: ...  # None or failure
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> None: ...
 
 
 class PermitPlugin(Protocol):
-    def permit(self, state: CycleState, pod, node_name: str, handle) -> Status: ...   # Allow / Wait / Reject
+    def permit(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status: ...  # Allow / Wait / Reject
 
 
 class PreBindPlugin(Protocol):
-    def pre_bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...    # None or error
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | None: ...  # None or error
 
 
 class BindPlugin(Protocol):
-    def bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...        # None, error or SKIP
+    def bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | object: ...  # None, error or SKIP
 
 
 class PostBindPlugin(Protocol):
-    def post_bind(self, state: CycleState, pod, node_name: str, handle) -> None: ...
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> None: ...
 
 
 class EnqueueExtensions(Protocol):

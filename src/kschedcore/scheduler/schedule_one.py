@@ -310,7 +310,7 @@ class ScheduleOne:
             result = self._nominated_first(pod, nominator)
             if result.node is None:
                 return self._with_post_filter(pod, result)
-            feasible = result.cycle.feasible_rows() if added else None
+            feasible = result.cycle.feasible_rows() if added else None  # type: ignore[union-attr]  # a cycle's own result
         if feasible is None:
             return result
         return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))

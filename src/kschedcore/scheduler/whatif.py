@@ -1,5 +1,7 @@
 """The Scheduler's what-if operations: forks, cordon, drain, scale, and preemption acted on at
 once -- what capacity and what-if questions change in a cluster (kschedcore.capacity.whatif)."""
+from __future__ import annotations
+
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +47,7 @@ class WhatIfOperations:
         raw = dict(node.raw, spec=dict(node.raw.get("spec") or {}, unschedulable=True))
         self.update_node(parse_node(raw))
 
-    def drain(self, name: str) -> list:
+    def drain(self, name: str) -> list[Pod]:
         """kubectl drain: cordons the node and evicts its pods, which return to `pending`
         (their nodeName cleared) to be scheduled elsewhere; DaemonSet pods stay, as drain
         leaves them. Returns the evicted pods."""
@@ -61,7 +63,7 @@ class WhatIfOperations:
             evicted.append(moved)
         return evicted
 
-    def scale(self, owner: str, replicas: int) -> tuple:
+    def scale(self, owner: str, replicas: int) -> tuple[list[Pod | None], list[Pod]]:
         """The pods of a controller ("namespace/name": a ReplicaSet, StatefulSet, or a
         Deployment's ReplicaSets, by ownerReferences) set to `replicas`: copies of its first
         pod join `pending`, or pending then most recently placed pods go. Returns (added, removed)."""
@@ -94,7 +96,7 @@ class WhatIfOperations:
                 removed.append(p)
         return added, removed
 
-    def preempt(self, pod) -> tuple:
+    def preempt(self, pod: Pod | dict) -> tuple[ScheduleResult, tuple[str, ...]]:
         """Schedules `pod` with preemption acted on at once, as kube-scheduler's loop would with
         nothing else in the queue: a cycle; after a FitError, DefaultPreemption chooses a node
         and victims; the victims are deleted and the pod tries its nominated node first, then
@@ -119,12 +121,12 @@ class WhatIfOperations:
         return result, victims
 
 
-def _owner_kind(pod) -> str:
+def _owner_kind(pod: Pod) -> str:
     refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
     return refs[0].get("kind", "") if refs and isinstance(refs[0], dict) else ""
 
 
-def _owned_by(pod, name: str) -> bool:
+def _owned_by(pod: Pod, name: str) -> bool:
     """Its first owner is `name`, or a ReplicaSet of the Deployment `name` (name-<hash>)."""
     refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
     if not refs or not isinstance(refs[0], dict):
