@@ -2,6 +2,7 @@
 import json
 import marshal
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
@@ -37,7 +38,7 @@ _FACTS_MEMO: dict = {}
 FACTS_MEMO_ENTRIES = 4096
 
 
-def parse_node(raw, index_hint: str = "") -> Node:
+def parse_node(raw: Any, index_hint: str = "") -> Node:
     _, name = metadata_name("node", raw, index_hint)
     r = FieldReader(f"node {name}")
     meta = raw["metadata"]

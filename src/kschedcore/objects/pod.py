@@ -149,7 +149,8 @@ def _max_into(total: dict, reqs: dict) -> None:
             total[k] = v
 
 
-def aggregate_requests(containers, init_containers, pod_level, overhead, non_missing=None):
+def aggregate_requests(containers: list[dict], init_containers: list[tuple[dict, bool]], pod_level: dict,
+                       overhead: dict, non_missing: dict | None = None) -> dict:
     """component-helpers PodRequests (semantics §1.1), on exact amounts (integer nano-units).
 
     containers / init_containers: lists of (requests dict, is_sidecar) with nano-unit values.
@@ -251,7 +252,7 @@ class PodReader(SelectorReader):
         return out
 
 
-def check_requirements(obj: str, requests: dict, limits: dict, path: str):
+def check_requirements(obj: str, requests: dict, limits: dict, path: str) -> None:
     """validateResourceRequirements' quantity rules: extended resources in whole units; a request
     at most its limit, equal to it for resources that cannot be overcommitted (extended
     resources, hugepages), which need a limit (after defaulting: a limit alone is its request)."""
@@ -356,7 +357,7 @@ def _status_read(status: dict) -> dict:
     return out
 
 
-def parse_pod(raw, index_hint: str = "") -> Pod:
+def parse_pod(raw: Any, index_hint: str = "") -> Pod:
     """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
     ns, name = metadata_name("pod", raw, index_hint)
     ns = ns or "default"

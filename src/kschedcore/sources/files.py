@@ -8,8 +8,11 @@ and the others pending, in file order.
 import gzip
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -97,7 +100,7 @@ def _decoded(path: Path, data: bytes) -> str:
         raise WorkloadError(str(path), "", f"not UTF-8 text: {e}") from None
 
 
-def documents(path: Path, text) -> list:
+def documents(path: Path, text: str | bytes) -> list:
     """The documents of a JSON or YAML text, str or UTF-8 bytes (a JSON list: its items).
     Bytes go to the JSON decoder or libyaml as they are (a 1 GB dump is not decoded and encoded
     again on the way)."""
@@ -145,7 +148,7 @@ def _documents(path: Path, text) -> list:
         raise WorkloadError(str(path), "", f"{where}invalid YAML/JSON: {getattr(e, 'problem', e)}") from None
 
 
-def workload_from_documents(docs, source: str = "<input>") -> Workload:
+def workload_from_documents(docs: Iterable[Any], source: str = "<input>") -> Workload:
     """Sorts raw documents into a Workload."""
     w = Workload()
     for i, doc in enumerate(docs):
@@ -199,7 +202,7 @@ def _add_workload_document(w: Workload, doc: dict, where: str):
             w.objects.setdefault(kind, []).extend(doc[key])
 
 
-def load_workload(*paths) -> Workload:
+def load_workload(*paths: str | PathLike[str]) -> Workload:
     """Reads one or more files into one Workload, in the order given."""
     w = Workload()
     for p in paths:
