@@ -9,14 +9,20 @@ pods of the default scheduler included (its binder hook counts them too, and eac
 bindings creates one more copy). Nodes and pods reach it in the API's list order (by name; by
 namespace, then name), so the node order a cycle scans is that of the sorted names.
 """
+from __future__ import annotations
+
 import heapq
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..objects.pod import parse_pod, renamed
 from .podspec import DEFAULT_SCHEDULER, Template
+
+if TYPE_CHECKING:
+    from ..objects.pod import Pod
+    from ..scheduler import Scheduler
 
 UNSCHEDULABLE = "Unschedulable"
 LIMIT_REACHED = "LimitReached"
@@ -52,7 +58,7 @@ class CopyMaker:
     """Copies of a template as parsed Pods: the template is parsed (and validated) once; each
     copy shares its parsed fields, hence its compiled form, and differs in name only."""
 
-    def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
+    def __init__(self, sched: Scheduler, template: Template, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
         self.template, self.counter = template, 0
         raw = template.copy(0, scheduler_name)
         self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
@@ -64,18 +70,18 @@ class CopyMaker:
         parsed.compiled = compiled
         return [renamed(parsed, f"{name}-{i}", f"{ns}/{name}-{i}") for i in range(base, base + count)]
 
-    def peek(self):
+    def peek(self) -> Pod:
         """The copy next() makes next, not taken."""
         name = f"{self.template.name}-{self.counter}"
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
-    def next(self):
+    def next(self) -> Pod:
         i, self.counter = self.counter, self.counter + 1
         name = f"{self.template.name}-{i}"
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
 
-def run(sched, templates: list, max_limit: int = 0) -> Estimate:
+def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Estimate:
     """cluster-capacity's Run(): copies of the templates, in turn, each scheduled and assumed
     before the next, until one is unschedulable or `max_limit` (> 0) copies were made. The
     scheduler's pending pods (of its default profile) go first, in queue order."""

@@ -1,8 +1,11 @@
 """cluster-capacity's report (pkg/framework/report.go): the ClusterCapacityReview document and
 its three printings -- plain, `--verbose`, `-o json|yaml` -- field for field and line for line.
 """
+from __future__ import annotations
+
 import json
 import time
+from typing import TYPE_CHECKING, Any
 from datetime import datetime, timezone
 
 import yaml
@@ -10,6 +13,9 @@ import yaml
 from ..objects.quantity import DECIMAL_SI, BINARY_SI, Quantity, parse_quantity
 from ..objects.resources import is_scalar
 from .manifest import go_pod
+
+if TYPE_CHECKING:
+    from .estimate import Estimate
 
 #: report.go's ResourceNvidiaGPU, misspelt upstream; kept, since parsers of the report read it
 NVIDIA_GPU_KEY = "nvdia.com/gpu"
@@ -49,7 +55,7 @@ def _go_time_now() -> str:
     return local.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + zone
 
 
-def review(est, max_limit: int) -> dict:
+def review(est: Estimate, max_limit: int) -> dict:
     """The ClusterCapacityReview of a run (GetReport + Report())."""
     templates = [t.pod for t in est.templates]
     pods = [{"podName": t["metadata"]["name"], "replicasOnNodes": [], "failSummary": None} for t in templates]
@@ -119,7 +125,7 @@ def plain(doc: dict, verbose: bool) -> str:
     return "".join(out)
 
 
-def go_json(doc) -> str:
+def go_json(doc: Any) -> str:
     """encoding/json.Marshal: compact, with <, > and & escaped as \\u003c, \\u003e, \\u0026."""
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -140,7 +146,7 @@ def _go_str(dumper, value: str):
 _GoYamlDumper.add_representer(str, _go_str)
 
 
-def go_yaml(doc) -> str:
+def go_yaml(doc: Any) -> str:
     """sigs.k8s.io/yaml.Marshal: the JSON document as YAML (go-yaml v2), keys sorted, lines
     folded at 80 columns."""
     return yaml.dump(json.loads(json.dumps(doc)), Dumper=_GoYamlDumper, default_flow_style=False,

@@ -13,9 +13,13 @@ Arrival modes:
 A pod departs at its DELETED event, at its deletionTimestamp (timestamps mode), or once it has
 run for its `kschedcore.io/duration` annotation (or, in `all` mode, deletion minus creation).
 """
+from __future__ import annotations
+
 import heapq
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError, WorkloadError
 from ..objects.node import parse_node
@@ -24,6 +28,9 @@ from ..util.gomath import parse_go_duration
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
 from .records import Recorder
 from .summary import Sampler
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
 
 ARRIVALS = ("settle", "all", "timestamps")
 NS = 1_000_000_000
@@ -58,8 +65,9 @@ class Replay:
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
 
-    def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
-                 samples: int = 500, api_server: str = "fake", **sim_options) -> None:
+    def __init__(self, scheduler: Scheduler, cluster: list[WatchEvent], events: list[WatchEvent], *,
+                 arrival: str = "settle", until: float | None = None, samples: int = 500, api_server: str = "fake",
+                 **sim_options: Any) -> None:
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -129,7 +137,7 @@ class Replay:
                                     f'invalid duration {duration!r} (a Go duration, e.g. "90s", "1h30m")')
             self.lifetimes[pod.key] = seconds
         elif self.arrival == "all" and pod.created is not None and meta is not ev.obj["metadata"]:
-            self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS
+            self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS  # type: ignore[operator]  # it had one
         return pod
 
     def _apply_setup(self, ev: WatchEvent) -> None:
@@ -144,7 +152,7 @@ class Replay:
             self.sched.add_object(ev.obj, ev.where)
 
     # ---- running -------------------------------------------------------------------------------
-    def run(self, callback=None):
+    def run(self, callback: Callable[[Step], Any] | None = None) -> Recorder:
         """Runs to the end; callback(Step) after each event. Returns the Recorder."""
         if callback is None:
             for _ in self.steps(with_steps=False):
@@ -154,7 +162,7 @@ class Replay:
                 callback(step)
         return self.recorder
 
-    def steps(self, with_steps: bool = True):
+    def steps(self, with_steps: bool = True) -> Iterator[Step]:
         """The replay as an iterator: a Step after each event is applied and the loop has run
         (with_steps False: None instead, for a caller that only drives it)."""
         self._with_steps = with_steps

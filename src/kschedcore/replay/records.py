@@ -1,5 +1,7 @@
 """What a replay records of each pod (docs/formats.md, `replay -o jsonl`): arrival, bindings,
 nomination and victims, every unschedulable message, attempts, departure."""
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 
 from ..scheduler.loop import SimulationListener
@@ -48,14 +50,14 @@ class Recorder(SimulationListener):
         self.event: int | None = None  # timeline position of the event being applied
         self._on_bound = on_bound
 
-    def record(self, key, event=None, arrival=None) -> PodRecord:
+    def record(self, key: str, event: int | None = None, arrival: float | None = None) -> PodRecord:
         rec = self.records.get(key)
         if rec is None:
             rec = self.records[key] = PodRecord(key, event, arrival)
         return rec
 
     # ---- the replay's own events ---------------------------------------------------------------
-    def arrived(self, key, event) -> None:
+    def arrived(self, key: str, event: int) -> None:
         rec = self.record(key, event, self.clock.now())
         rec.departed_at = None
         self.pending += 1
@@ -69,12 +71,12 @@ class Recorder(SimulationListener):
             self.pending -= 1
 
     # ---- SimulationListener --------------------------------------------------------------------
-    def attempted(self, key) -> None:
+    def attempted(self, key: str) -> None:
         rec = self.records.get(key)
         if rec is not None:
             rec.attempts += 1
 
-    def failed(self, key, message) -> None:
+    def failed(self, key: str, message: str) -> None:
         rec = self.records.get(key)
         if rec is None or not message:
             return
@@ -85,7 +87,7 @@ class Recorder(SimulationListener):
                 rec.messages.append(message)
         rec.seen = copy
 
-    def bound(self, key, node) -> None:
+    def bound(self, key: str, node: str) -> None:
         rec = self.records.get(key)
         if rec is None:
             return
@@ -99,7 +101,7 @@ class Recorder(SimulationListener):
         if self._on_bound is not None:
             self._on_bound(key, rec.bindings)
 
-    def preempted(self, key, node, victims) -> None:
+    def preempted(self, key: str, node: str, victims: list) -> None:
         now = self.clock.now()
         rec = self.records.get(key)
         if rec is not None:

@@ -43,7 +43,7 @@ class Task:
     mode: Mode
     tie_break: str
     config: object = None       # the SchedulerConfig (capacity: with profile 0 serving default-scheduler)
-    template: object = None     # capacity: the pod Template
+    template: Any = None        # capacity: the pod Template
 
 
 @dataclass
