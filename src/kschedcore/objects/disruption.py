@@ -1,11 +1,18 @@
 """PodDisruptionBudget (policy/v1): what DefaultPreemption reads of it (semantics §9.3)."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import re
 
 from . import validation as apival
 from .fields import FieldReader, metadata_name
 from .pod_affinity import LabelSelector, parse_label_selector
+
+if TYPE_CHECKING:
+    from .pod import Pod
 
 
 @dataclass(slots=True, eq=False)
@@ -16,7 +23,7 @@ class PodDisruptionBudget:
     disruptions_allowed: int       # status.disruptionsAllowed
     disrupted_pods: frozenset      # status.disruptedPods: names already being disrupted
 
-    def matches(self, pod) -> bool:
+    def matches(self, pod: Pod) -> bool:
         """The budget covers the pod: same namespace, a non-empty selector matching its
         (non-empty) labels, and not already in disruptedPods."""
         return (pod.namespace == self.namespace and bool(pod.labels) and self.selector is not None
@@ -24,7 +31,7 @@ class PodDisruptionBudget:
                 and pod.name not in self.disrupted_pods)
 
 
-def parse_pdb(raw, index_hint: str = "") -> PodDisruptionBudget:
+def parse_pdb(raw: Any, index_hint: str = "") -> PodDisruptionBudget:
     ns, name = metadata_name("poddisruptionbudget", raw, index_hint)
     ns = ns or "default"
     r = FieldReader(f"poddisruptionbudget {ns}/{name}")
@@ -70,7 +77,7 @@ def _check_spec(r, spec) -> None:
                'values: "AlwaysAllow", "IfHealthyBudget"')
 
 
-def split_by_violation(pods, pdbs) -> tuple:
+def split_by_violation(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
     """filterPodsWithPDBViolation: (pods whose eviction would break a budget, the others),
     counting down each budget's allowed disruptions in order."""
     allowed = [b.disruptions_allowed for b in pdbs]
