@@ -17,11 +17,11 @@ from ..util import collector
 from .podspec import DEFAULT_SCHEDULER
 
 
-def _name(obj) -> str:
+def _name(obj: dict) -> str:
     return ((obj.get("metadata") or {}).get("name") or "") if isinstance(obj, dict) else ""
 
 
-def _pod_key(obj) -> tuple:
+def _pod_key(obj: dict) -> tuple:
     meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
     return (meta.get("namespace") or "default", meta.get("name") or "")
 

@@ -22,7 +22,7 @@ from .podspec import DEFAULT_SCHEDULER, Template
 
 if TYPE_CHECKING:
     from ..objects.pod import Pod
-    from ..scheduler import Scheduler
+    from ..scheduler import ScheduleResult, Scheduler
 
 UNSCHEDULABLE = "Unschedulable"
 LIMIT_REACHED = "LimitReached"
@@ -63,7 +63,7 @@ class CopyMaker:
         raw = template.copy(0, scheduler_name)
         self.parsed = sched.parse_pod(parse_pod(raw, f"template {template.namespace}/{template.name}"))
 
-    def take(self, count: int, compiled) -> list:
+    def take(self, count: int, compiled: bool) -> list[Pod]:
         """The next `count` copies, compiled as `compiled` (a copy's cycle made it)."""
         base, self.counter = self.counter, self.counter + count
         name, ns, parsed = self.template.name, self.template.namespace, self.parsed
@@ -113,7 +113,7 @@ def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Esti
 COPY_BATCH = 1 << 16
 
 
-def _copies(sched, maker, pod, result, count: int, est) -> bool:
+def _copies(sched: Scheduler, maker: CopyMaker, pod: Pod, result: ScheduleResult, count: int, est: Estimate) -> bool:
     """Identical copies of `pod` by the kernel's cached verdicts (ScheduleOne.schedule_copies)
     or, after a cross-pod cycle (spreading, pod affinity), with the kernel counting them
     (schedule_cross_copies), recorded in the cache; False when neither can take its copies."""
@@ -136,7 +136,8 @@ def _copies(sched, maker, pod, result, count: int, est) -> bool:
     return True
 
 
-def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
+def _run_with_pending(sched: Scheduler, makers: list[CopyMaker], max_limit: int, est: Estimate,
+                      pending: list[Pod]) -> Estimate:
     """The run when the cluster has pending pods: one queue in PrioritySort order (priority,
     then arrival), the cluster's pods first; every binding makes the next copy, and the first
     copy arrives once each of the cluster's pods had its cycle (cluster-capacity creates it
@@ -146,7 +147,7 @@ def _run_with_pending(sched, makers, max_limit, est, pending) -> Estimate:
     seq, made = 0, 0
     template_of = {}
 
-    def push(pod) -> None:
+    def push(pod: Pod) -> None:
         nonlocal seq
         heapq.heappush(heap, (-pod.priority, seq, pod))
         seq += 1

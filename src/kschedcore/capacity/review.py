@@ -137,7 +137,7 @@ class _GoYamlDumper(yaml.SafeDumper):
     ("0", "true", "1.5") is double-quoted, not single-quoted."""
 
 
-def _go_str(dumper, value: str):
+def _go_str(dumper: Any, value: str) -> yaml.Node:
     resolved = dumper.resolve(yaml.ScalarNode, value, (True, False))
     style = '"' if resolved != "tag:yaml.org,2002:str" else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)

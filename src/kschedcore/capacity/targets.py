@@ -67,7 +67,7 @@ def free_resources(sched: Scheduler) -> dict:
     return out
 
 
-def _place_group(sched, maker, size: int, fit: TemplateFit, need: int = 0) -> bool:
+def _place_group(sched: Scheduler, maker: CopyMaker, size: int, fit: TemplateFit, need: int = 0) -> bool:
     """Schedules `size` copies, each assumed before the next. With `need` (a gang): when fewer
     than `need` were placed, the placed ones are given back. Returns whether all were placed."""
     cycles, placed, failed = sched.cycles, [], 0

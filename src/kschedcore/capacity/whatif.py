@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ValidationError
+from ..framework.config import SchedulerConfig
 from ..scheduler import Scheduler
 from .nodes import node_copies
 
@@ -22,7 +23,7 @@ class Change:
     remove_nodes: list = field(default_factory=list)
     add_nodes: list = field(default_factory=list)      # (count, raw Node)
     scale: list = field(default_factory=list)          # ("namespace/name", replicas)
-    config: object = None                              # a SchedulerConfig for the pods to place
+    config: SchedulerConfig | None = None               # a SchedulerConfig for the pods to place
 
     def describe(self) -> list:
         out = [f"drain {n}" for n in self.drain] + [f"remove node {n}" for n in self.remove_nodes]
@@ -52,7 +53,7 @@ def _apply(sched: Scheduler, change: Change) -> tuple:
     return displaced, added, removed
 
 
-def _schedule(sched: Scheduler, config) -> dict:
+def _schedule(sched: Scheduler, config: SchedulerConfig | None) -> dict:
     """Schedules the pending pods (with `config`: by a scheduler of that configuration holding
     the same nodes and placements); {pod key: ScheduleResult}."""
     if config is None:
@@ -98,7 +99,7 @@ def whatif(sched: Scheduler, change: Change) -> dict:
     return doc
 
 
-def _drain_alone(sched, name: str, config) -> dict:
+def _drain_alone(sched: Scheduler, name: str, config: SchedulerConfig | None) -> dict:
     with sched.fork():
         evicted = sched.drain(name)
         results = _schedule(sched, config)

@@ -52,7 +52,7 @@ _PERCENT = re.compile(r"[0-9]+%\Z")
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 
 
-def _check_spec(r, spec) -> None:
+def _check_spec(r: FieldReader, spec: dict) -> None:
     """ValidatePodDisruptionBudgetSpec: minAvailable or maxUnavailable (not both), each a
     non-negative integer or a percentage of at most 100%; a known unhealthyPodEvictionPolicy."""
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:

@@ -64,7 +64,7 @@ def parse_node(raw: Any, index_hint: str = "") -> Node:
     )
 
 
-def _facts_key(spec: dict, status: dict):
+def _facts_key(spec: dict, status: dict) -> bytes | None:
     """The fields _facts reads, as marshal writes them (None where it cannot: then read)."""
     try:
         return marshal.dumps((spec.get("taints"), status.get("allocatable"), status.get("capacity"),
@@ -73,7 +73,7 @@ def _facts_key(spec: dict, status: dict):
         return None
 
 
-def _facts(r, spec: dict, status: dict) -> tuple:
+def _facts(r: FieldReader, spec: dict, status: dict) -> tuple:
     """(taints, allocatable, allowed pods, images) of a node, validated (errors name it).
     Shared by nodes of one shape: nothing writes into them."""
     taints, seen = [], set()

@@ -101,7 +101,7 @@ def parse_label_selector(reader: FieldReader, d: Any, path: str) -> LabelSelecto
     return LabelSelector(tuple(reqs))
 
 
-def _term(reader, t, path, namespace):
+def _term(reader: FieldReader, t: Any, path: str, namespace: str) -> AffinityTerm:
     t = reader.item(t, path)
     key = reader.string(t, "topologyKey", path + ".topologyKey")
     if not key:
@@ -119,7 +119,8 @@ def _term(reader, t, path, namespace):
 
 def parse_pod_affinity(reader: FieldReader, spec: dict, namespace: str) -> PodAffinity:
     affinity = reader.mapping(spec, "affinity", "spec.affinity")
-    out, has_preferred = {}, False
+    out: dict[str, tuple] = {}
+    has_preferred = False
     for kind, prefix in (("podAffinity", "affinity"), ("podAntiAffinity", "anti")):
         path = f"spec.affinity.{kind}"
         block = reader.mapping(affinity, kind, path)

@@ -1,6 +1,8 @@
 """Label selectors written as kubectl takes them (`-l`, apimachinery's labels.Parse):
 `app=web,tier!=db,env in (prod,staging),!canary,gpu`."""
 import re
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ..errors import ValidationError
 from .pod_affinity import LabelSelector
@@ -15,10 +17,10 @@ def parse_selector(text: str, flag: str = "--pods") -> LabelSelector:
     reqs: list = []
     i = 0
 
-    def fail(message):
+    def fail(message: str) -> NoReturn:
         raise ValidationError(flag, "", f'invalid selector "{text}": {message}')
 
-    def take(kind):
+    def take(kind: str) -> str:
         nonlocal i
         if i >= len(tokens) or tokens[i][0] != kind:
             fail("expected a key or a value" if kind == "word" else f"expected {kind}")
@@ -65,7 +67,7 @@ def parse_selector(text: str, flag: str = "--pods") -> LabelSelector:
     return LabelSelector(tuple(reqs))
 
 
-def _tokens(text, flag):
+def _tokens(text: str, flag: str) -> list[tuple[str, str]]:
     out, pos = [], 0
     text = text.rstrip()
     while pos < len(text):
@@ -80,6 +82,6 @@ def _tokens(text, flag):
     return out
 
 
-def _check(errors, value, fail) -> None:
+def _check(errors: Sequence[str], value: str, fail: Callable[[str], NoReturn]) -> None:
     if errors:
         fail(f'"{value}": {errors[0]}')

@@ -2,7 +2,9 @@
 nomination and victims, every unschedulable message, attempts, departure."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..scheduler.loop import SimulationListener
 
@@ -38,7 +40,7 @@ class Recorder(SimulationListener):
     """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
     departures), and how many arrived pods are pending."""
 
-    def __init__(self, clock, on_bound=None, stale_copy: bool = True) -> None:
+    def __init__(self, clock: Any, on_bound: Callable[[str, Any], Any] | None = None, stale_copy: bool = True) -> None:
         self.clock = clock
         #: the scheduler's copy of a pod is refreshed only when an attempt fails (client-go's
         #: fake API server: no resourceVersion, so the scheduler never hears its own status
@@ -62,7 +64,7 @@ class Recorder(SimulationListener):
         rec.departed_at = None
         self.pending += 1
 
-    def departed(self, key, was_bound: bool) -> None:
+    def departed(self, key: str, was_bound: bool) -> None:
         rec = self.records.get(key)
         if rec is None or rec.departed_at is not None:
             return

@@ -113,7 +113,7 @@ def documents(path: Path, text: str | bytes) -> list:
 _LEADING_SPACE = re.compile(rb"\s*")
 
 
-def _documents(path: Path, text) -> list:
+def _documents(path: Path, text: Any) -> list:
     raw = text if isinstance(text, bytes) else None
     if raw is not None:
         start = _LEADING_SPACE.match(raw).end()  # type: ignore[union-attr]  # \s* matches any input
@@ -156,7 +156,7 @@ def workload_from_documents(docs: Iterable[Any], source: str = "<input>") -> Wor
     return w
 
 
-def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
+def _add_document(w: Workload, doc: Any, where: str, item_kind: str = "") -> None:
     if not isinstance(doc, dict):
         raise WorkloadError(where, "", f"expected an object, got {type(doc).__name__}")
     kind = doc.get("kind") or item_kind or None       # a NodeList's items carry no kind
@@ -185,7 +185,7 @@ def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
         raise WorkloadError(where, "kind", "missing: not a Kubernetes object or a workload document")
 
 
-def _add_workload_document(w: Workload, doc: dict, where: str):
+def _add_workload_document(w: Workload, doc: dict, where: str) -> None:
     unknown = [k for k in doc if k not in ("nodes", "pods", "pending", *EXTRA_KEYS, *DESCRIPTIVE_KEYS)]
     if unknown:
         raise WorkloadError(where, unknown[0], "unknown workload-document key (known: "

@@ -23,7 +23,7 @@ from ..scheduler.loop import Simulation
 from ..sources.alibaba import is_alibaba_csv
 from ..sources.files import load_workload
 from ..sources.generator import generate
-from .spec import Mode, Sweep
+from .spec import Mode, Sweep, WorkloadSpec
 
 #: a row's columns, in order (docs/formats.md, "Sweep input and output")
 COLUMNS = ("task", "workload", "configuration", "percentageOfNodesToScore", "seed", "mode", "arrival", "podspec",
@@ -92,7 +92,7 @@ def plan(sweep: Sweep) -> Plan:
     return Plan(sweep, tasks, payloads)
 
 
-def load_inputs(spec, kinds: set) -> Inputs:
+def load_inputs(spec: WorkloadSpec, kinds: set) -> Inputs:
     """A workload in the forms the sweep's modes read."""
     if spec.generate is not None:
         w = generate(**spec.generate)
@@ -145,7 +145,7 @@ def scheduler_options(task: Task) -> dict:
             "config": task.config}
 
 
-def _decided(sched, pods: int, assignment: dict, **more) -> Decided:
+def _decided(sched: Scheduler, pods: int, assignment: dict, **more: Any) -> Decided:
     placed = sum(1 for node in assignment.values() if node)
     return Decided(pods, placed, len(sched.node_names), sched.utilization(), assignment, **more)
 

@@ -17,7 +17,7 @@ def kschedcore_perf() -> Iterator[PerfGate]:
     _RUNS.extend(gate.runs)
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _RUNS:
         return
     terminalreporter.section("kschedcore gates")
