@@ -5,7 +5,7 @@ from typing import Any
 
 from . import resources as res
 from ..errors import ObjectError
-from .fields import metadata_name
+from .fields import FieldReader, metadata_name
 from .node_selector import PreferredTerm, Requirement, SelectorReader, SelectorTerm  # noqa: F401 (re-exported)
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
 from .storage import parse_pod_volumes
@@ -273,7 +273,7 @@ def check_requirements(obj: str, requests: dict, limits: dict, path: str) -> Non
             apival.invalid(obj, path + ".requests", str(q), f"must be less than or equal to {name} limit of {limit}")
 
 
-def parse_spread_constraints(r, spec) -> tuple:
+def parse_spread_constraints(r: FieldReader, spec: dict) -> tuple:
     out: list = []
     seen: dict = {}
     for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):

@@ -1,9 +1,16 @@
 """A replay's numbers: the time series sampled as it runs (utilisation, pending and running
 pods), and the summary at the end -- totals, scheduling latency, preemptions, why pods are left
 unschedulable, allocation per node (docs/formats.md, `replay -o json`)."""
-from typing import Any
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from .engine import Replay
 
 #: resources reported besides those every node has (cpu, memory, pods)
 SHOWN = ("cpu", "memory", "nvidia.com/gpu")
@@ -12,7 +19,7 @@ SHOWN = ("cpu", "memory", "nvidia.com/gpu")
 class Sampler:
     """Samples the cluster every `stride` steps (and at the end)."""
 
-    def __init__(self, replay, stride: int) -> None:
+    def __init__(self, replay: Replay, stride: int) -> None:
         self.replay, self.stride = replay, stride
         self.series: dict[str, Any] = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
                                        "peakAllocation": None}
@@ -48,7 +55,7 @@ class Sampler:
         return s
 
 
-def percentiles(values) -> dict:
+def percentiles(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
     a = np.asarray(values, float)
@@ -56,7 +63,7 @@ def percentiles(values) -> dict:
             "p99": float(np.percentile(a, 99)), "max": float(a.max()), "mean": float(a.mean())}
 
 
-def summarize(replay, wall_seconds: float | None = None) -> dict:
+def summarize(replay: Replay, wall_seconds: float | None = None) -> dict:
     """The replay's summary (JSON-ready)."""
     recs = list(replay.recorder.records.values())
     arrived = [r for r in recs if r.event is not None]
@@ -79,7 +86,7 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
                  "preempted": sum(1 for r in recs if r.preempted_by is not None)},
         "cycles": sim.cycles,
         "preemptions": len(replay.recorder.preemptions),
-        "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),
+        "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),  # type: ignore[operator]  # both set
         "unschedulableAtEndByReason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "utilizationAtEnd": replay.sched.utilization(),
     }
@@ -102,7 +109,7 @@ def _used(sched):
     return dict(t.row_of), cols
 
 
-def node_allocation(sched, used=None) -> dict:
+def node_allocation(sched: Scheduler, used: Any = None) -> dict:
     """Per node, requested / allocatable of the shown resources (now, or as `used` saw them)."""
     row_of, cols = used or _used(sched)
     names = sorted(row_of, key=row_of.get)
@@ -117,7 +124,7 @@ def node_allocation(sched, used=None) -> dict:
     return out
 
 
-def run_document(replay, wall_seconds=None) -> dict:
+def run_document(replay: Replay, wall_seconds: float | None = None) -> dict:
     """Everything `replay -o json` writes and `report` reads."""
     return {"summary": summarize(replay, wall_seconds), "series": replay.sampler.finish(),
             "preemptions": [{"time": t, "preemptor": p, "node": n, "victims": v}

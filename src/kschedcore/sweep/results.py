@@ -2,6 +2,7 @@
 JSON, on a terminal with rich, and the summary plot (matplotlib, the `sweep` extra)."""
 import csv
 import json
+from os import PathLike
 from pathlib import Path
 
 from .extras import require
@@ -16,7 +17,7 @@ TYPES = {"task": "int64", "workload": "string", "configuration": "string", "perc
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 
 
-def table_format(path) -> str:
+def table_format(path: str | PathLike[str]) -> str:
     """csv or parquet, by the file's suffix (-o)."""
     from ..errors import ValidationError
     fmt = FORMATS.get(Path(path).suffix.lower())
@@ -25,25 +26,25 @@ def table_format(path) -> str:
     return fmt
 
 
-def write_table(rows: list, path) -> None:
+def write_table(rows: list, path: str | PathLike[str]) -> None:
     (write_parquet if table_format(path) == "parquet" else write_csv)(rows, path)
 
 
-def write_csv(rows: list, path) -> None:
+def write_csv(rows: list, path: str | PathLike[str]) -> None:
     with open(path, "w", newline="") as f:
         out = csv.DictWriter(f, COLUMNS)
         out.writeheader()
         out.writerows({k: "" if row[k] is None else row[k] for k in COLUMNS} for row in rows)
 
 
-def write_parquet(rows: list, path) -> None:
+def write_parquet(rows: list, path: str | PathLike[str]) -> None:
     pa = require("pyarrow", "Parquet output", "sweep")
     pq = require("pyarrow.parquet", "Parquet output", "sweep")
     schema = pa.schema([(name, getattr(pa, TYPES[name])()) for name in COLUMNS])
     pq.write_table(pa.Table.from_pylist([{k: row[k] for k in COLUMNS} for row in rows], schema=schema), path)
 
 
-def write_json(rows: list, summary: dict, path) -> None:
+def write_json(rows: list, summary: dict, path: str | PathLike[str]) -> None:
     with open(path, "w") as f:
         json.dump({"summary": summary, "columns": list(COLUMNS), "rows": [{k: row[k] for k in COLUMNS} for row in rows]},
                   f, indent=1)
@@ -99,7 +100,7 @@ def groups(rows: list) -> dict:
     return out
 
 
-def write_plot(rows: list, summary: dict, path) -> None:
+def write_plot(rows: list, summary: dict, path: str | PathLike[str]) -> None:
     """Per combination (seeds together: the bar is their mean, the whisker their range): pods
     placed of those tried, cpu and memory utilisation after, pods/s."""
     require("matplotlib", "the summary plot", "sweep")
