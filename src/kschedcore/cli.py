@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from . import __version__
 from .errors import KSchedCoreError, ValidationError
@@ -435,7 +436,7 @@ class _progress:
 
     def __init__(self, total, output, what="scheduling", every=1000):
         self.total, self.what, self.every = total, what, every
-        self.bar = None
+        self.bar: Any = None
         if sys.stderr.isatty() and output != "json":
             from rich.progress import Progress
             self.bar = Progress(transient=True)

@@ -19,7 +19,7 @@ class ValidationError(KSchedCoreError, ValueError):
     ``pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "1.2.3"``.
     """
 
-    def __init__(self, obj: str, field: str, message: str):
+    def __init__(self, obj: str, field: str, message: str) -> None:
         self.obj = obj
         self.field = field
         self.message = message
@@ -33,7 +33,7 @@ class ValidationError(KSchedCoreError, ValueError):
 class QuantityError(ValidationError):
     """A string that is not a valid Kubernetes ``resource.Quantity``."""
 
-    def __init__(self, text, obj: str = "", field: str = ""):
+    def __init__(self, text: object, obj: str = "", field: str = "") -> None:
         self.text = text
         super().__init__(obj, field, f'invalid quantity "{text}"')
 

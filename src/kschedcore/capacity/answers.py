@@ -1,11 +1,19 @@
 """kschedcore's capacity answers beyond cluster-capacity's report: templates with target counts
 (and gangs), the nodes to add, what is left. One document for -o json|yaml, one text table."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .pending import ClusterPending, pending_lines
 from .targets import free_resources
 
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from .nodes import NodesNeeded
 
-def fit_document(fits: list, sched_before_util: dict, sched, nodes_needed=None, node_template=None,
-                 cluster_pending: ClusterPending | None = None) -> dict:
+
+def fit_document(fits: list, sched_before_util: dict, sched: Scheduler, nodes_needed: NodesNeeded | None = None,
+                 node_template: dict | None = None, cluster_pending: ClusterPending | None = None) -> dict:
     """The answer document (docs/formats.md, "Capacity output"); `cluster_pending`: where the
     cluster's own pending pods went, scheduled before the templates."""
     doc = {

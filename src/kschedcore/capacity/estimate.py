@@ -13,7 +13,11 @@ of their bindings makes one more copy), so a pod that fits nowhere could be repo
 thousands of times. Here they are scheduled first (`pending.py`) and reported on their own; the
 answer counts copies of the template only, and `--max-limit` bounds the copies.
 """
+from __future__ import annotations
+
+import heapq
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -21,6 +25,10 @@ from ..objects.pod import parse_pod, renamed
 from ..objects.validation import check_node_field_selectors
 from .pending import Bound, ClusterPending, schedule_cluster_pending
 from .podspec import DEFAULT_SCHEDULER, Template
+
+if TYPE_CHECKING:
+    from ..objects.pod import Pod
+    from ..scheduler import ScheduleResult, Scheduler
 
 UNSCHEDULABLE = "Unschedulable"
 """A stop reason: the next copy fit nowhere (its FitError follows in the reason)."""
@@ -52,32 +60,32 @@ class CopyMaker:
     """Copies of a template as parsed Pods: the template is parsed (and validated) once; each
     copy shares its parsed fields, hence its compiled form, and differs in name only."""
 
-    def __init__(self, sched, template: Template, scheduler_name: str = DEFAULT_SCHEDULER):
+    def __init__(self, sched: Scheduler, template: Template, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
         self.template, self.counter = template, 0
         raw = template.copy(0, scheduler_name)
         obj = f"template {template.namespace}/{template.name}"
         self.parsed = sched.parse_pod(parse_pod(raw, obj))
         check_node_field_selectors(obj, raw)     # cluster-capacity validates it (ValidatePodCreate)
 
-    def take(self, count: int, compiled) -> list:
+    def take(self, count: int, compiled: bool) -> list[Pod]:
         """The next `count` copies, compiled as `compiled` (a copy's cycle made it)."""
         base, self.counter = self.counter, self.counter + count
         name, ns, parsed = self.template.name, self.template.namespace, self.parsed
         parsed.compiled = compiled
         return [renamed(parsed, f"{name}-{i}", f"{ns}/{name}-{i}") for i in range(base, base + count)]
 
-    def peek(self):
+    def peek(self) -> Pod:
         """The copy next() makes next, not taken."""
         name = f"{self.template.name}-{self.counter}"
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
-    def next(self):
+    def next(self) -> Pod:
         i, self.counter = self.counter, self.counter + 1
         name = f"{self.template.name}-{i}"
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
 
-def run(sched, templates: list, max_limit: int = 0) -> Estimate:
+def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Estimate:
     """cluster-capacity's Run(): copies of the templates, in turn, each scheduled and assumed
     before the next, until one is unschedulable or `max_limit` (> 0) copies were made. The
     scheduler's pending pods (of its default profile) go first, in PrioritySort order, and are
@@ -107,7 +115,7 @@ def run(sched, templates: list, max_limit: int = 0) -> Estimate:
 COPY_BATCH = 1 << 16
 
 
-def _copies(sched, maker, pod, result, count: int, est) -> bool:
+def _copies(sched: Scheduler, maker: CopyMaker, pod: Pod, result: ScheduleResult, count: int, est: Estimate) -> bool:
     """Identical copies of `pod` by the kernel's cached verdicts (ScheduleOne.schedule_copies)
     or, after a cross-pod cycle (spreading, pod affinity), with the kernel counting them
     (schedule_cross_copies), recorded in the cache; False when neither can take its copies."""

@@ -2,6 +2,8 @@
 declaration order (maps sorted), `resources: {}` and
 `status: {}` present, quantities in their canonical form. Fields this table does not know
 keep their order after the known ones."""
+from typing import Any
+
 from ..objects.quantity import parse_quantity
 
 _TOP = ("kind", "apiVersion", "metadata", "spec", "status")
@@ -46,12 +48,13 @@ _NESTED = {
 _WEIGHTED = ("weight", "preference", "podAffinityTerm")
 
 
-def _nested(value, key: str = ""):
+def _nested(value: Any, key: str = "") -> Any:
     """Go's field order in the structs under spec (the table above), recursively."""
     if isinstance(value, list):
         return [_nested(v, key) for v in value]
     if not isinstance(value, dict):
         return value
+    order: tuple[str, ...]
     if key in ("podAffinity", "podAntiAffinity"):
         order = ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution")
     elif "weight" in value:
@@ -63,24 +66,24 @@ def _nested(value, key: str = ""):
     return _ordered({k: _nested(v, k) for k, v in value.items()}, order)
 
 
-def _ordered(d: dict, order) -> dict:
+def _ordered(d: dict, order: tuple[str, ...]) -> dict:
     out = {k: d[k] for k in order if k in d}
     out.update((k, v) for k, v in d.items() if k not in out)
     return out
 
 
-def _quantities(m) -> dict:
+def _quantities(m: Any) -> Any:
     return {k: str(parse_quantity(m[k])) for k in sorted(m)} if isinstance(m, dict) else m
 
 
-def _resources(r) -> dict:
+def _resources(r: Any) -> dict:
     if not isinstance(r, dict):
         return {}
     r = {k: (_quantities(v) if k in ("limits", "requests") else v) for k, v in r.items()}
     return _ordered(r, _RESOURCES)
 
 
-def _container(c) -> dict:
+def _container(c: dict) -> dict:
     if not isinstance(c, dict):
         return c
     c = dict(c, resources=_resources(c.get("resources")))

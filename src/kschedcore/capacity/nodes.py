@@ -1,6 +1,10 @@
 """How many nodes of a shape must be added for the templates to fit: a search over the count,
 each count tried on a fresh cluster, exact at the answer (N nodes fit, N - 1 do not)."""
+from __future__ import annotations
+
 import copy
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,14 +14,19 @@ from ..sources.files import documents, read_text
 from .pending import ClusterPending, schedule_cluster_pending
 from .targets import fit_templates
 
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from .podspec import Template
+
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def node_copies(node: dict, count: int, taken=()) -> list:
+def node_copies(node: dict, count: int, taken: Iterable[str] = ()) -> list[dict]:
     """`count` copies of a raw Node named <name>-0, <name>-1, ... (hostname label too),
     skipping names already in the cluster."""
     base = (node.get("metadata") or {}).get("name") or "new-node"
-    out, i, taken = [], 0, set(taken)
+    out: list = []
+    i, taken = 0, set(taken)
     while len(out) < count:
         name = f"{base}-{i}"
         i += 1
@@ -53,14 +62,18 @@ class NodesNeeded:
     cluster_pending: ClusterPending = field(default_factory=ClusterPending)
 
 
-def nodes_needed(build, templates: list, node: dict, max_nodes: int = 1000) -> NodesNeeded:
+def nodes_needed(build: Callable[[], Scheduler], templates: list[Template], node: dict,
+                 max_nodes: int = 1000) -> NodesNeeded:
     """build(): a fresh Scheduler holding the cluster. Doubling, then bisection, then a walk
     down while one node fewer also fits, so that the answer N fits and N - 1 does not. At each
     count the cluster's pending pods are scheduled first (on the added nodes too)."""
     if max_nodes < 0:
         raise ValidationError("--max-nodes", "", f"must be non-negative, got {max_nodes}")
     parse_node(node_copies(node, 1)[0], "node template")       # a bad template fails here, once
-    tried, results, kept, pending = {}, {}, {}, {}
+    tried: dict = {}
+    results: dict = {}
+    kept: dict = {}
+    pending: dict = {}
 
     def fits(k: int) -> bool:
         if k not in tried:

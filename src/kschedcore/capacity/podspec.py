@@ -11,6 +11,7 @@ ReplicaSet, StatefulSet, Job, ReplicationController, DaemonSet): its `spec.templ
 the object, with `spec.replicas` as the template's target count.
 """
 import copy
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,13 +75,13 @@ def default_pod(pod: dict, scheduler_name: str = DEFAULT_SCHEDULER) -> dict:
     return pod
 
 
-def _from_document(doc, where: str):
+def _from_document(doc: Any, where: str) -> tuple[dict, int | None]:
     """(pod dict, replicas or None) of the first document."""
     if not isinstance(doc, dict):
         raise WorkloadError(where, "", f"expected a Pod object, got {type(doc).__name__}")
     kind = doc.get("kind")
     if kind in WORKLOAD_KINDS:
-        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
         tmpl = spec.get("template")
         if not isinstance(tmpl, dict):
             raise WorkloadError(where, "spec.template", f"a {kind} without a pod template")

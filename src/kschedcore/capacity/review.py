@@ -1,8 +1,11 @@
 """cluster-capacity's report (pkg/framework/report.go): the ClusterCapacityReview document and
 its three printings -- plain, `--verbose`, `-o json|yaml` -- field for field and line for line.
 """
+from __future__ import annotations
+
 import json
 import time
+from typing import TYPE_CHECKING, Any
 from datetime import datetime, timezone
 
 import yaml
@@ -11,6 +14,9 @@ from ..objects.quantity import DECIMAL_SI, BINARY_SI, Quantity, parse_quantity
 from ..objects.resources import is_scalar
 from .manifest import go_pod
 from .pending import pending_lines
+
+if TYPE_CHECKING:
+    from .estimate import Estimate
 
 #: report.go's ResourceNvidiaGPU, misspelt upstream; kept, since parsers of the report read it
 NVIDIA_GPU_KEY = "nvdia.com/gpu"
@@ -25,7 +31,7 @@ def resource_requirements(pod: dict) -> dict:
     """getResourceRequest: the app containers' requests summed (init containers and overhead
     are not), cpu and memory as quantities, other scalar resources as rounded-up integers."""
     cpu, mem = Quantity(0, DECIMAL_SI), Quantity(0, BINARY_SI)
-    scalar = None
+    scalar: dict[str, int] | None = None
     for c in (pod.get("spec") or {}).get("containers") or []:
         for name, text in ((c.get("resources") or {}).get("requests") or {}).items():
             q = parse_quantity(text)
@@ -50,12 +56,12 @@ def _go_time_now() -> str:
     return local.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + zone
 
 
-def review(est, max_limit: int) -> dict:
+def review(est: Estimate, max_limit: int) -> dict:
     """The ClusterCapacityReview of a run (GetReport + Report()), counting copies only; where
     the cluster had pending pods, `status.clusterPendingPods` (kschedcore's) says where they went."""
     templates = [t.pod for t in est.templates]
     pods = [{"podName": t["metadata"]["name"], "replicasOnNodes": [], "failSummary": None} for t in templates]
-    index = [{} for _ in templates]
+    index: list[dict] = [{} for _ in templates]
     for b in est.bound:     # copies are made template after template, in turn (parsePodsReview)
         j = b.template
         ron = index[j].get(b.node)
@@ -126,7 +132,7 @@ def plain(doc: dict, verbose: bool) -> str:
     return "".join(out)
 
 
-def go_json(doc) -> str:
+def go_json(doc: Any) -> str:
     """encoding/json.Marshal: compact, with <, > and & escaped as \\u003c, \\u003e, \\u0026."""
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -138,7 +144,7 @@ class _GoYamlDumper(yaml.SafeDumper):
     ("0", "true", "1.5") is double-quoted, not single-quoted."""
 
 
-def _go_str(dumper, value: str):
+def _go_str(dumper: Any, value: str) -> yaml.Node:
     resolved = dumper.resolve(yaml.ScalarNode, value, (True, False))
     style = '"' if resolved != "tag:yaml.org,2002:str" else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
@@ -147,7 +153,7 @@ def _go_str(dumper, value: str):
 _GoYamlDumper.add_representer(str, _go_str)
 
 
-def go_yaml(doc) -> str:
+def go_yaml(doc: Any) -> str:
     """sigs.k8s.io/yaml.Marshal: the JSON document as YAML (go-yaml v2), keys sorted, lines
     folded at 80 columns."""
     return yaml.dump(json.loads(json.dumps(doc)), Dumper=_GoYamlDumper, default_flow_style=False,

@@ -7,11 +7,19 @@ copies are scheduled a group at a time, and a group with fewer than min_member m
 gives its placed members back (Permit's timeout rejects the waiting pods), so a gang never
 holds resources it cannot use.
 """
+from __future__ import annotations
+
 from collections import Counter
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 
+from ..errors import ValidationError
 from ..objects.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from .estimate import CopyMaker
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from .podspec import Template
 
 MILLI_RESOURCES = ("cpu",)
 
@@ -39,7 +47,7 @@ class TemplateFit:
                 "message": self.message, "nodes": dict(sorted(self.nodes.items()))}
 
 
-def free_resources(sched) -> dict:
+def free_resources(sched: Scheduler) -> dict:
     """Allocatable minus requested, summed over the nodes, per resource with any allocatable
     (quantities; `pods`: pod slots)."""
     t = sched.cache.table
@@ -59,7 +67,7 @@ def free_resources(sched) -> dict:
     return out
 
 
-def _place_group(sched, maker, size: int, fit: TemplateFit, need: int = 0) -> bool:
+def _place_group(sched: Scheduler, maker: CopyMaker, size: int, fit: TemplateFit, need: int = 0) -> bool:
     """Schedules `size` copies, each assumed before the next. With `need` (a gang): when fewer
     than `need` were placed, the placed ones are given back. Returns whether all were placed."""
     cycles, placed, failed = sched.cycles, [], 0
@@ -85,10 +93,12 @@ def _place_group(sched, maker, size: int, fit: TemplateFit, need: int = 0) -> bo
     return len(placed) == size
 
 
-def fit_templates(sched, templates: list) -> list:
+def fit_templates(sched: Scheduler, templates: list[Template]) -> list[TemplateFit]:
     """Each template's `target` copies, template after template (min_member: a gang)."""
     fits = []
     for t in templates:
+        if t.target is None:
+            raise ValidationError(f"template {t.namespace}/{t.name}", "target", "fit_templates needs a target count")
         maker = CopyMaker(sched, t)
         fit = TemplateFit(t.name, t.namespace, t.target, min_member=t.min_member)
         _place_group(sched, maker, t.target, fit, t.min_member or 0)
@@ -96,8 +106,11 @@ def fit_templates(sched, templates: list) -> list:
     return fits
 
 
-def gangs_that_fit(sched, template, max_gangs: int = 0) -> TemplateFit:
+def gangs_that_fit(sched: Scheduler, template: Template, max_gangs: int = 0) -> TemplateFit:
     """How many whole gangs of template.min_member copies fit, one after another."""
+    if template.min_member is None:
+        raise ValidationError(f"template {template.namespace}/{template.name}", "minMember",
+                              "not a gang: gangs_that_fit needs a template with minMember")
     maker = CopyMaker(sched, template)
     fit = TemplateFit(template.name, template.namespace, 0, min_member=template.min_member)
     while not max_gangs or fit.placed < max_gangs * template.min_member:

@@ -9,8 +9,10 @@ alone (cluster-autoscaler's scale-down question: every evicted pod placed elsewh
 its pods would go.
 """
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ValidationError
+from ..framework.config import SchedulerConfig
 from ..scheduler import Scheduler
 from .nodes import node_copies
 
@@ -21,7 +23,7 @@ class Change:
     remove_nodes: list = field(default_factory=list)
     add_nodes: list = field(default_factory=list)      # (count, raw Node)
     scale: list = field(default_factory=list)          # ("namespace/name", replicas)
-    config: object = None                              # a SchedulerConfig for the pods to place
+    config: SchedulerConfig | None = None               # a SchedulerConfig for the pods to place
 
     def describe(self) -> list:
         out = [f"drain {n}" for n in self.drain] + [f"remove node {n}" for n in self.remove_nodes]
@@ -51,7 +53,7 @@ def _apply(sched: Scheduler, change: Change) -> tuple:
     return displaced, added, removed
 
 
-def _schedule(sched: Scheduler, config) -> dict:
+def _schedule(sched: Scheduler, config: SchedulerConfig | None) -> dict:
     """Schedules the pending pods (with `config`: by a scheduler of that configuration holding
     the same nodes and placements); {pod key: ScheduleResult}."""
     if config is None:
@@ -77,7 +79,7 @@ def whatif(sched: Scheduler, change: Change) -> dict:
     sched.schedule_pending()
     waiting = {p.key for p in sched.pending}
     before = sched.utilization()
-    doc = {"changes": change.describe(), "utilizationBefore": before}
+    doc: dict[str, Any] = {"changes": change.describe(), "utilizationBefore": before}
     if change.drain:
         doc["drain"] = [_drain_alone(sched, name, change.config) for name in change.drain]
     with sched.fork():
@@ -97,7 +99,7 @@ def whatif(sched: Scheduler, change: Change) -> dict:
     return doc
 
 
-def _drain_alone(sched, name: str, config) -> dict:
+def _drain_alone(sched: Scheduler, name: str, config: SchedulerConfig | None) -> dict:
     with sched.fork():
         evicted = sched.drain(name)
         results = _schedule(sched, config)

@@ -6,15 +6,19 @@ entry replaces a same-named default in place, others are appended; `disabled` dr
 enabled explicitly at an extension point first, then the MultiPoint ones, then the rest), so
 the Filter order and the Score weights are kube-scheduler's.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
+from typing import Any, Callable, NoReturn
 
 import yaml
 
 from ..errors import ValidationError
 from ..extender.decode import ExtenderDecodeError, decode_extenders, ignored_by_scheduler
 from .config_schema import CONFIG, PLUGIN_ARGS, strict_error, unknown_fields, wrong_type
-from .registry import IN_TREE
+from .registry import IN_TREE, Registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -61,7 +65,7 @@ class SchedulerConfig:
     profiles: list
     percentage_of_nodes_to_score: int | None = None
     #: the Registry the out-of-tree plugin names of the profiles come from
-    registry: object = None
+    registry: Registry | None = None
     #: where it was read from (errors name it)
     source: str = "KubeSchedulerConfiguration"
     #: `extenders` (extender.ExtenderConfig), in the configuration's order
@@ -72,7 +76,7 @@ class SchedulerConfig:
         return parse_config({"apiVersion": API_VERSION, "kind": KIND})
 
 
-def load_config(path, registry=None) -> SchedulerConfig:
+def load_config(path: str | PathLike[str], registry: Registry | None = None) -> SchedulerConfig:
     """Reads a KubeSchedulerConfiguration file (registry: out-of-tree plugins by name)."""
     try:
         doc = yaml.safe_load(Path(path).read_text())
@@ -83,10 +87,10 @@ def load_config(path, registry=None) -> SchedulerConfig:
     return parse_config(doc, source=str(path), registry=registry)
 
 
-def parse_config(doc, source: str = "KubeSchedulerConfiguration", registry=None) -> SchedulerConfig:
+def parse_config(doc: Any, source: str = "KubeSchedulerConfiguration", registry: Registry | None = None) -> SchedulerConfig:
     """Defaults and validates a KubeSchedulerConfiguration document; `registry`
     (framework.registry.Registry) adds out-of-tree plugin names."""
-    def fail(path, msg):
+    def fail(path: str, msg: str) -> NoReturn:
         raise ValidationError(source, path, msg)
 
     if not isinstance(doc, dict):
@@ -232,9 +236,9 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     plugins = prof.get("plugins") or {}
     if not isinstance(plugins, dict):
         fail(path + ".plugins", "expected an object")
-    for point in plugins:
-        if point not in EXTENSION_POINTS:
-            fail(f"{path}.plugins.{point}", "unknown extension point")
+    for ext_point in plugins:
+        if ext_point not in EXTENSION_POINTS:
+            fail(f"{path}.plugins.{ext_point}", "unknown extension point")
     mp_enabled, mp_disabled = _plugin_set(plugins, "multiPoint", path + ".plugins", fail, registry)
     multi_point = _merge(DEFAULT_MULTI_POINT, mp_enabled, mp_disabled)
 
@@ -250,7 +254,7 @@ def _profile(prof, name, path, fail, registry=None) -> Profile:
     _, pre_enqueue = point("preEnqueue")
     _, filters = point("filter")
     s_enabled, scores = point("score")
-    out_of_tree = {}
+    out_of_tree: dict = {}
     for p, names in (("queueSort", queue_sort), ("preEnqueue", pre_enqueue), ("filter", filters), ("score", scores),
                      ("postFilter", post_filters), ("preFilter", point("preFilter")[1]),
                      ("preScore", point("preScore")[1]),

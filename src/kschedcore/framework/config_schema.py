@@ -55,7 +55,7 @@ PLUGIN_ARGS = {
 
 def unknown_fields(value, schema, path: str = "") -> list:
     """The paths of the fields `value` has and `schema` does not, in document order."""
-    out = []
+    out: list[str] = []
     if schema is ANY:
         return out
     if isinstance(schema, LIST):

@@ -35,12 +35,21 @@ methods (absent = the plugin does not implement that point):
   Status; ``normalize_score(state, pod, rows, scores)`` -> the normalised scores;
 - :class:`CustomPostFilter`: ``post_filter(state, pod, statuses)``.
 """
+from __future__ import annotations
+
 from collections import namedtuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .._kernel import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
 from ..errors import ValidationError
+
+if TYPE_CHECKING:
+    from ..objects.pod import Pod
+    from .._kernel.pod import CompiledPod
+    from .interface import CycleState, PostFilterResult, PreFilterResult, Status
 
 NodeArrays = namedtuple("NodeArrays", "alloc requested labels pod_count allowed_pods")
 DEFAULT_REASON = "node(s) didn't pass the custom filter"
@@ -50,7 +59,7 @@ class NodeColumns:
     """The node table as a Python custom plugin sees it: arrays over node rows (rows of removed
     nodes are not `alive`) and the interners that map names to columns and values to ids."""
 
-    def __init__(self, table):
+    def __init__(self, table: Any) -> None:     # the NodeTable
         self._t = table
 
     table = property(lambda self: self._t)
@@ -85,7 +94,7 @@ class NodeColumns:
     def row(self, node_name: str) -> int:
         return self._t.row_of[node_name]
 
-    def names(self, rows) -> list:
+    def names(self, rows: Iterable[int] | np.ndarray) -> list[str]:
         """The names of the nodes in `rows` (rows of live nodes)."""
         nodes = self._t.nodes
         return [nodes[r].name for r in np.asarray(rows).tolist()]
@@ -97,18 +106,18 @@ class _Custom:
     score_id = -1
     native = False
     # optional extension points: a subclass defines them as methods
-    pre_filter = None
-    add_pod = None
-    remove_pod = None
-    pre_score = None
+    pre_filter: Callable[..., Any] | None = None
+    add_pod: Callable[..., Any] | None = None
+    remove_pod: Callable[..., Any] | None = None
+    pre_score: Callable[..., Any] | None = None
 
-    def prefilter_skips(self, pod) -> bool:
+    def prefilter_skips(self, pod: Pod) -> bool:
         return False
 
-    def prescore_skips(self, pod) -> bool:
+    def prescore_skips(self, pod: Pod) -> bool:
         return False
 
-    def compile(self, pod, cp, table):
+    def compile(self, pod: Pod, cp: CompiledPod, table: Any) -> None:
         pass
 
 
@@ -116,13 +125,13 @@ class CustomFilter(_Custom):
     """A Filter plugin in Python: subclass it and implement `filter`."""
     reason = DEFAULT_REASON
 
-    def filter(self, state, pod, nodes: NodeColumns) -> np.ndarray:
+    def filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> np.ndarray:
         """Per node row: 0 passes, 1 Unschedulable, 2 UnschedulableAndUnresolvable (a bool
         array is read as True = passes). Called once per cycle, before the kernel's pass (and
         once per node a preemption dry run evaluates, on a clone of the state)."""
         raise NotImplementedError
 
-    def reasons(self, detail, table):
+    def reasons(self, detail: int, table: Any) -> list[str]:
         return [self.reason]
 
 
@@ -133,11 +142,11 @@ class CustomScore(_Custom):
     normalize = False
     scored_in_kernel = False
 
-    def score(self, state, pod, nodes: NodeColumns, rows: np.ndarray) -> np.ndarray:
+    def score(self, state: CycleState, pod: Pod, nodes: NodeColumns, rows: np.ndarray) -> np.ndarray:
         """The raw score (int64) of each node row in `rows` (the feasible nodes)."""
         raise NotImplementedError
 
-    def normalize_score(self, state, pod, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def normalize_score(self, state: CycleState, pod: Pod, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """NormalizeScore: DefaultNormalizeScore (raw * 100 / max) when `normalize`, else the
         raw scores. The result must lie in [0, 100], or the cycle ends in an error."""
         return default_normalize(scores) if self.normalize else scores
@@ -147,7 +156,7 @@ class CustomPreFilter(_Custom):
     """A PreFilter plugin without a Filter (it takes no kernel slot): subclass it and
     implement `pre_filter` (and, if it keeps state, `add_pod` / `remove_pod`)."""
 
-    def pre_filter(self, state, pod, nodes: NodeColumns):
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> PreFilterResult | Status | object:
         raise NotImplementedError
 
 
@@ -156,7 +165,7 @@ class CustomPostFilter(_Custom):
     they did not succeed. `statuses` is {node name: (code, plugin name)} of the nodes the
     failed cycle rejected."""
 
-    def post_filter(self, state, pod, statuses: dict):
+    def post_filter(self, state: CycleState, pod: Pod, statuses: dict) -> PostFilterResult | Status:
         """A PostFilterResult (nominate the pod, evict its victims), or an Unschedulable /
         UnschedulableAndUnresolvable Status whose message joins the FitError's."""
         raise NotImplementedError
@@ -176,15 +185,16 @@ def default_normalize(scores: np.ndarray) -> np.ndarray:
 class _Native(_Custom):
     native = True
 
-    def __init__(self, name, fn, *, resources=(), labels=(), values=(), constants=()):
+    def __init__(self, name: str, fn: Callable[..., Any], *, resources: Iterable[str] = (), labels: Iterable[str] = (),
+                 values: Iterable[str] = (), constants: Iterable[int] = ()) -> None:
         if not name or not callable(fn):
             raise ValidationError(f"plugin {name!r}", "", "a native plugin needs a name and a function")
         self.name, self.fn = name, fn
         self.resources, self.labels, self.values = tuple(resources), tuple(labels), tuple(values)
         self.constants = tuple(constants)
-        self._cfunc = None
+        self._cfunc: Any = None     # numba's CFunc, once compiled
 
-    def params(self, table) -> np.ndarray:
+    def params(self, table: Any) -> np.ndarray:
         cols = [table.resource_col(r) for r in self.resources] + [table.label_key_col(k) for k in self.labels]
         cols += [table.label_value_id(v) for v in self.values]
         return np.asarray(cols + [int(c) for c in self.constants], np.int64)
@@ -204,11 +214,11 @@ class NativeFilter(_Native):
     (`reason` is the message). `params` holds the columns of the declared `resources`, then of the
     `labels`, the ids of the `values`, then `constants`."""
 
-    def __init__(self, name, fn, *, reason=DEFAULT_REASON, **kw):
+    def __init__(self, name: str, fn: Callable[..., Any], *, reason: str = DEFAULT_REASON, **kw: Any) -> None:
         super().__init__(name, fn, **kw)
         self.reason = reason
 
-    def reasons(self, detail, table):
+    def reasons(self, detail: int, table: Any) -> list[str]:
         return [self.reason]
 
 
@@ -218,12 +228,13 @@ class NativeScore(_Native):
     (raw x 100 / max), then `weight`. `params` as for NativeFilter."""
     batch = True
 
-    def __init__(self, name, fn, *, weight=1, normalize=False, **kw):
+    def __init__(self, name: str, fn: Callable[..., Any], *, weight: int = 1, normalize: bool = False,
+                 **kw: Any) -> None:
         super().__init__(name, fn, **kw)
         self.weight, self.normalize = weight, normalize
 
 
-def compile_native(fn, name="plugin", batch=False):
+def compile_native(fn: Callable[..., Any], name: str = "plugin", batch: bool = False) -> Any:
     """`fn(row, node, pod_requests, params)` as a Numba C callback with the kernel's signature:
     per node (Filter), or over an array of rows writing an array of scores (Score)."""
     import numba
@@ -251,7 +262,7 @@ def compile_native(fn, name="plugin", batch=False):
 
             sig = types.void(i64, i32p, i64p, *node_args)
         else:
-            def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,
+            def wrapper(row, n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed, pod_req,  # type: ignore[misc]  # the batch entry point takes more arguments
                         n_params, params):
                 node = view(n_rows, n_res, n_keys, alloc, requested, labels, pod_count, allowed)
                 return inner(row, node, carray(pod_req, (n_res,)), carray(params, (n_params,)))
@@ -262,7 +273,7 @@ def compile_native(fn, name="plugin", batch=False):
         raise ValidationError(f"plugin {name}", "fn", f"cannot be compiled with Numba: {e}") from None
 
 
-def assign_slots(plugins):
+def assign_slots(plugins: Sequence[Any]) -> tuple[list, list, list]:
     """(filters, scores, others): the custom Filter and Score plugins with their kernel filter
     / score ids, and the PreFilter-only and PostFilter plugins (no kernel slot)."""
     filters = [p for p in plugins if isinstance(p, (CustomFilter, NativeFilter))]

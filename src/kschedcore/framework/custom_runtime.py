@@ -74,7 +74,9 @@ class CustomPlugins:
         """RunPreFilterPlugins over the custom plugins: their PreFilterResults merged with the
         in-tree ones into cycle.names (no node left: an UnschedulableAndUnresolvable rejection,
         worded as kube-scheduler's). A rejection raises PreFilterRejection, an Error PluginError."""
-        names, with_nodes, unschedulable = None, [], None
+        names: frozenset | set | None = None
+        with_nodes: list[str] = []
+        unschedulable = None
         state, pod = cycle.state, cycle.pod
         for p in self.pre_filters:
             r = p.pre_filter(state, pod, nodes)

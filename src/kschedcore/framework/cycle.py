@@ -7,6 +7,8 @@ PostFilter's dry runs (which rerun the pass on single nodes) cannot change what 
 cycle saw; decoding after another pass without having done so is an error, never a wrong
 answer.
 """
+from typing import Any
+
 import numpy as np
 
 from .status import Code
@@ -22,9 +24,10 @@ class Cycle:
     class-level defaults, set on the instance when a cycle changes them.)"""
     __slots__ = ("framework", "cache", "pod", "cp", "state", "what_if", "ran", "__dict__")
     names = None                # PreFilterResult node names (None: every node)
-    narrowed = ()               # the plugins whose PreFilterResult narrowed the nodes
+    narrowed: tuple[str, ...] = ()               # the plugins whose PreFilterResult narrowed the nodes
     rejection = None            # PreFilterRejection that ended the cycle
-    acted_filters = acted_scores = ()
+    acted_filters: tuple[str, ...] = ()
+    acted_scores: tuple[str, ...] = ()
     score_after = ()            # the in-tree plugins that score after the pass, in Python
     dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
     cross_pod = False           # ... and only cross-pod ones did (KernelPlugin.cross_pod)
@@ -37,7 +40,7 @@ class Cycle:
         #: the Filter pass: (rows it ran over in snapshot order, start position, rows
         #: processed, feasible found, the framework's pass counter then -- a later pass reuses
         #: the kernel's buffers)
-        self.ran = None
+        self.ran: Any = None
 
     scan = property(lambda self: self.ran[0] if self.ran else None)
     start = property(lambda self: self.ran[1] if self.ran else 0)
@@ -99,7 +102,7 @@ class Diagnosis:
         self.codes = np.asarray(k.st_code)[self.rows]
         self.fids = np.asarray(k.st_plugin)[self.rows]
         self.details = np.asarray(k.st_detail)[self.rows]
-        self._failed = None
+        self._failed: tuple | None = None
 
     @property
     def rejection(self):

@@ -1,4 +1,5 @@
 """FitError: why a pod fits no node, worded byte for byte as kube-scheduler (semantics §5.5)."""
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
@@ -41,6 +42,6 @@ class FitError:
         return self.message
 
 
-def absent_reason(narrowed) -> str:
+def absent_reason(narrowed: Iterable[str]) -> str:
     """The status of the nodes PreFilterResults left out (sets.List order: sorted)."""
     return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowed))}]"

@@ -7,6 +7,7 @@ In-tree plugins come from the registry it is given (framework.registry.IN_TREE),
 out-of-tree ones from the caller; it names no plugin itself.
 """
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ class Framework:
         self.plugins, self.by_name = kernel_plugins, made
         #: implemented Filter plugins, by kernel filter id, in profile order
         self.filters = {made[n].filter_id: made[n] for n in profile.filters if n in made
-                        and getattr(made[n], "filter_id", 0)}
+                        and getattr(made[n], "filter_id", 0) != 0}
         self.scorers = [made[n] for n in profile.score_weights if n in made and getattr(made[n], "score_id", -1) >= 0]
         #: plugins of the profile kschedcore refuses input for (they Skip for every accepted pod)
         self.skipping_filters = sorted(n for n in profile.filters if n in in_tree and n not in self.filters_by_name())
@@ -51,7 +52,7 @@ class Framework:
         self.cluster_dynamic = [p for p in self.dynamic if p.cluster_dependent]
         self._armed = ()
         #: (Pod field, plugins that apply when it is not empty) of the others
-        fields = {}
+        fields: dict = {}
         for p in self.dynamic:
             if not p.cluster_dependent:
                 fields.setdefault(p.applies_when, []).append(p)
@@ -92,7 +93,7 @@ class Framework:
         self._num_to_find = (-1, 0)
         #: Filters whose reasons depend on more than the kernel's status detail (their state)
         self._dynamic_reasons = [fid for fid, p in self.filters.items() if not getattr(p, "static_reasons", False)]
-        self._reasons_memo = (None, {})     # (the table, {(counts, absent, narrowed): histogram})
+        self._reasons_memo: tuple[Any, dict] = (None, {})  # (the table, {(counts, absent, narrowed): histogram})
 
     def filters_by_name(self) -> set:
         return {p.name for p in self.filters.values()}
@@ -206,7 +207,8 @@ class Framework:
         A dynamic plugin runs when it applies to the cycle -- by a Pod field it names, or asked
         each cycle when that depends on the cluster too -- or when the kernel holds its state
         from an earlier cycle (`armed`, to clear it)."""
-        pod, cache, todo = cycle.pod, cycle.cache, ()
+        pod, cache = cycle.pod, cycle.cache
+        todo: tuple = ()
         for p in self.cluster_dynamic:
             if p.applies(pod, cache):
                 todo += (p,)
@@ -279,7 +281,8 @@ class Framework:
         """RunPostFilterPlugins: until one succeeds (a PostFilterResult), errors or says
         UnschedulableAndUnresolvable; Unschedulable messages accumulate. Returns (message,
         PostFilterResult or None)."""
-        messages, statuses = [], None
+        messages: list[str] = []
+        statuses = None
         for p in self.post_filters:
             if getattr(p, "in_tree_post_filter", False):
                 r = p.post_filter(state, pod, cycle)
@@ -345,7 +348,7 @@ class Framework:
                 return dict(hit)
         if given:       # the plugins read the kernel's views of its counts
             np.copyto(np.asarray(k.hist), counts)
-        hist = {}
+        hist: dict = {}
         for fid, plugin in self.filters.items():
             if not counts[H_PLUGIN + fid]:
                 continue
@@ -370,7 +373,7 @@ class Framework:
     def settled_post_filter(self, pod, below: bool, unschedulable: int, n_all: int) -> str:
         """RunPostFilterPlugins' message where post_filter_settles (`unschedulable`: the nodes
         rejected with Unschedulable)."""
-        messages = []
+        messages: list[str] = []
         for p in self.post_filters:
             messages.extend(x for x in p.settled(pod, below, unschedulable, n_all).reasons if x)
         return ", ".join(messages)
@@ -389,7 +392,8 @@ class Framework:
 def _merged_names(results):
     """The PreFilterResults known from the pod alone, intersected: (node names, the plugins
     that gave them), or None (every node)."""
-    names, plugins = None, ()
+    names: set | None = None
+    plugins: tuple[str, ...] = ()
     for plugin, r in results:
         if r is not None:
             names = set(r) if names is None else names & set(r)

@@ -8,8 +8,11 @@ implements the points it needs as plain methods (the protocols below say their s
 has to inherit from them). In-tree plugins, whose per-node work is the compiled pass, implement
 KernelPlugin instead (framework/kernel_plugin.py).
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .status import Code
 
@@ -18,6 +21,12 @@ __all__ = ["SKIP", "MAX_PERMIT_TIMEOUT", "Status", "Unschedulable", "Unschedulab
            "QueueSortPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterExtensions", "FilterPlugin",
            "PostFilterPlugin", "PreScorePlugin", "ScorePlugin", "ReservePlugin", "PermitPlugin",
            "PreBindPlugin", "BindPlugin", "PostBindPlugin", "EnqueueExtensions"]
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..objects.pod import Pod
+    from .custom import NodeColumns
 
 SKIP = type("Skip", (), {"__repr__": lambda self: "SKIP", "__slots__": ()})()
 """A PreFilter / PreScore result meaning "this plugin does nothing for this pod" (its Filter or
@@ -89,7 +98,7 @@ class PreFilterResult:
     plugin's by intersection; names that are not nodes are ignored)."""
     node_names: frozenset
 
-    def __init__(self, node_names):
+    def __init__(self, node_names: Iterable[str]) -> None:
         object.__setattr__(self, "node_names", frozenset(node_names))
 
 
@@ -113,29 +122,29 @@ class CycleState:
     """
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self):
-        self._data = {}
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
         #: plugins whose PreFilter / PreScore returned SKIP this cycle
-        self.skip_filter_plugins = set()
-        self.skip_score_plugins = set()
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
 
-    def write(self, key: str, value) -> None:
+    def write(self, key: str, value: Any) -> None:
         self._data[key] = value
 
-    def read(self, key: str):
+    def read(self, key: str) -> Any:
         """The value under key; KeyError (kube-scheduler: ErrNotFound) when absent."""
         try:
             return self._data[key]
         except KeyError:
             raise KeyError(f"{key!r} not found in the cycle state") from None
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
 
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._data
 
     def clone(self) -> "CycleState":
@@ -157,98 +166,103 @@ class PreFilterRejection(Exception):
     `message`. plugins: the rejector plugins (several when PreFilterResults do not meet)."""
 
     def __init__(self, plugin: str, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                 plugins=None):
+                 plugins: Iterable[str] | None = None) -> None:
         super().__init__(message)
         self.plugin = plugin
         self.message = message
         self.code = code
         self.plugins = frozenset(plugins) if plugins else frozenset((plugin,))
 
+    #: whether an in-tree plugin rejected (set by the framework when it catches the rejection)
+    in_tree: bool
+
 
 # ---- the extension points, as protocols (shapes only: implement the methods you need) --------
 class QueueSortPlugin(Protocol):
     """QueueSort: `less(a, b)` orders the activeQ over QueuedPodInfos."""
 
-    def less(self, a, b) -> bool: ...                                   # over QueuedPodInfos
+    def less(self, a: Any, b: Any) -> bool: ...                         # over QueuedPodInfos
 
 
 class PreEnqueuePlugin(Protocol):
     """PreEnqueue: `pre_enqueue(pod)` returns None, or why the pod waits outside the activeQ."""
 
-    def pre_enqueue(self, pod) -> str | None: ...                       # None, or why it waits
+    def pre_enqueue(self, pod: Pod) -> str | None: ...                  # None, or why it waits
 
 
 class PreFilterPlugin(Protocol):
     """PreFilter: returns None, `SKIP`, a `PreFilterResult` (the only nodes worth filtering) or a
     rejecting `Status` (every node gets it)."""
 
-    def pre_filter(self, state: CycleState, pod, nodes): ...            # None, SKIP, PreFilterResult, Status
+    # None, SKIP, a PreFilterResult or a Status
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> PreFilterResult | Status | object: ...
 
 
 class PreFilterExtensions(Protocol):
     """PreFilter's AddPod / RemovePod: update the cycle state on a clone as preemption's dry run
     takes lower-priority pods off a node and puts them back."""
 
-    def add_pod(self, state: CycleState, pod, pod_to_add, node_name: str): ...
-    def remove_pod(self, state: CycleState, pod, pod_to_remove, node_name: str): ...
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_name: str) -> Status | None: ...
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_name: str) -> Status | None: ...
 
 
 class FilterPlugin(Protocol):
     """Filter: per node row, 0 (passes), 1 (Unschedulable) or 2 (UnschedulableAndUnresolvable), or
     booleans (True passes)."""
 
-    def filter(self, state: CycleState, pod, nodes): ...                # per row: 0 / 1 / 2, or bools
+    def filter(self, state: CycleState, pod: Pod, nodes: NodeColumns) -> np.ndarray: ...  # per row: 0 / 1 / 2, or bools
 
 
 class PostFilterPlugin(Protocol):
     """PostFilter: runs when no node fits; `statuses` maps node name to (Code, plugin name). Returns
     a `PostFilterResult` (nominate, evicting its victims) or an Unschedulable `Status`."""
 
-    def post_filter(self, state: CycleState, pod, statuses: dict): ...  # PostFilterResult or Status
+    def post_filter(self, state: CycleState, pod: Pod, statuses: dict) -> PostFilterResult | Status: ...
 
 
 class PreScorePlugin(Protocol):
     """PreScore: returns None, `SKIP` (its Score is not called) or an Error status."""
 
-    def pre_score(self, state: CycleState, pod, nodes, rows): ...       # None, SKIP, Error status
+    # None, SKIP or an Error status
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeColumns, rows: np.ndarray) -> Status | object: ...
 
 
 class ScorePlugin(Protocol):
     """Score and NormalizeScore: int64 per feasible row; normalised scores lie in [0, 100]."""
 
-    def score(self, state: CycleState, pod, nodes, rows): ...           # int64 per feasible row
-    def normalize_score(self, state: CycleState, pod, rows, scores): ...
+    def score(self, state: CycleState, pod: Pod, nodes: NodeColumns, rows: np.ndarray) -> np.ndarray: ...  # int64 per row
+    def normalize_score(self, state: CycleState, pod: Pod, rows: np.ndarray, scores: np.ndarray) -> np.ndarray: ...
 
 
 class ReservePlugin(Protocol):
     """Reserve and Unreserve: a failed Reserve unreserves every Reserve plugin in reverse order."""
 
-    def reserve(self, state: CycleState, pod, node_name: str, handle): ...     # None or failure
-    def unreserve(self, state: CycleState, pod, node_name: str, handle): ...
+    def reserve(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | None: ...  # None or failure
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> None: ...
 
 
 class PermitPlugin(Protocol):
     """Permit: `Allow()`, `Wait(timeout)` or `Reject(message)`."""
 
-    def permit(self, state: CycleState, pod, node_name: str, handle) -> Status: ...   # Allow / Wait / Reject
+    def permit(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status: ...  # Allow / Wait / Reject
 
 
 class PreBindPlugin(Protocol):
     """PreBind: None, or an error that unreserves the pod and requeues it."""
 
-    def pre_bind(self, state: CycleState, pod, node_name: str, handle): ...    # None or error
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | None: ...  # None or error
 
 
 class BindPlugin(Protocol):
     """Bind: None (bound), an error, or `SKIP` (the next Bind plugin, else the binder, binds)."""
 
-    def bind(self, state: CycleState, pod, node_name: str, handle): ...        # None, error or SKIP
+    def bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> Status | object: ...  # None, error or SKIP
 
 
 class PostBindPlugin(Protocol):
     """PostBind: told after a successful bind; its answer is ignored."""
 
-    def post_bind(self, state: CycleState, pod, node_name: str, handle): ...
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str, handle: Any) -> None: ...
 
 
 class EnqueueExtensions(Protocol):

@@ -1,22 +1,29 @@
 """PodDisruptionBudget (policy/v1): what DefaultPreemption reads of it (semantics §9.3)."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import re
 
 from . import validation as apival
 from .fields import FieldReader, metadata_name
-from .pod_affinity import parse_label_selector
+from .pod_affinity import LabelSelector, parse_label_selector
+
+if TYPE_CHECKING:
+    from .pod import Pod
 
 
 @dataclass(slots=True, eq=False)
 class PodDisruptionBudget:
     namespace: str
     name: str
-    selector: object               # LabelSelector, or None (matches nothing)
+    selector: LabelSelector | None  # None matches nothing
     disruptions_allowed: int       # status.disruptionsAllowed
     disrupted_pods: frozenset      # status.disruptedPods: names already being disrupted
 
-    def matches(self, pod) -> bool:
+    def matches(self, pod: Pod) -> bool:
         """The budget covers the pod: same namespace, a non-empty selector matching its
         (non-empty) labels, and not already in disruptedPods."""
         return (pod.namespace == self.namespace and bool(pod.labels) and self.selector is not None
@@ -24,7 +31,7 @@ class PodDisruptionBudget:
                 and pod.name not in self.disrupted_pods)
 
 
-def parse_pdb(raw, index_hint: str = "") -> PodDisruptionBudget:
+def parse_pdb(raw: Any, index_hint: str = "") -> PodDisruptionBudget:
     ns, name = metadata_name("poddisruptionbudget", raw, index_hint)
     ns = ns or "default"
     r = FieldReader(f"poddisruptionbudget {ns}/{name}")
@@ -45,7 +52,7 @@ _PERCENT = re.compile(r"[0-9]+%\Z")
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 
 
-def _check_spec(r, spec):
+def _check_spec(r: FieldReader, spec: dict) -> None:
     """ValidatePodDisruptionBudgetSpec: minAvailable or maxUnavailable (not both), each a
     non-negative integer or a percentage of at most 100%; a known unhealthyPodEvictionPolicy."""
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
@@ -70,11 +77,12 @@ def _check_spec(r, spec):
                'values: "AlwaysAllow", "IfHealthyBudget"')
 
 
-def split_by_violation(pods, pdbs) -> tuple:
+def split_by_violation(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
     """filterPodsWithPDBViolation: (pods whose eviction would break a budget, the others),
     counting down each budget's allowed disruptions in order."""
     allowed = [b.disruptions_allowed for b in pdbs]
-    violating, other = [], []
+    violating: list = []
+    other: list = []
     for pod in pods:
         broken = False
         for i, b in enumerate(pdbs):

@@ -3,10 +3,17 @@
 Rather than answer differently from kube-scheduler, kschedcore refuses such input with an
 :class:`~kschedcore.errors.UnsupportedError` naming the object and the field.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..errors import UnsupportedError
 
+if TYPE_CHECKING:
+    from .pod import Pod
 
-def check_supported(pod):
+
+def check_supported(pod: Pod) -> None:
     """Raises UnsupportedError if `pod` (pending or bound) would make preemption or the
     DynamicResources plugin act."""
     spec = pod.raw.get("spec") or {}

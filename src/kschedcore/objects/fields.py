@@ -11,7 +11,7 @@ class FieldReader:
 
     __slots__ = ("obj",)
 
-    def __init__(self, obj: str):
+    def __init__(self, obj: str) -> None:
         self.obj = obj
 
     def fail(self, path: str, message: str):

@@ -2,6 +2,7 @@
 import json
 import marshal
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import resources as res
 from .fields import FieldReader, metadata_name
@@ -39,7 +40,7 @@ _FACTS_MEMO: dict = {}
 FACTS_MEMO_ENTRIES = 4096
 
 
-def parse_node(raw, index_hint: str = "") -> Node:
+def parse_node(raw: Any, index_hint: str = "") -> Node:
     """Reads and validates a v1 Node (a dict as the API or a manifest writes it); bad input raises
     a ValidationError naming the node and the field."""
     _, name = metadata_name("node", raw, index_hint)
@@ -67,7 +68,7 @@ def parse_node(raw, index_hint: str = "") -> Node:
     )
 
 
-def _facts_key(spec: dict, status: dict):
+def _facts_key(spec: dict, status: dict) -> bytes | None:
     """The fields _facts reads, as marshal writes them (None where it cannot: then read)."""
     try:
         return marshal.dumps((spec.get("taints"), status.get("allocatable"), status.get("capacity"),
@@ -76,7 +77,7 @@ def _facts_key(spec: dict, status: dict):
         return None
 
 
-def _facts(r, spec: dict, status: dict) -> tuple:
+def _facts(r: FieldReader, spec: dict, status: dict) -> tuple:
     """(taints, allocatable, allowed pods, images) of a node, validated (errors name it).
     Shared by nodes of one shape: nothing writes into them."""
     taints, seen = [], set()

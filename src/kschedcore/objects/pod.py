@@ -1,10 +1,11 @@
 """Pod: the scheduling-relevant view of a v1 Pod, validated once when read."""
 import marshal
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import resources as res
 from ..errors import ObjectError
-from .fields import metadata_name
+from .fields import FieldReader, metadata_name
 from .node_selector import PreferredTerm, Requirement, SelectorReader, SelectorTerm  # noqa: F401 (re-exported)
 from .pod_affinity import PodAffinity, parse_label_selector, parse_pod_affinity
 from .storage import parse_pod_volumes
@@ -74,7 +75,7 @@ class Pod:
     nominated_node_name: str          # status.nominatedNodeName
     raw: dict = field(repr=False)
     #: (scheduler token, CompiledPod) set by the scheduler that compiled it
-    compiled: object = field(default=None, repr=False, compare=False)
+    compiled: Any = field(default=None, repr=False, compare=False)
     volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
     gated: bool = False               # spec.schedulingGates is not empty (PreEnqueue holds it)
     #: status.startTime in ns since the epoch, None if unset (MoreImportantPod ranks by it)
@@ -90,7 +91,7 @@ class Pod:
     #: "namespace/name", the pod's key in the cache and the queue (read on every cycle)
     key: str = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
 
     @property
@@ -140,18 +141,19 @@ def normalize_image(name: str) -> str:
     return name
 
 
-def _add(total: dict, reqs: dict):
+def _add(total: dict, reqs: dict) -> None:
     for k, v in reqs.items():
         total[k] = total.get(k, 0) + v
 
 
-def _max_into(total: dict, reqs: dict):
+def _max_into(total: dict, reqs: dict) -> None:
     for k, v in reqs.items():
         if k not in total or v > total[k]:
             total[k] = v
 
 
-def aggregate_requests(containers, init_containers, pod_level, overhead, non_missing=None):
+def aggregate_requests(containers: list[dict], init_containers: list[tuple[dict, bool]], pod_level: dict,
+                       overhead: dict, non_missing: dict | None = None) -> dict:
     """component-helpers PodRequests (semantics §1.1), on exact amounts (integer nano-units).
 
     containers / init_containers: lists of (requests dict, is_sidecar) with nano-unit values.
@@ -166,10 +168,11 @@ def aggregate_requests(containers, init_containers, pod_level, overhead, non_mis
                 out[k] = out.get(k, 0) + v
         return out
 
-    total = {}
+    total: dict[str, int] = {}
     for reqs in containers:
         _add(total, with_defaults(reqs))
-    sidecars, init_max = {}, {}
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
     for reqs, is_sidecar in init_containers:
         reqs = with_defaults(reqs)
         if is_sidecar:
@@ -252,7 +255,7 @@ class PodReader(SelectorReader):
         return out
 
 
-def check_requirements(obj: str, requests: dict, limits: dict, path: str):
+def check_requirements(obj: str, requests: dict, limits: dict, path: str) -> None:
     """validateResourceRequirements' quantity rules: extended resources in whole units; a request
     at most its limit, equal to it for resources that cannot be overcommitted (extended
     resources, hugepages), which need a limit (after defaulting: a limit alone is its request)."""
@@ -273,8 +276,9 @@ def check_requirements(obj: str, requests: dict, limits: dict, path: str):
             apival.invalid(obj, path + ".requests", str(q), f"must be less than or equal to {name} limit of {limit}")
 
 
-def parse_spread_constraints(r, spec) -> tuple:
-    out, seen = [], {}
+def parse_spread_constraints(r: FieldReader, spec: dict) -> tuple:
+    out: list = []
+    seen: dict = {}
     for i, c in enumerate(r.seq(spec, "topologySpreadConstraints", "spec.topologySpreadConstraints")):
         path = f"spec.topologySpreadConstraints[{i}]"
         c = r.item(c, path)
@@ -356,7 +360,7 @@ def _status_read(status: dict) -> dict:
     return out
 
 
-def parse_pod(raw, index_hint: str = "") -> Pod:
+def parse_pod(raw: Any, index_hint: str = "") -> Pod:
     """Reads and validates a v1 Pod (API-defaulted or plain manifest)."""
     ns, name = metadata_name("pod", raw, index_hint)
     ns = ns or "default"
@@ -382,6 +386,7 @@ def parse_pod(raw, index_hint: str = "") -> Pod:
     if template is not None:
         return _from_template(template, ns, name, key, uid, labels, terminating, raw, created, deleted, started,
                               node_name)
+    assert fields is not None       # made above for a pod without a template
     pod = Pod(namespace=ns, name=name, uid=uid, labels=labels, terminating=terminating, raw=raw, created=created,
               deleted=deleted, start_time=started, node_name=node_name,
               spec_fields=fields if memo is not None else None, **fields)

@@ -5,8 +5,10 @@ namespace is in the term's namespaces OR the namespace selector matches P's name
 AND the label selector matches P's labels. A nil selector matches nothing, `{}` everything.
 """
 from dataclasses import dataclass
+from typing import Any
 
 from . import validation as apival
+from .fields import FieldReader
 
 SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
@@ -72,7 +74,7 @@ class PodAffinity:
     empty: bool = True
 
 
-def parse_label_selector(reader, d, path):
+def parse_label_selector(reader: FieldReader, d: Any, path: str) -> LabelSelector | None:
     """LabelSelectorAsSelector; None for a missing (nil) selector."""
     if d is None:
         return None
@@ -99,7 +101,7 @@ def parse_label_selector(reader, d, path):
     return LabelSelector(tuple(reqs))
 
 
-def _term(reader, t, path, namespace):
+def _term(reader: FieldReader, t: Any, path: str, namespace: str) -> AffinityTerm:
     t = reader.item(t, path)
     key = reader.string(t, "topologyKey", path + ".topologyKey")
     if not key:
@@ -115,9 +117,10 @@ def _term(reader, t, path, namespace):
     return AffinityTerm(key, selector, namespaces, ns_selector)
 
 
-def parse_pod_affinity(reader, spec, namespace) -> PodAffinity:
+def parse_pod_affinity(reader: FieldReader, spec: dict, namespace: str) -> PodAffinity:
     affinity = reader.mapping(spec, "affinity", "spec.affinity")
-    out, has_preferred = {}, False
+    out: dict[str, tuple] = {}
+    has_preferred = False
     for kind, prefix in (("podAffinity", "affinity"), ("podAntiAffinity", "anti")):
         path = f"spec.affinity.{kind}"
         block = reader.mapping(affinity, kind, path)

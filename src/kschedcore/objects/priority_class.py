@@ -3,6 +3,7 @@ a pod names a class in spec.priorityClassName and gets its value as spec.priorit
 preemptionPolicy; a pod naming none gets the globalDefault class's, else priority 0 (one that carries a priority
 already keeps it)."""
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ObjectError
 from . import validation as apival
@@ -22,7 +23,7 @@ class PriorityClass:
     preemption_policy: str
 
 
-def parse_priority_class(raw, index_hint: str = "") -> PriorityClass:
+def parse_priority_class(raw: Any, index_hint: str = "") -> PriorityClass:
     _, name = metadata_name("priorityclass", raw, index_hint)
     r = FieldReader(f"priorityclass {name}")
     apival.check_meta(r.obj, None, name, raw["metadata"])
@@ -88,6 +89,6 @@ def admit(raw: dict, classes: dict) -> dict:
     return {**raw, "spec": spec}
 
 
-def _pod_name(raw) -> str:
+def _pod_name(raw: dict) -> str:
     meta = raw.get("metadata") or {}
     return f"pod {meta.get('namespace') or 'default'}/{meta.get('name')}"

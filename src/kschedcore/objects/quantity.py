@@ -59,7 +59,7 @@ class Quantity:
     _text: str | None
     _dec: bool
 
-    def __init__(self, nanos: int, format: str = DECIMAL_SI, *, _text: str | None = None, _dec: bool = False):
+    def __init__(self, nanos: int, format: str = DECIMAL_SI, *, _text: str | None = None, _dec: bool = False) -> None:
         """A quantity of ``nanos`` * 10^-9; prefer ``parse_quantity``/``from_int``/``from_milli``."""
         if isinstance(nanos, bool) or not isinstance(nanos, int):
             raise TypeError(f"nanos must be an int, not {type(nanos).__name__}")
@@ -68,19 +68,19 @@ class Quantity:
         for name, val in (("_nanos", nanos), ("format", format), ("_text", _text), ("_dec", _dec)):
             object.__setattr__(self, name, val)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Quantity is immutable")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("Quantity is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return _restore, (self._nanos, self.format, self._text, self._dec)
 
     def __copy__(self) -> Quantity:
         return self
 
-    def __deepcopy__(self, memo) -> Quantity:
+    def __deepcopy__(self, memo: dict) -> Quantity:
         return self
 
     @classmethod
@@ -320,7 +320,7 @@ def _parse(text: str) -> Quantity | None:
     return Quantity(nanos if positive else -nanos, fmt, _dec=True)
 
 
-def parse_quantity(text, obj: str = "", field: str = "") -> Quantity:
+def parse_quantity(text: object, obj: str = "", field: str = "") -> Quantity:
     """Parse a quantity as the API server does, or raise :class:`QuantityError`.
 
     ``text`` is a string, or an int/float as YAML gives them (``cpu: 2``, ``cpu: 0.5``); a
@@ -339,11 +339,11 @@ def parse_quantity(text, obj: str = "", field: str = "") -> Quantity:
     return q
 
 
-def milli_value(text) -> int:
+def milli_value(text: object) -> int:
     """``parse_quantity(text).milli_value()``."""
     return parse_quantity(text).milli_value()
 
 
-def value(text) -> int:
+def value(text: object) -> int:
     """``parse_quantity(text).value()``."""
     return parse_quantity(text).value()

@@ -1,6 +1,8 @@
 """Label selectors written as kubectl takes them (`-l`, apimachinery's labels.Parse):
 `app=web,tier!=db,env in (prod,staging),!canary,gpu`."""
 import re
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ..errors import ValidationError
 from .pod_affinity import LabelSelector
@@ -12,12 +14,13 @@ _TOKEN = re.compile(r"\s*(?:(?P<set>\b(?:in|notin)\b)|(?P<op>==|!=|=|\(|\)|,|!)|
 def parse_selector(text: str, flag: str = "--pods") -> LabelSelector:
     """A LabelSelector from kubectl's selector syntax, or a ValidationError naming `flag`."""
     tokens = _tokens(text, flag)
-    reqs, i = [], 0
+    reqs: list = []
+    i = 0
 
-    def fail(message):
+    def fail(message: str) -> NoReturn:
         raise ValidationError(flag, "", f'invalid selector "{text}": {message}')
 
-    def take(kind):
+    def take(kind: str) -> str:
         nonlocal i
         if i >= len(tokens) or tokens[i][0] != kind:
             fail("expected a key or a value" if kind == "word" else f"expected {kind}")
@@ -64,14 +67,14 @@ def parse_selector(text: str, flag: str = "--pods") -> LabelSelector:
     return LabelSelector(tuple(reqs))
 
 
-def _tokens(text, flag):
+def _tokens(text: str, flag: str) -> list[tuple[str, str]]:
     out, pos = [], 0
     text = text.rstrip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             raise ValidationError(flag, "", f'invalid selector "{text}" at "{text[pos:]}"')
-        kind = m.lastgroup
+        kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
     if not out:
@@ -79,6 +82,6 @@ def _tokens(text, flag):
     return out
 
 
-def _check(errors, value, fail):
+def _check(errors: Sequence[str], value: str, fail: Callable[[str], NoReturn]) -> None:
     if errors:
         fail(f'"{value}": {errors[0]}')

@@ -122,13 +122,13 @@ def invalid(obj: str, path: str, value, detail: str):
     raise ObjectError(obj, path, f"Invalid value: {go_quote(value)}: {detail}")
 
 
-def check(obj: str, path: str, value, errors: tuple):
+def check(obj: str, path: str, value, errors: tuple) -> None:
     """Raises the first complaint, as field.Invalid(path, value, msg)."""
     if errors:
         invalid(obj, path, value, errors[0])
 
 
-def check_labels(obj: str, labels: dict, path: str):
+def check_labels(obj: str, labels: dict, path: str) -> None:
     """ValidateLabels: qualified keys, label values (both reported at the map's path)."""
     for k, v in labels.items():
         check(obj, path, k, qualified_name_errors(k))
@@ -149,7 +149,7 @@ def check_annotation_keys(obj: str, annotations, path: str):
         raise ObjectError(obj, path, f"Too long: may not be more than {256 * 1024} bytes")
 
 
-def check_meta(obj: str, namespace: str | None, name: str, meta: dict, name_errors=subdomain_errors):
+def check_meta(obj: str, namespace: str | None, name: str, meta: dict, name_errors=subdomain_errors) -> None:
     """ValidateObjectMeta: the name (by the kind's rule), the namespace (a DNS-1123 label),
     labels and annotation keys."""
     check(obj, "metadata.name", name, name_errors(name))

@@ -65,7 +65,8 @@ def as_result(outcome):
 def simulate_report(sched, results, wall, load_seconds, args) -> dict:
     scheduled = ignored = gated = possible = 0
     left_out = dict(getattr(sched, "ignored", {}))
-    reasons, messages = {}, {}
+    reasons: dict = {}
+    messages: dict = {}
     for r in results:          # one pass: 10^6 results
         if r.node is not None:
             scheduled += 1

@@ -5,6 +5,7 @@ import copy
 import marshal
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 
@@ -62,18 +63,20 @@ class Runner:
         self.case, self.workload = case, workload
         self.where = f"{case.name}/{workload.name}"
         self.interval = sample_interval
-        self.used = set()
+        self.used: set = set()
         config = load_config(self._path(case.scheduler_config)) if case.scheduler_config else None
         self.sched = Scheduler(config=config, seed=seed, **(options or {}))
-        self.bound_counts, self.attempted = {}, set()
-        self.unbound = set()          # pods created and not bound yet (what the waits look at)
+        self.bound_counts: dict = {}
+        self.attempted: set[str] = set()
+        self.unbound: set[str] = set()  # pods created and not bound yet (what the waits look at)
         listener = SimulationListener()
-        listener.bound = self._bound
-        listener.attempted = self.attempted.add
+        listener.bound = self._bound  # type: ignore[method-assign]  # the listener's hooks, set per instance
+        listener.attempted = self.attempted.add  # type: ignore[method-assign, assignment]
         self.sim = Simulation(self.sched, listener=listener)
-        self.created = {}             # namespace -> pod keys created there, in order
-        self.names = {}               # generateName -> next index
-        self.collectors, self.churns = [], []
+        self.created: dict[str, list] = {}  # namespace -> pod keys created there, in order
+        self.names: dict[str, int] = {}  # generateName -> next index
+        self.collectors: list = []
+        self.churns: list = []
         self.result = WorkloadResult(case.name, workload.name, workload.threshold,
                                      ignored_feature_gates={**case.feature_gates, **workload.feature_gates})
 
@@ -405,7 +408,7 @@ class Churn:
         self.namespace = op.get("namespace") or f"namespace-{index}"
         self.next = time.perf_counter() + self.interval
         self.ticks = 0
-        self.slots = [[None] * max(self.number, 1) for _ in self.makers]
+        self.slots: list[list[Any]] = [[None] * max(self.number, 1) for _ in self.makers]
 
     def pending(self) -> bool:
         return self.mode == "recreate" or not self.number or self.ticks < self.number

@@ -16,7 +16,7 @@ class ThroughputCollector:
         self.namespaces = set(namespaces) if namespaces else None     # None: every namespace
         self.counts = counts             # namespace -> pods bound so far (the runner keeps it)
         self.interval = interval
-        self.samples = []
+        self.samples: list[float] = []
         self.started = False
         self.skipped = 0
         self.last_count = self._scheduled()

@@ -110,8 +110,8 @@ class NodeSelectorTerm:
                     return False
         fields = node_fields(node)
         if self.field_reqs is not None and len(fields) > 0:
-            for req in self.field_reqs:
-                if not req.matches(fields):
+            for field_req in self.field_reqs:
+                if not field_req.matches(fields):
                     return False
         return True
 

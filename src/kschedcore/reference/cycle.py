@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Sequence
 
 from . import affinity, interpod, plugins, topology, volumes
 from .plugins import ERROR, UU, FitArgs, PreFilterOutcome, Status, parse_fit_args
@@ -96,9 +97,9 @@ class ReferenceScheduler:
     InterPodAffinity (``namespaces``: raw Namespace objects, see ``add_namespace``) and
     PodTopologySpread (``objects``: kind -> raw Services / controllers, see ``add_object``)."""
 
-    def __init__(self, nodes: list[dict], bound_pods: list[dict] = (), *,
+    def __init__(self, nodes: list[dict], bound_pods: Sequence[dict] = (), *,
                  percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
-                 scoring_strategy: dict | None = None, seed: int = 0, namespaces: list[dict] = (),
+                 scoring_strategy: dict | None = None, seed: int = 0, namespaces: Sequence[dict] = (),
                  objects: dict | None = None, spread_args: dict | None = None):
         if tie_break not in ("first", "random"):
             raise ValueError(f"tie_break must be 'first' or 'random', not {tie_break!r}")
@@ -279,9 +280,9 @@ class ReferenceScheduler:
         skipped_score: list[str] = []
         state["feasible"] = feasible
         for name in PRE_SCORE_PLUGINS:
-            skip, error = self._pre_score(name, pod, state)
-            if error:
-                record["error"] = error
+            skip, pre_score_error = self._pre_score(name, pod, state)
+            if pre_score_error:
+                record["error"] = pre_score_error
                 return record
             if skip:
                 skipped_score.append(name)
@@ -441,7 +442,7 @@ class ReferenceScheduler:
 def explain_workload(nodes: list[dict], bound_pods: list[dict], pending: list[dict], *,
                      percentage_of_nodes_to_score: int | None = 100, tie_break: str = "first",
                      scoring_strategy: dict | None = None, seed: int = 0,
-                     namespaces: list[dict] = (), objects: dict | None = None,
+                     namespaces: Sequence[dict] = (), objects: dict | None = None,
                      spread_args: dict | None = None) -> list[dict]:
     """Schedule ``pending`` in order on ``nodes`` + ``bound_pods``; one explain record each.
 

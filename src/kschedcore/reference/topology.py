@@ -147,7 +147,7 @@ def _find(objects: dict, kinds: tuple[str, ...], namespace: str, name: str) -> d
 
 
 def _all(objects: dict, kinds: tuple[str, ...]) -> list[dict]:
-    out = []
+    out: list = []
     for kind in kinds:
         out.extend(objects.get(kind) or [])
     return out
@@ -388,5 +388,5 @@ def normalize(state: dict, raw: dict[str, int]) -> dict[str, int]:
         elif hi == 0:
             out[name] = 100
         else:
-            out[name] = 100 * (hi + lo - s) // hi
+            out[name] = 100 * (hi + (lo or 0) - s) // hi   # lo is set: a name not ignored was seen
     return out

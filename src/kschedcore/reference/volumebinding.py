@@ -75,6 +75,7 @@ def pod_has_pvcs(pod: dict, storage: Storage) -> tuple[bool, str | None]:
             continue
         name, ephemeral = claim
         has = True
+        err: str | None
         pvc, err = storage.get_pvc(pod_namespace(pod), name)
         if pvc is None:
             if ephemeral:
@@ -144,8 +145,8 @@ def binding_pre_filter(pod: dict, storage: Storage, state: dict) -> PreFilterOut
     if not has:
         return PreFilterOutcome(skip=True)
     claims, err = get_pod_volume_claims(pod, storage)
-    if err:
-        return PreFilterOutcome(status=Status(ERROR, [err]))
+    if err or claims is None:
+        return PreFilterOutcome(status=Status(ERROR, [err or ""]))
     if claims.immediate:
         return PreFilterOutcome(status=Status(UU, [REASON_UNBOUND_IMMEDIATE]))
     state["volume_binding"] = BindingState(claims)

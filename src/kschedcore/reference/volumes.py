@@ -229,7 +229,7 @@ def limits_pre_filter(pod: dict) -> PreFilterOutcome:
 
 def volume_limits(csi_node: dict | None) -> dict[str, int]:
     """getVolumeLimits: driver -> allocatable count."""
-    limits = {}
+    limits: dict = {}
     if csi_node is None:
         return limits
     for driver in spec_of(csi_node).get("drivers") or []:
@@ -284,6 +284,7 @@ def attachable_volumes(pod: dict, csi_node: dict | None, storage: Storage, new_p
         name, ephemeral = claim
         if not name:
             return Status(ERROR, ["PersistentVolumeClaim had no name"])
+        err: str | None
         pvc, err = storage.get_pvc(pod_namespace(pod), name)
         if pvc is None:
             if new_pod:
@@ -364,6 +365,7 @@ def zone_pre_filter(pod: dict, storage: Storage, state: dict) -> PreFilterOutcom
         name = vol["persistentVolumeClaim"].get("claimName") or ""
         if not name:
             return PreFilterOutcome(status=Status(UU, ["PersistentVolumeClaim had no name"]))
+        err: str | None
         pvc, err = storage.get_pvc(pod_namespace(pod), name)
         if pvc is None:
             return PreFilterOutcome(status=Status(UU, [err]))

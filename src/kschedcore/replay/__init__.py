@@ -9,7 +9,12 @@ and leaving -- through kube-scheduler's loop on the virtual clock, with a record
         ...
     records = replay.recorder.records     # pod key -> PodRecord
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkloadError
 from ..sources.alibaba import is_alibaba_csv, load_alibaba
@@ -23,14 +28,17 @@ from .summary import run_document, summarize  # noqa: F401
 __all__ = ["ARRIVALS", "DURATION_ANNOTATION", "Departure", "PodRecord", "Recorder", "Replay", "Step",
            "WatchEvent", "load_replay", "read_watch_stream", "run_document", "summarize", "workload_events"]
 
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
 
-def is_stream(path) -> bool:
+
+def is_stream(path: str | PathLike[str]) -> bool:
     """A watch-event stream, by its name: .jsonl or .ndjson, optionally .gz."""
     name = str(path)
     return name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
 
 
-def read_inputs(paths) -> tuple:
+def read_inputs(paths: Iterable[str | PathLike[str]]) -> tuple[list[WatchEvent], list[WatchEvent]]:
     """Workload files, watch-event streams and Alibaba trace CSVs, in the order given: (the
     cluster's events, the timeline's events)."""
     cluster, timeline, csvs = [], [], []
@@ -54,7 +62,7 @@ def read_inputs(paths) -> tuple:
     return cluster, timeline
 
 
-def default_arrival(timeline) -> str:
+def default_arrival(timeline: Iterable[WatchEvent]) -> str:
     """timestamps when every event carries a time (its own, or its object's), else settle."""
     from .events import object_time
     try:
@@ -64,7 +72,8 @@ def default_arrival(timeline) -> str:
     return "timestamps" if timeline and timed else "settle"
 
 
-def load_replay(paths, scheduler=None, *, arrival: str | None = None, **options) -> Replay:
+def load_replay(paths: Iterable[str | PathLike[str]], scheduler: Scheduler | None = None, *,
+                arrival: str | None = None, **options: Any) -> Replay:
     """A Replay of files (read_inputs) on `scheduler` (default: a new default-profile Scheduler)."""
     from ..scheduler import Scheduler
     with collector.paused():      # a dump's objects and an event each: no passes over the heap

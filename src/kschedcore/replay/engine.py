@@ -13,9 +13,13 @@ Arrival modes:
 A pod departs at its DELETED event, at its deletionTimestamp (timestamps mode), or once it has
 run for its `kschedcore.io/duration` annotation (or, in `all` mode, deletion minus creation).
 """
+from __future__ import annotations
+
 import heapq
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError, WorkloadError
 from ..objects.node import parse_node
@@ -24,6 +28,9 @@ from ..util.gomath import parse_go_duration
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
 from .records import Recorder
 from .summary import Sampler
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
 
 ARRIVALS = ("settle", "all", "timestamps")
 """The arrival modes: one event at a time once the loop has settled, all at time 0, at their times."""
@@ -59,8 +66,9 @@ class Replay:
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
 
-    def __init__(self, scheduler, cluster, events, *, arrival: str = "settle", until: float | None = None,
-                 samples: int = 500, api_server: str = "fake", **sim_options):
+    def __init__(self, scheduler: Scheduler, cluster: list[WatchEvent], events: list[WatchEvent], *,
+                 arrival: str = "settle", until: float | None = None, samples: int = 500, api_server: str = "fake",
+                 **sim_options: Any) -> None:
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -75,14 +83,15 @@ class Replay:
         self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake")
         self.sim.listener = self.recorder
         self.timeline = list(events)
-        self.parsed = {}                    # timeline index -> its parsed Pod or Node
-        self.lifetimes = {}                 # pod key -> seconds it runs once bound
-        self.deletions = {}                 # timeline index -> an arriving pod's deletionTimestamp (ns)
+        self.parsed: dict = {}              # timeline index -> its parsed Pod or Node
+        self.lifetimes: dict[str, float] = {}  # pod key -> seconds it runs once bound
+        self.deletions: dict[int, int] = {}  # timeline index -> an arriving pod's deletionTimestamp (ns)
         self.t0 = 0
         self._prepare()
         steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
-        self._heap, self._seq = [], itertools.count()
+        self._heap: list = []
+        self._seq = itertools.count()
         self.applied = 0
         self._with_steps = True
         self._changed_at = 0.0              # replay time the cluster last changed
@@ -130,10 +139,10 @@ class Replay:
                                     f'invalid duration {duration!r} (a Go duration, e.g. "90s", "1h30m")')
             self.lifetimes[pod.key] = seconds
         elif self.arrival == "all" and pod.created is not None and meta is not ev.obj["metadata"]:
-            self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS
+            self.lifetimes[pod.key] = max(0, deletion_time(ev) - pod.created) / NS  # type: ignore[operator]  # it had one
         return pod
 
-    def _apply_setup(self, ev: WatchEvent):
+    def _apply_setup(self, ev: WatchEvent) -> None:
         """The starting cluster, onto the Scheduler before the loop exists."""
         if ev.kind == "Node":
             self.sched.add_node(parse_node(ev.obj, ev.where))
@@ -145,7 +154,7 @@ class Replay:
             self.sched.add_object(ev.obj, ev.where)
 
     # ---- running -------------------------------------------------------------------------------
-    def run(self, callback=None):
+    def run(self, callback: Callable[[Step], Any] | None = None) -> Recorder:
         """Runs to the end; callback(Step) after each event. Returns the Recorder."""
         if callback is None:
             for _ in self.steps(with_steps=False):
@@ -155,7 +164,7 @@ class Replay:
                 callback(step)
         return self.recorder
 
-    def steps(self, with_steps: bool = True):
+    def steps(self, with_steps: bool = True) -> Iterator[Step]:
         """The replay as an iterator: a Step after each event is applied and the loop has run
         (with_steps False: None instead, for a caller that only drives it)."""
         self._with_steps = with_steps
@@ -175,7 +184,7 @@ class Replay:
                 self._withdraw_if_unplaced(ev.key)
             yield self._step(i, ev)
 
-    def _withdraw_if_unplaced(self, key):
+    def _withdraw_if_unplaced(self, key) -> None:
         """A workload's pending pod that settled neither bound nor nominated is withdrawn before
         the next one arrives, as the parity harness (and kube-scheduler's integration tests)
         give up a pod once they have seen it fail: it is never retried on later events."""
@@ -184,7 +193,7 @@ class Replay:
             self._delete(key)
             self.recorder.records[key].withdrawn = True
 
-    def _settle(self):
+    def _settle(self) -> None:
         sim = self.sim
         while True:
             while sim.schedule_one():
@@ -211,7 +220,7 @@ class Replay:
                     break
                 continue
             from_heap = ahead is None or (len(heap) > 0 and heap[0][0] < ahead)
-            t = heap[0][0] if from_heap else ahead
+            t = heap[0][0] if from_heap or ahead is None else ahead
             if until is not None and t > until:
                 break
             if not (together and t == 0.0):     # `all`: the events at 0 go in before any cycle
@@ -230,10 +239,10 @@ class Replay:
         if until is not None:
             self._advance(until)
 
-    def _push(self, t, item):
+    def _push(self, t, item) -> None:
         heapq.heappush(self._heap, (t, next(self._seq), item))
 
-    def _advance(self, t):
+    def _advance(self, t) -> None:
         """Runs the loop up to replay second `t` (None: until it settles, or until the next
         departure the loop itself scheduled comes due), timers firing on the way."""
         sim, clock, heap = self.sim, self.clock, self._heap
@@ -244,7 +253,7 @@ class Replay:
             q_wake, b_wake = sim.queue.next_wakeup(), sim.bindings.next_wakeup()
             if q_wake is None and b_wake is None:
                 break
-            wake = q_wake if b_wake is None else (b_wake if q_wake is None else min(q_wake, b_wake))
+            wake = min(w for w in (q_wake, b_wake) if w is not None)
             limit = t if not heap else (heap[0][0] if t is None else min(t, heap[0][0]))
             if limit is not None and wake >= limit:
                 break
@@ -268,14 +277,14 @@ class Replay:
                 return False
         return True
 
-    def _step(self, index, event) -> Step:
+    def _step(self, index, event) -> Step | None:
         self.applied += 1
         if self.applied % self.sampler.stride == 1 or self.sampler.stride == 1:
             self.sampler.sample()
         return Step(index, self.clock.now(), event) if self._with_steps else None
 
     # ---- applying one event --------------------------------------------------------------------
-    def _apply(self, i: int, ev: WatchEvent):
+    def _apply(self, i: int, ev: WatchEvent) -> None:
         self.recorder.event = i
         self._changed_at = self.clock.now()
         if ev.kind == "Pod":
@@ -313,7 +322,7 @@ class Replay:
                 pod = self.sched.parse_pod(ev.obj, ev.where)
             sim.update_pod(pod)
 
-    def _apply_node(self, i, ev):
+    def _apply_node(self, i, ev) -> None:
         sim = self.sim
         name = ev.obj["metadata"]["name"]
         known = name in sim.sched.cache.table.row_of
@@ -335,7 +344,7 @@ class Replay:
         else:
             self.sched.add_object(ev.obj, ev.where)
 
-    def _delete(self, key):
+    def _delete(self, key) -> None:
         sim = self.sim
         if key not in sim.pods:
             return
@@ -345,13 +354,13 @@ class Replay:
         self.recorder.departed(key, was_bound)
 
     # ---- departures ----------------------------------------------------------------------------
-    def _bound(self, key, binding):
+    def _bound(self, key, binding) -> None:
         self._changed_at = self.clock.now()
         seconds = self.lifetimes.get(key)
         if seconds is not None and self.arrival != "settle":
             self._push(self.clock.now() + seconds, Departure(key, binding))
 
-    def _depart(self, dep: Departure):
+    def _depart(self, dep: Departure) -> None:
         rec = self.recorder.records.get(dep.key)
         if dep.binding is not None and (rec is None or rec.bindings != dep.binding or dep.key not in self.sim.bound):
             return                          # preempted or deleted before its time ran out

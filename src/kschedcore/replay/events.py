@@ -6,11 +6,18 @@ A stream is JSON values one after another (JSON lines, or pretty-printed as `kub
 `"time"` (RFC 3339, or seconds on the replay's clock). A bare object (`kubectl get --watch -o
 json` without `--output-watch-events`) is ADDED the first time its name is seen, MODIFIED after.
 """
+from __future__ import annotations
+
 import json
 from dataclasses import dataclass
+from os import PathLike
+from typing import TYPE_CHECKING
 
 from ..errors import WorkloadError
 from ..objects.fields import parse_time
+
+if TYPE_CHECKING:
+    from ..sources.files import Workload
 
 TYPES = ("ADDED", "MODIFIED", "DELETED")
 DURATION_ANNOTATION = "kschedcore.io/duration"
@@ -36,10 +43,11 @@ class WatchEvent:
         return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
-def read_watch_stream(path, text: str) -> list:
+def read_watch_stream(path: str | PathLike[str], text: str) -> list[WatchEvent]:
     """The watch events of a stream file's text, in file order."""
     decoder, pos, n, line = json.JSONDecoder(), 0, len(text), 1
-    seen, out = set(), []
+    seen: set = set()
+    out: list = []
     while True:
         while pos < n and text[pos] in " \t\r\n":
             line += text[pos] == "\n"
@@ -118,7 +126,7 @@ def _meta_time(ev, field):
     return ns
 
 
-def workload_events(workload, source: str = "workload") -> tuple:
+def workload_events(workload: Workload, source: str = "workload") -> tuple[list[WatchEvent], list[WatchEvent]]:
     """A workload's objects as watch events: (the cluster's -- nodes, bound pods, other objects
     -- applied before anything is timed, the pending pods' arrivals in order)."""
     cluster = []

@@ -1,6 +1,10 @@
 """What a replay records of each pod (docs/formats.md, `replay -o jsonl`): arrival, bindings,
 nomination and victims, every unschedulable message, attempts, departure."""
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..scheduler.loop import SimulationListener
 
@@ -39,31 +43,31 @@ class Recorder(SimulationListener):
     """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
     departures), and how many arrived pods are pending."""
 
-    def __init__(self, clock, on_bound=None, stale_copy: bool = True):
+    def __init__(self, clock: Any, on_bound: Callable[[str, Any], Any] | None = None, stale_copy: bool = True) -> None:
         self.clock = clock
         #: the scheduler's copy of a pod is refreshed only when an attempt fails (client-go's
         #: fake API server: no resourceVersion, so the scheduler never hears its own status
         #: writes): a condition is written unless it equals the copy from the failure before
         self.stale_copy = stale_copy
-        self.records = {}             # pod key -> PodRecord, in order of first appearance
+        self.records: dict[str, PodRecord] = {}  # pod key -> PodRecord, in order of first appearance
         self.pending = 0              # arrived, not bound, not departed
-        self.preemptions = []         # (time, preemptor, node, victims)
-        self.event = None             # timeline position of the event being applied
+        self.preemptions: list = []   # (time, preemptor, node, victims)
+        self.event: int | None = None  # timeline position of the event being applied
         self._on_bound = on_bound
 
-    def record(self, key, event=None, arrival=None) -> PodRecord:
+    def record(self, key: str, event: int | None = None, arrival: float | None = None) -> PodRecord:
         rec = self.records.get(key)
         if rec is None:
             rec = self.records[key] = PodRecord(key, event, arrival)
         return rec
 
     # ---- the replay's own events ---------------------------------------------------------------
-    def arrived(self, key, event) -> None:
+    def arrived(self, key: str, event: int) -> None:
         rec = self.record(key, event, self.clock.now())
         rec.departed_at, rec.skipped = None, False
         self.pending += 1
 
-    def departed(self, key, was_bound: bool) -> None:
+    def departed(self, key: str, was_bound: bool) -> None:
         rec = self.records.get(key)
         if rec is None or rec.departed_at is not None:
             return
@@ -72,12 +76,12 @@ class Recorder(SimulationListener):
             self.pending -= 1
 
     # ---- SimulationListener --------------------------------------------------------------------
-    def attempted(self, key) -> None:
+    def attempted(self, key: str) -> None:
         rec = self.records.get(key)
         if rec is not None:
             rec.attempts += 1
 
-    def failed(self, key, message) -> bool:
+    def failed(self, key: str, message: str) -> bool:
         """Returns whether the condition was written (an update event of the pod follows)."""
         rec = self.records.get(key)
         if rec is None or not message:
@@ -97,7 +101,7 @@ class Recorder(SimulationListener):
             rec.skipped = True
             self.pending -= 1
 
-    def bound(self, key, node) -> None:
+    def bound(self, key: str, node: str) -> None:
         rec = self.records.get(key)
         if rec is None:
             return
@@ -111,7 +115,7 @@ class Recorder(SimulationListener):
         if self._on_bound is not None:
             self._on_bound(key, rec.bindings)
 
-    def preempted(self, key, node, victims) -> None:
+    def preempted(self, key: str, node: str, victims: list) -> None:
         now = self.clock.now()
         rec = self.records.get(key)
         if rec is not None:

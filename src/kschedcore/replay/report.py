@@ -59,7 +59,7 @@ def _scaled(times):
     return list(times), "replay time (s)"
 
 
-def _utilization(ax, series):
+def _utilization(ax, series) -> None:
     x, label = _x_axis(series)
     for name, values in series["utilization"].items():
         ax.plot(x, [None if v is None else 100 * v for v in values], label=PERCENT_NAMES.get(name, name),
@@ -68,7 +68,7 @@ def _utilization(ax, series):
     ax.legend(loc="best", fontsize="small")
 
 
-def _pods(ax, series):
+def _pods(ax, series) -> None:
     x, label = _x_axis(series)
     ax.plot(x, series["running"], label="running (bound)", drawstyle="steps-post")
     ax.plot(x, series["pending"], label="pending (arrived, not bound)", drawstyle="steps-post")
@@ -76,7 +76,7 @@ def _pods(ax, series):
     ax.legend(loc="best", fontsize="small")
 
 
-def _latency(ax, pods):
+def _latency(ax, pods) -> None:
     bound = [p for p in pods if p.get("boundAt") is not None and p.get("arrival") is not None]
     lat = sorted(p["boundAt"] - p["arrival"] for p in bound)
     unit = "latency (virtual s)"
@@ -95,7 +95,7 @@ def _latency(ax, pods):
            xlabel=unit, ylabel="pods bound within (%)", ylim=(0, 101))
 
 
-def _reasons(ax, summary, pods):
+def _reasons(ax, summary, pods) -> None:
     reasons = (summary or {}).get("unschedulableAtEndByReason")
     if reasons is None:   # records only: the last message of pods never bound or still pending
         reasons = {}
@@ -118,7 +118,7 @@ def _short(text, n=60):
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _allocation(ax, allocation, when):
+def _allocation(ax, allocation, when) -> None:
     shown = [(k, v) for k, v in allocation.items() if k not in ("nodes", "time")]
     for name, values in shown:
         vals = [100 * v for v in values if v is not None]
@@ -131,7 +131,7 @@ def _allocation(ax, allocation, when):
     ax.legend(loc="best", fontsize="small")
 
 
-def _preemptions(ax, preemptions):
+def _preemptions(ax, preemptions) -> None:
     times = [p["time"] for p in preemptions]
     flat = not times or max(times) == min(times)
     if flat and preemptions:
@@ -159,7 +159,7 @@ def figures(doc) -> list:
     pods, summary, series = doc.get("pods", []), doc.get("summary"), doc.get("series")
     out = []
 
-    def fig(title, draw, *args):
+    def fig(title, draw, *args) -> None:
         f, ax = plt.subplots(figsize=(8, 4.2), dpi=100)
         draw(ax, *args)
         f.tight_layout()

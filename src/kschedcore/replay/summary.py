@@ -1,7 +1,16 @@
 """A replay's numbers: the time series sampled as it runs (utilisation, pending and running
 pods), and the summary at the end -- totals, scheduling latency, preemptions, why pods are left
 unschedulable, allocation per node (docs/formats.md, `replay -o json`)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from .engine import Replay
 
 #: resources reported besides those every node has (cpu, memory, pods)
 SHOWN = ("cpu", "memory", "nvidia.com/gpu")
@@ -10,13 +19,14 @@ SHOWN = ("cpu", "memory", "nvidia.com/gpu")
 class Sampler:
     """Samples the cluster every `stride` steps (and at the end)."""
 
-    def __init__(self, replay, stride: int):
+    def __init__(self, replay: Replay, stride: int) -> None:
         self.replay, self.stride = replay, stride
-        self.series = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
-                       "peakAllocation": None}
-        self._peak, self._peak_at = 0.0, None
+        self.series: dict[str, Any] = {"time": [], "step": [], "pending": [], "running": [], "utilization": {},
+                                       "peakAllocation": None}
+        self._peak: float = 0.0
+        self._peak_at: tuple[float, Any] | None = None
 
-    def sample(self, final: bool = False):
+    def sample(self, final: bool = False) -> None:
         """One sample now (the replay calls it every `stride` steps, and at the end)."""
         r = self.replay
         s = self.series
@@ -25,24 +35,27 @@ class Sampler:
         s["pending"].append(r.recorder.pending)
         s["running"].append(len(r.sim.bound))
         util = r.sched.utilization()
-        for name, value in util.items():
-            s["utilization"].setdefault(name, [None] * (len(s["time"]) - 1)).append(value)
+        for name, value in util.items():     # None where the resource had no allocatable
+            values = s["utilization"].setdefault(name, [])
+            values += [None] * (len(s["time"]) - 1 - len(values))
+            values.append(value)
         busy = sum(util.get(name, 0.0) for name in SHOWN)
         if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node use kept
             self._peak = busy
             self._peak_at = (s["time"][-1], _used(r.sched))
 
-    def finish(self):
+    def finish(self) -> dict[str, Any]:
         """The series, with the per-node allocation at the busiest sample."""
-        if self._peak_at is not None:
-            t, used = self._peak_at
-            self.series["peakAllocation"] = {"time": t, **node_allocation(self.replay.sched, used)}
-        return self.series
+        s = self.series
         for values in s["utilization"].values():
             values += [None] * (len(s["time"]) - len(values))
+        if self._peak_at is not None:
+            t, used = self._peak_at
+            s["peakAllocation"] = {"time": t, **node_allocation(self.replay.sched, used)}
+        return s
 
 
-def percentiles(values) -> dict:
+def percentiles(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
     a = np.asarray(values, float)
@@ -50,7 +63,7 @@ def percentiles(values) -> dict:
             "p99": float(np.percentile(a, 99)), "max": float(a.max()), "mean": float(a.mean())}
 
 
-def summarize(replay, wall_seconds: float | None = None) -> dict:
+def summarize(replay: Replay, wall_seconds: float | None = None) -> dict:
     """The replay's summary (JSON-ready)."""
     recs = list(replay.recorder.records.values())
     arrived = [r for r in recs if r.event is not None]
@@ -58,7 +71,7 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
     sim = replay.sim
     pending = [r for r in arrived if r.departed_at is None and r.pod not in sim.bound and r.pod in sim.pods
                and not r.skipped]
-    reasons = {}
+    reasons: dict[str, int] = {}
     for r in pending:
         outcome = sim.outcomes.get(r.pod)
         fit = outcome.result.fit_error if outcome is not None and outcome.result is not None else None
@@ -75,7 +88,7 @@ def summarize(replay, wall_seconds: float | None = None) -> dict:
                  "skippedBeingDeleted": sum(1 for r in recs if r.skipped)},
         "cycles": sim.cycles,
         "preemptions": len(replay.recorder.preemptions),
-        "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),
+        "schedulingLatencySeconds": percentiles([r.bound_at - r.arrival for r in bound]),  # type: ignore[operator]  # both set
         "unschedulableAtEndByReason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "utilizationAtEnd": replay.sched.utilization(),
     }
@@ -98,7 +111,7 @@ def _used(sched):
     return dict(t.row_of), cols
 
 
-def node_allocation(sched, used=None) -> dict:
+def node_allocation(sched: Scheduler, used: Any = None) -> dict:
     """Per node, requested / allocatable of the shown resources (now, or as `used` saw them)."""
     row_of, cols = used or _used(sched)
     names = sorted(row_of, key=row_of.get)
@@ -113,7 +126,7 @@ def node_allocation(sched, used=None) -> dict:
     return out
 
 
-def run_document(replay, wall_seconds=None) -> dict:
+def run_document(replay: Replay, wall_seconds: float | None = None) -> dict:
     """Everything `replay -o json` writes and `report` reads."""
     return {"summary": summarize(replay, wall_seconds), "series": replay.sampler.finish(),
             "preemptions": [{"time": t, "preemptor": p, "node": n, "victims": v}

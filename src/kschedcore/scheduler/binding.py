@@ -39,13 +39,13 @@ class BindingCycle:
         self._table = sim.sched.cache.table
         self._sets, self._default = plugin_sets, default
         self.any_plugins = any(ps.any for ps in plugin_sets.values()) or default.any
-        self.waiting = {}               # pod key -> (QueuedPodInfo, [plugin names]): waiting at Permit
-        self._permit_timers = []        # heap of (deadline, seq, pod key, plugin name, timeout)
-        self._bindings = []             # heap of (completion time, seq, pod key, QueuedPodInfo)
-        self._allowed = set()           # allowed by another pod's Permit before its own Permit ended
-        self._assumed_at = {}           # pod key -> the node table's version when it was assumed
-        self._states = {}               # pod key -> its cycle's CycleState, until its binding cycle ends
-        self.by_extender = set()        # pods an extender bound (no assigned-pod event follows)
+        self.waiting: dict = {}         # pod key -> (QueuedPodInfo, [plugin names]): waiting at Permit
+        self._permit_timers: list = []  # heap of (deadline, seq, pod key, plugin name, timeout)
+        self._bindings: list = []       # heap of (completion time, seq, pod key, QueuedPodInfo)
+        self._allowed: set[str] = set()  # allowed by another pod's Permit before its own Permit ended
+        self._assumed_at: dict[str, int] = {}  # pod key -> the node table's version when it was assumed
+        self._states: dict = {}         # pod key -> its cycle's CycleState, until its binding cycle ends
+        self.by_extender: set[str] = set()  # pods an extender bound (no assigned-pod event follows)
         #: dispatch(key, pinfo): start a binding (default: on the virtual clock)
         self.dispatch = dispatch or self._on_clock
 

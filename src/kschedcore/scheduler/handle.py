@@ -2,11 +2,13 @@
 cache, one-node evaluations for preemption's what-if runs, the profile of a pod, and -- once a
 loop drives the scheduler -- whether preemption is acted on."""
 
+from typing import Any
+
 
 class Handle:
     def __init__(self, cache):
         self.cache = cache
-        self.schedule = None            # the ScheduleOne of the scheduler, set once it exists
+        self.schedule: Any = None       # the ScheduleOne of the scheduler, set once it exists
         #: a loop evicts victims and nominates (DefaultPreemption then chooses them)
         self.preemption_acts = False
         #: pods whose victims the loop is deleting (DefaultPreemption's PreEnqueue holds them)

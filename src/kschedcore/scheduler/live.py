@@ -26,7 +26,7 @@ class LiveScheduler:
         self.binder = binder
         self.lock = threading.RLock()
         self._pool = ThreadPoolExecutor(binder_threads, thread_name_prefix="kschedcore-bind")
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._in_flight = 0
         self._idle = threading.Condition(self.lock)

@@ -95,7 +95,7 @@ class Simulation:
         self.binder = binder
         self.bind_latency = bind_latency
         self.bound = {}                 # pod key -> node name (binding confirmed)
-        self.binding = {}               # pod key -> node name (assumed: waiting at Permit or binding)
+        self.binding: dict[str, str] = {}  # pod key -> node name (assumed: waiting at Permit or binding)
         given = [*permit_plugins, *plugins]
         sets = {name: BindingPlugins([*given, *fw.binding_plugins]) for name, fw in scheduler.profiles.items()}
         self.bindings = BindingCycle(self, sets, BindingPlugins(given), bind_dispatch)
@@ -103,16 +103,16 @@ class Simulation:
         #: a binding can only succeed, at once
         self._binds_at_once = (not self.bindings.any_plugins and bind_dispatch is None
                                and not any(e.is_binder() for e in scheduler.cycles.extenders))
-        self.outcomes = {}              # pod key -> Outcome
+        self.outcomes: dict = {}        # pod key -> Outcome
         self.pods = {}                  # pod key -> Pod (every pod the simulation knows)
-        self.preemptions = []           # (preemptor key, node, [victim keys])
+        self.preemptions: list = []     # (preemptor key, node, [victim keys])
         self.cycles = 0
         self.horizon_reached = False     # run_until_idle left work beyond its horizon
-        self._preempted = []            # (preemptor key, victim keys) nominated this cycle
-        self._last_victims = []         # (cycle it was chosen in, victim key): deleted a cycle later
-        self._late_bindings = []        # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
-        self._activations = []          # (cycle, key): preemptors to activate a cycle later
-        self._written_nnn = {}          # pod key -> status.nominatedNodeName as last written
+        self._preempted: list = []      # (preemptor key, victim keys) nominated this cycle
+        self._last_victims: list = []   # (cycle it was chosen in, victim key): deleted a cycle later
+        self._late_bindings: list = []  # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
+        self._activations: list = []    # (cycle, key): preemptors to activate a cycle later
+        self._written_nnn: dict[str, str] = {}  # pod key -> status.nominatedNodeName as last written
         scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod

@@ -1,7 +1,15 @@
 """ScheduleResult: one scheduling cycle's outcome (schedule_one.go's ScheduleResult, with the
 FitError or error of a failed cycle)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..framework.fit_error import FitError
-from ..framework.interface import CycleState
+from ..framework.interface import CycleState, PostFilterResult
+
+if TYPE_CHECKING:
+    from ..framework.cycle import Cycle
+    from ..framework.framework import Framework
 
 NO_PROFILE_ERROR = "no profile for schedulerName"
 """The start of a result's error for a pod whose `spec.schedulerName` no profile serves."""
@@ -24,11 +32,11 @@ class ScheduleResult:
     preemption_candidates: tuple = ()
     #: a PostFilter's success: (PostFilterResult) the node to nominate and the victims to evict
     #: (DefaultPreemption's when the loop acts on preemption, or a custom PostFilter's)
-    nomination: object = None
+    nomination: PostFilterResult | None = None
 
     def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
                  fit_error: FitError | None = None, error: str | None = None,
-                 cycle_state: CycleState | None = None, cycle=None):
+                 cycle_state: CycleState | None = None, cycle: Cycle | None = None) -> None:
         self.pod, self.node, self.feasible_nodes, self.evaluated_nodes = pod, node, feasible_nodes, evaluated_nodes
         #: the cycle's CycleState (the pod's binding cycle gets it too)
         self.cycle_state = cycle_state
@@ -49,7 +57,7 @@ class ScheduleResult:
             out.preemption_candidates = (len(self.preemption_candidates),)
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         why = f", fit_error={self.fit_error.message!r}" if self.fit_error else f", error={self.error!r}" if self.error else ""
         return f"ScheduleResult({self.pod}, node={self.node}, feasible={self.feasible_nodes}{why})"
 
@@ -74,6 +82,6 @@ class ScheduleResult:
         return self.error is not None and self.error.startswith(NO_PROFILE_ERROR)
 
     @property
-    def framework(self):
+    def framework(self) -> Framework | None:
         """The profile's Framework that ran the cycle (None: no profile for the pod)."""
         return self.cycle.framework if self.cycle is not None else None

@@ -3,6 +3,10 @@ Filter + Score pass over the node table, what scores after it, selectHost -- the
 FitError, PostFilter; and the nominated pods' part (a nominated pod tries its node first, pods
 nominated elsewhere count in Filter).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._kernel.cross_copies import run_cross_copies
@@ -11,6 +15,9 @@ from ..framework.fit_error import FitError
 from ..framework.interface import CycleState, PluginError, PreFilterRejection
 from . import extending
 from .result import NO_PROFILE_ERROR, ScheduleResult
+
+if TYPE_CHECKING:
+    from ..extender import Extender
 
 CONFLICT_MESSAGE = "pod affinity terms conflict"
 #: the most failed pods one NodeKernel.run_batch call takes (their FitError counts, a row each)
@@ -48,10 +55,10 @@ class ScheduleOne:
         #: one kernel call
         self.batch_copies = True
         self.min_copies = 2
-        self._failed = None
-        self._cross_refused = {}        # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
+        self._failed: np.ndarray | None = None
+        self._cross_refused: dict = {}  # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
         #: framework.Extenders, in buildExtenders' order (ignorable ones last)
-        self.extenders = []
+        self.extenders: list[Extender] = []
 
     def extended(self, pod) -> bool:
         """Some extender is interested in the pod: its cycles go through the extenders, never
@@ -233,7 +240,7 @@ class ScheduleOne:
         schedule_pod's). counts: as schedule_copies'."""
         fw, cp, scan, eq, plan, limits = ready
         chosen = np.empty(count, np.int32)
-        placed, self.next_start_node_index, last = run_cross_copies(
+        placed, self.next_start_node_index, last = run_cross_copies(  # type: ignore[call-arg]  # plan: 3 arrays
             fw.kernel, cp, scan, self.next_start_node_index, fw.num_to_find(len(scan)),
             len(self.cache.table.row_of), self.tie_first, chosen, eq, counts, *plan, limits)
         fw.passes += 1
@@ -252,7 +259,8 @@ class ScheduleOne:
             return None
         t = self.cache.table
         # each template's slot; a slot the LRU hands to another template of the batch ends it
-        slots, owner = [], {}
+        slots: list = []
+        owner: dict = {}
         for cp in cps:
             s = fw.template_slot(cp)
             if owner.setdefault(s, cp) is not cp:
@@ -352,7 +360,7 @@ class ScheduleOne:
             result = self._nominated_first(pod, nominator, extend=not added)
             if result.node is None:
                 return self._with_post_filter(pod, result)
-            feasible = result.cycle.feasible_rows() if added else None
+            feasible = result.cycle.feasible_rows() if added else None  # type: ignore[union-attr]  # a cycle's own result
         if feasible is None:
             return result
         return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))

@@ -5,15 +5,20 @@ counters), one Framework per profile (framework/: plugins per extension point an
 kernel), and the scheduling cycle (schedule_one.py). The loop (loop.py) drives it through these
 public methods only.
 """
+from __future__ import annotations
+
 import random
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..backend.cache import Cache
 from ..errors import DuplicateError, NotFoundError, StateError, UnsupportedError, ValidationError
 from ..extender.decode import ordered
 from ..extender.runtime import make_extenders
 from ..framework.config import SchedulerConfig
+from ..framework.custom import NodeColumns
 from ..framework.framework import Framework
 from ..objects.features import check_supported
 from ..objects.node import Node, parse_node
@@ -28,11 +33,16 @@ from .result import DELETING_REASON, GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
+if TYPE_CHECKING:
+    from ..backend.cache.node_table import NodeTable
+    from ..framework.interface import CycleState
+    from ..plugins.defaultpreemption.evaluator import Evaluator
+
 TIE_BREAKS = ("random", "first")
 """The tie-breaks among the best-scored nodes: seeded uniform choice, or the first in input order."""
 
 
-def _with_overrides(config: SchedulerConfig, plugin_args, weights) -> SchedulerConfig:
+def _with_overrides(config: SchedulerConfig, plugin_args: dict | None, weights: dict | None) -> SchedulerConfig:
     """The Python API's plugin_args / weights applied to every profile of `config`."""
     if not plugin_args and not weights:
         return config
@@ -61,9 +71,11 @@ class Scheduler(WhatIfOperations):
     extender_factory: makes an Extender of each configured one (default: the HTTP extender).
     """
 
-    def __init__(self, nodes=(), pods=(), *, percentage_of_nodes_to_score=None, tie_break="random",
-                 seed=0, plugin_args=None, weights=None, threads=None, config=None, plugins=(),
-                 extenders=(), extender_factory=None):
+    def __init__(self, nodes: Iterable[Node | dict] = (), pods: Iterable[Pod | dict] = (), *,
+                 percentage_of_nodes_to_score: int | None = None, tie_break: str = "random", seed: int = 0,
+                 plugin_args: dict[str, dict] | None = None, weights: dict[str, int] | None = None,
+                 threads: int | None = None, config: SchedulerConfig | None = None, plugins: Sequence[Any] = (),
+                 extenders: Sequence[Extender] = (), extender_factory: Callable[..., Any] | None = None) -> None:
         if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
             raise ValidationError("scheduler", "percentageOfNodesToScore",
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
@@ -91,22 +103,22 @@ class Scheduler(WhatIfOperations):
         #: a scheduling cycle and, after a FitError, PostFilter, with the loop's nominated pods
         #: (ScheduleOne.attempt); the pod is not assumed
         self.attempt = self.cycles.attempt
-        self.pending = []          # pods without spec.nodeName, in arrival order
+        self.pending: list[Pod] = []  # pods without spec.nodeName, in arrival order
         #: what was left out, by reason: Succeeded / Failed pods, objects of kinds not read, ...
-        self.ignored = Counter()
+        self.ignored: Counter = Counter()
         for n in nodes:
             self.add_node(n)
         for p in pods:
             self.add_pod(p)
 
     @classmethod
-    def from_workload(cls, workload, **options) -> "Scheduler":
+    def from_workload(cls, workload: Any, **options: Any) -> "Scheduler":
         """A scheduler holding a Workload's nodes and bound pods, its pending pods queued."""
         with collector.paused():     # a million pods read: no collector passes over them
             return cls._from_workload(workload, **options)
 
     @classmethod
-    def _from_workload(cls, workload, **options) -> "Scheduler":
+    def _from_workload(cls, workload: Any, **options: Any) -> "Scheduler":
         sched = cls(**options)
         if workload.objects.get("VolumeAttachment"):
             raise UnsupportedError("VolumeAttachment", "",
@@ -136,7 +148,7 @@ class Scheduler(WhatIfOperations):
 
     # ---- the cache's view ----------------------------------------------------------------------
     @property
-    def table(self):
+    def table(self) -> NodeTable:
         """The node table (backend/cache/node_table.py)."""
         return self.cache.table
 
@@ -149,7 +161,7 @@ class Scheduler(WhatIfOperations):
         return self.cache.node_names
 
     @property
-    def node_columns(self):
+    def node_columns(self) -> NodeColumns:
         """The node table as custom plugins see it."""
         return next(iter(self.profiles.values())).node_columns()
 
@@ -158,21 +170,21 @@ class Scheduler(WhatIfOperations):
         return self.cache.utilization()
 
     # ---- nodes and other objects -------------------------------------------------------------------
-    def add_node(self, node) -> None:
+    def add_node(self, node: Node | dict) -> None:
         self.cache.add_node(node if isinstance(node, Node) else parse_node(node))
 
-    def update_node(self, node):
+    def update_node(self, node: Node | dict) -> Node:
         """Replaces a node's facts; returns the old Node."""
         return self.cache.update_node(node if isinstance(node, Node) else parse_node(node))
 
-    def remove_node(self, name: str, missing_ok: bool = False):
+    def remove_node(self, name: str, missing_ok: bool = False) -> Node | None:
         """Removes a node (its pods keep their binding); returns the old Node. An unknown
         name is a NotFoundError, or, with missing_ok (an informer's delete), returns None."""
         if missing_ok and self.cache.node(name) is None:
             return None
         return self.cache.remove_node(name)
 
-    def add_object(self, obj, index_hint: str = "") -> None:
+    def add_object(self, obj: dict, index_hint: str = "") -> None:
         """Adds a cluster object other than a node, pod or namespace (Cache.add_object)."""
         self.cache.add_object(obj, index_hint)
 
@@ -180,12 +192,12 @@ class Scheduler(WhatIfOperations):
         """Removes a Service or controller added by add_object (Cache.remove_object)."""
         return self.cache.remove_object(kind, namespace, name)
 
-    def add_namespace(self, namespace) -> None:
+    def add_namespace(self, namespace: dict) -> None:
         """A Namespace object: its labels are what namespaceSelectors of pod affinity see."""
         self.cache.add_namespace(namespace)
 
     # ---- pods ------------------------------------------------------------------------------------
-    def parse_pod(self, pod, index_hint: str = "") -> Pod:
+    def parse_pod(self, pod: Pod | dict, index_hint: str = "") -> Pod:
         """A raw pod read (after the Priority admission plugin, when PriorityClasses are known)."""
         if not isinstance(pod, Pod):
             if self.cache.priority_classes:
@@ -197,7 +209,7 @@ class Scheduler(WhatIfOperations):
         pod.checked = True
         return pod
 
-    def add_pod(self, pod) -> Pod | None:
+    def add_pod(self, pod: Pod | dict) -> Pod | None:
         """A pod with spec.nodeName is counted on its node; others join `pending`.
 
         Succeeded and Failed pods are ignored (None), as kube-scheduler's informers drop them;
@@ -213,7 +225,7 @@ class Scheduler(WhatIfOperations):
             self.pending.append(pod)
         return pod
 
-    def queue(self, pod) -> Pod | None:
+    def queue(self, pod: Pod | dict) -> Pod | None:
         """Appends a pod to `pending`, even one that names its node already (pre-bound: it
         joins that node when its turn comes, without a scheduling cycle)."""
         pod = self.parse_pod(pod)
@@ -248,7 +260,7 @@ class Scheduler(WhatIfOperations):
             return False
         raise NotFoundError(f"pod {key}", "", "no such pod")
 
-    def assume(self, pod, node_name: str) -> None:
+    def assume(self, pod: Pod | dict, node_name: str) -> None:
         """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume). If the
         pod's profile last ran a cycle for this very pod, what its in-tree Reserve commits
         (VolumeBinding's claims) is committed too."""
@@ -263,7 +275,11 @@ class Scheduler(WhatIfOperations):
         commits what the cycle found, and its kernel writes the node's row."""
         if pod.key in self.cache:
             raise StateError(f"pod {pod.key}", "metadata.name", "already assumed or bound (a pod twice?)")
+        if result.node is None:
+            raise StateError(f"pod {pod.key}", "", f"its cycle chose no node: {result.message}")
         cycle = result.cycle
+        if cycle is None:
+            raise StateError(f"pod {pod.key}", "", "the result keeps no cycle record (ScheduleResult.summary())")
         fw = cycle.framework
         if cycle.acted_filters:
             fw.run_reserve_in_tree(cycle, result.node)
@@ -271,7 +287,7 @@ class Scheduler(WhatIfOperations):
         # kernel writes the row if it is bound to the table's current layout (Framework.writer)
         self.cache.place(pod, result.node, fw.kernel if fw.bound_layout == self.cache.table.layout else None)
 
-    def prepare(self, pod) -> None:
+    def prepare(self, pod: Pod | dict) -> None:
         """Compiles a queued pod ahead of its cycle (optional: cycles compile on demand)."""
         pod = pod if isinstance(pod, Pod) else self.parse_pod(pod)
         fw = self.profiles.get(pod.scheduler_name)
@@ -283,13 +299,13 @@ class Scheduler(WhatIfOperations):
         return self.profiles[scheduler_name].num_feasible_nodes_to_find(num_all_nodes)
 
     # ---- scheduling --------------------------------------------------------------------------------
-    def schedule(self, pod) -> ScheduleResult:
+    def schedule(self, pod: Pod | dict) -> ScheduleResult:
         """One scheduling cycle for `pod`; the pod is not assumed. A FitError carries the
         PostFilter message (`fit_error.full_message`)."""
         pod = self.parse_pod(pod)
         return self.cycles.attempt(pod)
 
-    def schedule_one(self, pod) -> ScheduleResult:
+    def schedule_one(self, pod: Pod | dict) -> ScheduleResult:
         """Schedules `pod` and, if a node was chosen, assumes it there."""
         pod = self.parse_pod(pod)
         result = self.cycles.attempt(pod)
@@ -302,7 +318,8 @@ class Scheduler(WhatIfOperations):
         node (the loop evicts and nominates)."""
         self.handle.preemption_acts = True
 
-    def schedule_pending(self, callback=None, records: bool = True) -> list:
+    def schedule_pending(self, callback: Callable[[ScheduleResult], Any] | None = None,
+                         records: bool = True) -> list[ScheduleResult]:
         """Schedules every pending pod in order, each assumed before the next. A failed cycle's
         result keeps its record (`result.cycle`, per-node statuses: ~14 bytes per node
         examined) unless `records` is False -- then its summary (FitError, error, preemption
@@ -310,7 +327,8 @@ class Scheduler(WhatIfOperations):
         with collector.paused():
             return self._schedule_pending(callback, records)
 
-    def _schedule_pending(self, callback, records=True):
+    def _schedule_pending(self, callback: Callable[[ScheduleResult], Any] | None,
+                          records: bool = True) -> list[ScheduleResult]:
         results = []
         pending, self.pending = self.pending, []
         i = 0
@@ -352,7 +370,7 @@ class Scheduler(WhatIfOperations):
                 i += batches.cross_copies_after(self, pod, pending, i, results, callback)
         return results
 
-    def explain(self, pod) -> dict:
+    def explain(self, pod: Pod | dict) -> dict:
         """One scheduling cycle for `pod` with per-node filter results and per-plugin scores.
 
         The record has the fields of the parity explain format (pod, node, numFeasible, filter,
@@ -361,7 +379,8 @@ class Scheduler(WhatIfOperations):
         pod = self.parse_pod(pod)
         return explain_output.record(pod, self.cycles.schedule_pod(pod))
 
-    def explain_pending(self, callback=None, only=None) -> list:
+    def explain_pending(self, callback: Callable[[dict], Any] | None = None,
+                        only: Collection[str] | None = None) -> list[dict]:
         """explain() every pending pod in order; each chosen pod is assumed before the next.
 
         A pending pod that already names its node (pre-bound) is explained like any other (only
@@ -373,7 +392,8 @@ class Scheduler(WhatIfOperations):
         with collector.paused():
             return self._explain_pending(callback, only)
 
-    def _explain_pending(self, callback, only=None):
+    def _explain_pending(self, callback: Callable[[dict], Any] | None,
+                         only: Collection[str] | None = None) -> list[dict]:
         records = []
         pending, self.pending = self.pending, []
         for k, pod in enumerate(pending, 1):
@@ -407,12 +427,13 @@ class Scheduler(WhatIfOperations):
         return records
 
     # ---- preemption, for inspection -----------------------------------------------------------------
-    def select_victims(self, pod, node_name: str, state=None, fits_without: bool = False):
+    def select_victims(self, pod: Pod | dict, node_name: str, state: CycleState | None = None,
+                       fits_without: bool = False) -> tuple[list[Pod], int] | None:
         """DefaultPreemption's SelectVictimsOnNode on one node: (victims, how many break a
         PodDisruptionBudget), or None; the cache is left as it was."""
         return self._evaluator(pod).select_victims(self.parse_pod(pod), node_name, state, fits_without)
 
-    def _evaluator(self, pod):
+    def _evaluator(self, pod: Pod | dict) -> Evaluator:
         fw = self.profiles[self.parse_pod(pod).scheduler_name]
         return fw.by_name["DefaultPreemption"].evaluator
 

@@ -1,14 +1,38 @@
 """The Scheduler's what-if operations: forks, cordon, drain, scale, and preemption acted on at
 once -- what capacity and what-if questions change in a cluster (kschedcore.capacity.whatif)."""
+from __future__ import annotations
+
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, ValidationError
 from ..objects.node import parse_node
 from .fork import Fork
 
+if TYPE_CHECKING:
+    from ..backend.cache import Cache
+    from ..objects.node import Node
+    from ..objects.pod import Pod
+    from .handle import Handle
+    from .result import ScheduleResult
+    from .schedule_one import ScheduleOne
+
 
 class WhatIfOperations:
     """Mixed into Scheduler: every method works on the Scheduler's own state."""
+
+    if TYPE_CHECKING:   # the Scheduler's state and operations these methods use
+        cache: Cache
+        handle: Handle
+        cycles: ScheduleOne
+        pending: list[Pod]
+
+        def update_node(self, node: Node) -> Any: ...
+        def queue(self, pod: Any) -> Pod | None: ...
+        def remove_pod(self, key: str, missing_ok: bool = False) -> bool: ...
+        def parse_pod(self, pod: Any, index_hint: str = "") -> Pod: ...
+        def schedule(self, pod: Any) -> ScheduleResult: ...
+        def assume_scheduled(self, pod: Pod, result: ScheduleResult) -> None: ...
 
     def fork(self) -> Fork:
         """Opens a fork: changes from now on are undone by `revert()` or kept by `commit()`
@@ -23,7 +47,7 @@ class WhatIfOperations:
         raw = dict(node.raw, spec=dict(node.raw.get("spec") or {}, unschedulable=True))
         self.update_node(parse_node(raw))
 
-    def drain(self, name: str) -> list:
+    def drain(self, name: str) -> list[Pod]:
         """kubectl drain: cordons the node and evicts its pods, which return to `pending`
         (their nodeName cleared) to be scheduled elsewhere; DaemonSet pods stay, as drain
         leaves them. Returns the evicted pods."""
@@ -39,7 +63,7 @@ class WhatIfOperations:
             evicted.append(moved)
         return evicted
 
-    def scale(self, owner: str, replicas: int) -> tuple:
+    def scale(self, owner: str, replicas: int) -> tuple[list[Pod | None], list[Pod]]:
         """The pods of a controller ("namespace/name": a ReplicaSet, StatefulSet, or a
         Deployment's ReplicaSets, by ownerReferences) set to `replicas`: copies of its first
         pod join `pending`, or pending then most recently placed pods go. Returns (added, removed)."""
@@ -51,7 +75,8 @@ class WhatIfOperations:
             raise NotFoundError(f"workload {ns}/{name}", "", "no pod of it in the cluster")
         if replicas < 0:
             raise ValidationError(f"workload {ns}/{name}", "replicas", f"must be non-negative, got {replicas}")
-        added, removed = [], []
+        added: list[Pod | None] = []
+        removed: list[Pod] = []
         taken = {p.key for p in pods}
         i = 0
         while len(pods) + len(added) < replicas:
@@ -71,7 +96,7 @@ class WhatIfOperations:
                 removed.append(p)
         return added, removed
 
-    def preempt(self, pod) -> tuple:
+    def preempt(self, pod: Pod | dict) -> tuple[ScheduleResult, tuple[str, ...]]:
         """Schedules `pod` with preemption acted on at once, as kube-scheduler's loop would with
         nothing else in the queue: a cycle; after a FitError, DefaultPreemption chooses a node
         and victims; the victims are deleted and the pod tries its nominated node first, then
@@ -96,12 +121,12 @@ class WhatIfOperations:
         return result, victims
 
 
-def _owner_kind(pod) -> str:
+def _owner_kind(pod: Pod) -> str:
     refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
     return refs[0].get("kind", "") if refs and isinstance(refs[0], dict) else ""
 
 
-def _owned_by(pod, name: str) -> bool:
+def _owned_by(pod: Pod, name: str) -> bool:
     """Its first owner is `name`, or a ReplicaSet of the Deployment `name` (name-<hash>)."""
     refs = (pod.raw.get("metadata") or {}).get("ownerReferences") or []
     if not refs or not isinstance(refs[0], dict):

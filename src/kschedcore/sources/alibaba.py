@@ -17,6 +17,7 @@ Left out: fractional GPU sharing (gpu_milli of a one-GPU pod is kept only as the
 import csv
 import io
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from ..errors import WorkloadError
 from .files import Workload, read_text
@@ -103,7 +104,7 @@ def _pod(row, where) -> dict:
     meta = {"name": name, "namespace": "default", "creationTimestamp": _stamp(created)}
     if deleted is not None:
         meta["deletionTimestamp"] = _stamp(deleted)
-    spec = {"schedulerName": "default-scheduler",
+    spec: dict[str, Any] = {"schedulerName": "default-scheduler",
             "containers": [{"name": "main", "image": "trace", "resources": {"requests": requests}}]}
     if gpus:
         requests[GPU] = str(gpus)

@@ -8,8 +8,11 @@ and the others pending, in file order.
 import gzip
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -21,7 +24,7 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 try:        # built where libyaml is there to link (setup.py)
     from .._kernel import yaml_events
 except ImportError:
-    yaml_events = None
+    yaml_events = None  # type: ignore[assignment]  # the module is optional
 
 #: workload-document keys holding objects that later plugins read, by their kind
 EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets": "StatefulSet",
@@ -65,7 +68,7 @@ class Workload:
     #: what the reader left out, by reason ("kind ConfigMap": 3)
     ignored: dict = field(default_factory=dict)
 
-    def extend(self, other: "Workload"):
+    def extend(self, other: "Workload") -> None:
         self.nodes += other.nodes
         self.pods += other.pods
         self.pending += other.pending
@@ -100,7 +103,7 @@ def _decoded(path: Path, data: bytes) -> str:
         raise WorkloadError(str(path), "", f"not UTF-8 text: {e}") from None
 
 
-def documents(path: Path, text) -> list:
+def documents(path: Path, text: str | bytes) -> list:
     """The documents of a JSON or YAML text, str or UTF-8 bytes (a JSON list: its items).
     Bytes go to the JSON decoder or libyaml as they are (a 1 GB dump is not decoded and encoded
     again on the way)."""
@@ -113,10 +116,10 @@ def documents(path: Path, text) -> list:
 _LEADING_SPACE = re.compile(rb"\s*")
 
 
-def _documents(path: Path, text) -> list:
+def _documents(path: Path, text: Any) -> list:
     raw = text if isinstance(text, bytes) else None
     if raw is not None:
-        start = _LEADING_SPACE.match(raw).end()
+        start = _LEADING_SPACE.match(raw).end()  # type: ignore[union-attr]  # \s* matches any input
         first = raw[start:start + 1]
     else:
         first = text.lstrip()[:1]
@@ -148,7 +151,7 @@ def _documents(path: Path, text) -> list:
         raise WorkloadError(str(path), "", f"{where}invalid YAML/JSON: {getattr(e, 'problem', e)}") from None
 
 
-def workload_from_documents(docs, source: str = "<input>") -> Workload:
+def workload_from_documents(docs: Iterable[Any], source: str = "<input>") -> Workload:
     """Sorts raw documents into a Workload."""
     w = Workload()
     for i, doc in enumerate(docs):
@@ -156,7 +159,7 @@ def workload_from_documents(docs, source: str = "<input>") -> Workload:
     return w
 
 
-def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
+def _add_document(w: Workload, doc: Any, where: str, item_kind: str = "") -> None:
     if not isinstance(doc, dict):
         raise WorkloadError(where, "", f"expected an object, got {type(doc).__name__}")
     kind = doc.get("kind") or item_kind or None       # a NodeList's items carry no kind
@@ -171,7 +174,7 @@ def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
     elif kind == "Node":
         w.nodes.append(doc)
     elif kind == "Pod":
-        spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+        spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
         (w.pods if spec.get("nodeName") else w.pending).append(doc)
     elif isinstance(kind, str) and kind:
         group = str(doc.get("apiVersion") or "").rpartition("/")[0]
@@ -185,7 +188,7 @@ def _add_document(w: Workload, doc, where: str, item_kind: str = ""):
         raise WorkloadError(where, "kind", "missing: not a Kubernetes object or a workload document")
 
 
-def _add_workload_document(w: Workload, doc: dict, where: str):
+def _add_workload_document(w: Workload, doc: dict, where: str) -> None:
     unknown = [k for k in doc if k not in ("nodes", "pods", "pending", *EXTRA_KEYS, *DESCRIPTIVE_KEYS)]
     if unknown:
         raise WorkloadError(where, unknown[0], "unknown workload-document key (known: "
@@ -202,7 +205,7 @@ def _add_workload_document(w: Workload, doc: dict, where: str):
             w.objects.setdefault(kind, []).extend(doc[key])
 
 
-def load_workload(*paths) -> Workload:
+def load_workload(*paths: str | PathLike[str]) -> Workload:
     """Reads one or more files into one Workload, in the order given."""
     w = Workload()
     for p in paths:

@@ -6,6 +6,7 @@ pool-pinned, host-port daemons, best-effort), so every node-local plugin has wor
 """
 import itertools
 import random
+from typing import Any
 
 from ..util import collector
 from .files import Workload
@@ -25,7 +26,8 @@ def _node(i, rng):
     labels = {"kubernetes.io/hostname": f"node-{i:05d}", "kubernetes.io/os": "linux",
               "topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": ZONES[i % 3],
               "node.kubernetes.io/instance-type": name, "pool": rng.choice(("general", "general", "batch"))}
-    spec, alloc = {}, {"cpu": cpu, "memory": f"{mem}Gi", "ephemeral-storage": "100Gi", "pods": "110"}
+    spec: dict[str, Any] = {}
+    alloc = {"cpu": cpu, "memory": f"{mem}Gi", "ephemeral-storage": "100Gi", "pods": "110"}
     roll = rng.random()
     if roll < 0.05:
         labels["accelerator"] = "nvidia-t4"
@@ -66,7 +68,7 @@ def _pod_params(rng) -> tuple:
 
 def _spec(params) -> dict:
     kind = params[0]
-    spec = {"schedulerName": "default-scheduler"}
+    spec: dict[str, Any] = {"schedulerName": "default-scheduler"}
     if kind == "web":
         spec["containers"] = [_container("nginx:1.27", params[1], params[2])]
         spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
@@ -119,6 +121,6 @@ def generate(nodes: int = 5000, pods: int = 30000, seed: int = 1) -> Workload:
     """A synthetic Workload: `nodes` nodes and `pods` pending pods of mixed shapes."""
     rng = random.Random(seed)
     with collector.paused():      # millions of new dicts, none in a cycle
-        specs = {}
+        specs: dict = {}
         return Workload(nodes=[_node(i, rng) for i in range(nodes)], pods=[],
                         pending=[_pod(i, rng, specs) for i in range(pods)])

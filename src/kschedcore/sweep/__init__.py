@@ -11,6 +11,8 @@ run by a local process pool or on a Ray cluster with the same rows.
 import os
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ValidationError
 from .extras import MissingExtra, require
@@ -41,13 +43,13 @@ def describe(task: Task) -> str:
 
 
 def run(plan: Plan, *, jobs: int | None = None, ray: bool = False, ray_address: str | None = None,
-        on_row=None) -> Result:
+        on_row: Callable[[dict], Any] | None = None) -> Result:
     """Runs the plan's tasks (locally on `jobs` processes, default os.cpu_count(); or on Ray);
     on_row(row) as each task ends. A task whose input is refused stops the sweep with a
     ValidationError naming the task."""
-    rows = [None] * len(plan.tasks)
+    rows: list[Any] = [None] * len(plan.tasks)
 
-    def on_result(result):
+    def on_result(result: dict) -> None:
         if "error" in result:
             raise ValidationError(str(plan.sweep.path), describe(plan.tasks[result["task"]]), result["error"])
         rows[result["task"]] = result

@@ -4,24 +4,28 @@ Workers are spawned, not forked (a fork of a process with threads -- a progress 
 kernel's helper -- may deadlock), and each gets every workload's payload once, through the
 pool's initializer; a task carries only its axes.
 """
+from __future__ import annotations
+
 import multiprocessing
+from collections.abc import Callable
+from typing import Any
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from .tasks import Plan, attempt
+from .tasks import Plan, Task, attempt
 
 #: this worker's workloads: name -> pickled Inputs (set once, when the worker starts)
-WORKER_PAYLOADS = {}
+WORKER_PAYLOADS: dict = {}
 
 
-def keep_payloads(payloads: dict):
+def keep_payloads(payloads: dict) -> None:
     WORKER_PAYLOADS.update(payloads)
 
 
-def run_in_worker(task):
+def run_in_worker(task: Task) -> dict:
     return attempt(task, WORKER_PAYLOADS[task.workload])
 
 
-def run_local(plan: Plan, jobs: int, on_result) -> None:
+def run_local(plan: Plan, jobs: int, on_result: Callable[[dict], Any]) -> None:
     """Runs every task; on_result(result) as each one ends (a row, or {"task", "error"})."""
     if jobs == 1 or len(plan.tasks) == 1:
         for task in plan.tasks:

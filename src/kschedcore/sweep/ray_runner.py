@@ -6,18 +6,22 @@ inside a list, so Ray does not fetch it for every task: a worker fetches a workl
 time one of its tasks needs it and keeps it for the next. Rows stream back with ray.wait, as
 tasks end, in whatever order they end.
 """
+from __future__ import annotations
+
 import logging
 import socket
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ValidationError
 from .extras import require
-from .tasks import Plan, attempt
+from .tasks import Plan, Task, attempt
 
 #: this worker's fetched workloads: ObjectRef id -> pickled Inputs
-FETCHED = {}
+FETCHED: dict = {}
 
 
-def run_on_worker(task, boxed_ref: list):
+def run_on_worker(task: Task, boxed_ref: list) -> dict:
     import ray
     ref = boxed_ref[0]
     payload = FETCHED.get(ref.hex())
@@ -26,7 +30,7 @@ def run_on_worker(task, boxed_ref: list):
     return attempt(task, payload)
 
 
-def run_ray(plan: Plan, address: str | None, on_result) -> dict:
+def run_ray(plan: Plan, address: str | None, on_result: Callable[[dict], Any]) -> dict:
     """Runs every task on the cluster at `address` (None: ray.init()'s choice -- the local
     cluster if one runs, else a new local instance); on_result(result) as each one ends.
     Returns what the run used: the address (None: ray.init()'s), the cluster's CPUs."""
@@ -56,7 +60,7 @@ def run_ray(plan: Plan, address: str | None, on_result) -> dict:
         ray.shutdown()
 
 
-def check_listening(address: str):
+def check_listening(address: str) -> None:
     """An ADDRESS (host:port, ray://host:port) nothing listens on is an error in seconds, not
     after Ray's retries (minutes). Other forms ("auto") are left to Ray."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")

@@ -2,6 +2,7 @@
 JSON, on a terminal with rich, and the summary plot (matplotlib, the `sweep` extra)."""
 import csv
 import json
+from os import PathLike
 from pathlib import Path
 
 from .extras import require
@@ -16,7 +17,7 @@ TYPES = {"task": "int64", "workload": "string", "configuration": "string", "perc
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 
 
-def table_format(path) -> str:
+def table_format(path: str | PathLike[str]) -> str:
     """csv or parquet, by the file's suffix (-o)."""
     from ..errors import ValidationError
     fmt = FORMATS.get(Path(path).suffix.lower())
@@ -25,26 +26,26 @@ def table_format(path) -> str:
     return fmt
 
 
-def write_table(rows: list, path):
+def write_table(rows: list, path: str | PathLike[str]) -> None:
     """Writes the rows as CSV, or as Parquet when `path` ends in `.parquet` (needs pyarrow)."""
     (write_parquet if table_format(path) == "parquet" else write_csv)(rows, path)
 
 
-def write_csv(rows: list, path):
+def write_csv(rows: list, path: str | PathLike[str]) -> None:
     with open(path, "w", newline="") as f:
         out = csv.DictWriter(f, COLUMNS)
         out.writeheader()
         out.writerows({k: "" if row[k] is None else row[k] for k in COLUMNS} for row in rows)
 
 
-def write_parquet(rows: list, path):
+def write_parquet(rows: list, path: str | PathLike[str]) -> None:
     pa = require("pyarrow", "Parquet output", "sweep")
     pq = require("pyarrow.parquet", "Parquet output", "sweep")
     schema = pa.schema([(name, getattr(pa, TYPES[name])()) for name in COLUMNS])
     pq.write_table(pa.Table.from_pylist([{k: row[k] for k in COLUMNS} for row in rows], schema=schema), path)
 
 
-def write_json(rows: list, summary: dict, path):
+def write_json(rows: list, summary: dict, path: str | PathLike[str]) -> None:
     """Writes `{"summary", "columns", "rows"}` as JSON."""
     with open(path, "w") as f:
         json.dump({"summary": summary, "columns": list(COLUMNS), "rows": [{k: row[k] for k in COLUMNS} for row in rows]},
@@ -60,7 +61,7 @@ def summary_line(summary: dict) -> str:
             f"{summary['tasksPerSecond']:.2f} tasks/s, {summary['podsPerSecond']:,.0f} pods/s")
 
 
-def print_table(rows: list, summary: dict):
+def print_table(rows: list, summary: dict) -> None:
     """The rows on stdout (the axes, the counts, utilisation, speed; columns no row fills are left out)."""
     from rich.console import Console
     from rich.table import Table
@@ -96,13 +97,13 @@ def mode_label(row: dict) -> str:
 
 
 def groups(rows: list) -> dict:
-    out = {}
+    out: dict = {}
     for row in rows:
         out.setdefault(group_label(row), []).append(row)
     return out
 
 
-def write_plot(rows: list, summary: dict, path):
+def write_plot(rows: list, summary: dict, path: str | PathLike[str]) -> None:
     """Per combination (seeds together: the bar is their mean, the whisker their range): pods
     placed of those tried, cpu and memory utilisation after, pods/s."""
     require("matplotlib", "the summary plot", "sweep")
@@ -115,7 +116,7 @@ def write_plot(rows: list, summary: dict, path):
     fig = Figure(figsize=(13, 1.6 + 0.38 * len(labels)), layout="constrained")
     placed, util, speed = fig.subplots(1, 3, sharey=True)
 
-    def bars(ax, metric, offset=0.0, height=0.8, **style):
+    def bars(ax, metric, offset=0.0, height=0.8, **style) -> None:
         values = [[float(r[metric] or 0) for r in by_group[g]] for g in labels]
         mean = np.array([np.mean(v) for v in values])
         spread = np.array([[m - min(v), max(v) - m] for m, v in zip(mean, values)]).T

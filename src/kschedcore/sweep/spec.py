@@ -2,6 +2,7 @@
 strictly: an unknown key, a value of the wrong type or a file that is not there is an error
 naming the field, e.g. `sweep.yaml: seeds[2]: must be an integer, got "x"`."""
 from dataclasses import dataclass
+from typing import Any, NoReturn
 from pathlib import Path
 
 from ..errors import WorkloadError
@@ -92,13 +93,13 @@ def shown(value) -> str:
 class Decoder:
     """The checks, each naming the field it is at (`where`: the sweep file)."""
 
-    def __init__(self, where: str, base: Path):
+    def __init__(self, where: str, base: Path) -> None:
         self.where, self.base = where, base
 
-    def fail(self, field: str, message: str):
+    def fail(self, field: str, message: str) -> NoReturn:
         raise WorkloadError(self.where, field, message)
 
-    def known(self, doc: dict, keys, field: str):
+    def known(self, doc: dict, keys, field: str) -> None:
         prefix = f"{field}." if field else ""
         for key in doc:
             if key not in keys:
@@ -206,6 +207,7 @@ class Decoder:
         return self.unique([self.mode(v, f"modes[{i}]") for i, v in enumerate(values)], "modes")
 
     def mode(self, value, field: str) -> Mode:
+        options: Any
         if isinstance(value, str):
             kind, options = value, {}
         elif isinstance(value, dict) and len(value) == 1:

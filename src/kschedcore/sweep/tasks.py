@@ -10,6 +10,7 @@ import itertools
 import pickle
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .. import capacity
 from ..errors import KSchedCoreError, WorkloadError
@@ -22,7 +23,7 @@ from ..scheduler.loop import Simulation
 from ..sources.alibaba import is_alibaba_csv
 from ..sources.files import load_workload
 from ..sources.generator import generate
-from .spec import Sweep
+from .spec import Mode, Sweep, WorkloadSpec
 
 COLUMNS = ("task", "workload", "configuration", "percentageOfNodesToScore", "seed", "mode", "arrival", "podspec",
            "nodes", "pods", "scheduled", "unschedulable", "instances", "cpuUtilization", "memoryUtilization",
@@ -40,18 +41,18 @@ class Task:
     configuration: str
     percentage: int | None
     seed: int
-    mode: object                # spec.Mode
+    mode: Mode
     tie_break: str
     config: object = None       # the SchedulerConfig (capacity: with profile 0 serving default-scheduler)
-    template: object = None     # capacity: the pod Template
+    template: Any = None        # capacity: the pod Template
 
 
 @dataclass
 class Inputs:
     """What a workload ships: the Workload (schedule, queue, capacity), the replay's events
     (cluster, timeline) as `kschedcore replay` reads the same files."""
-    workload: object = None
-    events: tuple | None = None
+    workload: Any = None
+    events: Any = None        # (cluster, timeline) for replay
 
 
 @dataclass
@@ -93,7 +94,7 @@ def plan(sweep: Sweep) -> Plan:
     return Plan(sweep, tasks, payloads)
 
 
-def load_inputs(spec, kinds: set) -> Inputs:
+def load_inputs(spec: WorkloadSpec, kinds: set) -> Inputs:
     """A workload in the forms the sweep's modes read."""
     if spec.generate is not None:
         w = generate(**spec.generate)
@@ -146,7 +147,7 @@ def scheduler_options(task: Task) -> dict:
             "config": task.config}
 
 
-def _decided(sched, pods: int, assignment: dict, **more) -> Decided:
+def _decided(sched: Scheduler, pods: int, assignment: dict, **more: Any) -> Decided:
     placed = sum(1 for node in assignment.values() if node)
     return Decided(pods, placed, len(sched.node_names), sched.utilization(), assignment, **more)
 
@@ -161,7 +162,7 @@ def run_schedule(task: Task, inputs: Inputs) -> Decided:
 def run_queue(task: Task, inputs: Inputs) -> Decided:
     """kube-scheduler's loop (Simulation.run_until_idle) up to the mode's virtual horizon."""
     sched = Scheduler.from_workload(inputs.workload, **scheduler_options(task))
-    outcomes = Simulation(sched).run_until_idle(task.mode.until)
+    outcomes = Simulation(sched).run_until_idle(task.mode.until)  # type: ignore[arg-type]  # a queue mode has its horizon
     return _decided(sched, len(outcomes), {o.pod: o.node for o in outcomes})
 
 

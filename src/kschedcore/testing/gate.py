@@ -3,12 +3,15 @@ utilisation" as a test in the user's own CI. Each run schedules the workload `ro
 a fresh Scheduler (loading and compiling untimed, as `kschedcore simulate` reports), takes the
 median, and times the machine reference in the same run, so that a requirement can also be put
 relative to the machine (`relative`: pods/s x reference seconds) and survive a slow runner."""
+from __future__ import annotations
+
 import statistics
 import time
 from dataclasses import dataclass, field
+from os import PathLike
 
 from ..errors import ValidationError
-from ..framework.config import load_config
+from ..framework.config import SchedulerConfig, load_config
 from ..scheduler import Scheduler
 from ..scheduler.loop import Simulation
 from ..sources.files import load_workload
@@ -36,8 +39,9 @@ class GateRun:
         """Pods scheduled per second of reference work: the machine's speed divided out."""
         return self.pods_per_second * self.reference_seconds
 
-    def require(self, pods_per_second=None, relative=None, utilisation=None, scheduled=None,
-                unschedulable=None) -> "GateRun":
+    def require(self, pods_per_second: float | None = None, relative: float | None = None,
+                utilisation: dict[str, float] | None = None, scheduled: int | float | None = None,
+                unschedulable: int | None = None) -> "GateRun":
         """Raises AssertionError naming every requirement missed (all are checked): at least
         `pods_per_second`, at least `relative`, at least `utilisation[resource]` (0..1), at least
         `scheduled` pods (an int, or a float fraction of the pods), at most `unschedulable`."""
@@ -75,20 +79,22 @@ class PerfGate:
     """The `kschedcore_perf` fixture's object; every run it made is in `runs` (and in pytest's
     terminal summary)."""
 
-    def __init__(self):
-        self.runs = []
+    def __init__(self) -> None:
+        self.runs: list[GateRun] = []
 
-    def schedule(self, *workload, config=None, name=None, rounds: int = 3, queue: bool = False,
+    def schedule(self, *workload: str | PathLike[str] | dict, config: str | SchedulerConfig | None = None,
+                 name: str | None = None, rounds: int = 3, queue: bool = False,
                  percentage_of_nodes_to_score: int = 0, seed: int = 0) -> GateRun:
         """Schedules the workload (files, or an already loaded workload dict) `rounds` times.
         config: a KubeSchedulerConfiguration file or object; queue: through the whole loop
         (Simulation) instead of schedule_pending()."""
         if rounds < 1:
             raise ValidationError("gate", "rounds", f"must be at least 1, got {rounds}")
-        loaded = workload[0] if len(workload) == 1 and isinstance(workload[0], dict) else load_workload(*workload)
+        loaded = workload[0] if len(workload) == 1 and isinstance(workload[0], dict) else load_workload(*workload)  # type: ignore[arg-type]  # files here
         cfg = load_config(config) if isinstance(config, str) else config
         ref_before = reference_seconds()
-        times, outcome = [], None
+        times: list[float] = []
+        outcome: tuple | None = None
         for _ in range(rounds):
             sched = Scheduler.from_workload(loaded, config=cfg, seed=seed,
                                             percentage_of_nodes_to_score=percentage_of_nodes_to_score)
@@ -102,7 +108,7 @@ class PerfGate:
                 raise AssertionError(f"kschedcore gate: rounds decided differently (seed {seed})")
             outcome = nodes, sched.utilization()
         reference = statistics.median([ref_before, reference_seconds()])
-        nodes, util = outcome
+        nodes, util = outcome  # type: ignore[misc]  # rounds >= 1 set it
         scheduled = sum(n is not None for n in nodes)
         run = GateRun(name or " ".join(map(str, workload))[:60] or "workload", len(nodes), scheduled,
                       len(nodes) - scheduled, statistics.median(times), reference, util, times)

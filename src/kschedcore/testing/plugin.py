@@ -1,21 +1,23 @@
 """The pytest plugin (`pytest_plugins = ["kschedcore.testing.plugin"]`): the `kschedcore_perf`
 fixture and a terminal summary of every gated run."""
+from collections.abc import Iterator
+
 import pytest
 
 from .gate import PerfGate
 
-_RUNS = []
+_RUNS: list = []
 
 
 @pytest.fixture
-def kschedcore_perf() -> PerfGate:
+def kschedcore_perf() -> Iterator[PerfGate]:
     """Runs workloads and checks their speed or outcome: see kschedcore.testing."""
     gate = PerfGate()
     yield gate
     _RUNS.extend(gate.runs)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _RUNS:
         return
     terminalreporter.section("kschedcore gates")

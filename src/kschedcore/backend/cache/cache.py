@@ -59,12 +59,13 @@ class Cache:
         self.priority_classes = {}                 # name -> PriorityClass (admission reads them)
         self._on_node = {}         # node name -> {pod key: None}, in placement order
         self._orphans = {}         # node name -> [Pod] bound to a node not (yet) known
-        self._priorities = Counter()    # priority -> placed pods
+        self._priorities: Counter = Counter()  # priority -> placed pods
         self._by_priority = None        # PodsByPriority, from the first preemption on
         self._start = {}                # pod key -> start time (ns), MoreImportantPod's tie-break
         self._next_unstarted = NO_START_TIME    # the next pod without status.startTime gets this
         self._journal = None            # the open fork's CacheJournal (fork.py)
-        self._totals_key, self._totals = None, None    # utilization(): the nodes' rows and allocatable sums
+        self._totals_key: tuple | None = None    # utilization(): the nodes' rows and allocatable sums
+        self._totals: tuple = ()
 
     # ---- nodes -------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:

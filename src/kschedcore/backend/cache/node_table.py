@@ -6,6 +6,7 @@ dimension (more rows, resources, label keys, taints per node, ...) reallocates t
 bumps :attr:`NodeTable.layout`, telling bound kernels to rebind.
 """
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from ...errors import DuplicateError, UnsupportedError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
 from .interning import Interner
+
+if TYPE_CHECKING:
+    from .fork import TableJournal
 
 EFFECTS = {"NoSchedule": 0, "PreferNoSchedule": 1, "NoExecute": 2}
 PROTOCOL_IDS = {"TCP": 0, "UDP": 1, "SCTP": 2}
@@ -88,17 +92,17 @@ class NodeTable:
         self.image_ids = Interner()
         self.layout = 0
         self.taint_version = 0
-        self.row_of = {}                         # node name -> row
-        self.nodes = []                          # row -> Node or None
-        self.free_rows = []
-        self.port_counts = []                    # row -> Counter of packed host ports in use
-        self.zone_of = []                        # row -> zone key
+        self.row_of: dict[str, int] = {}         # node name -> row
+        self.nodes: list = []                    # row -> Node or None
+        self.free_rows: list[int] = []
+        self.port_counts: list[Counter] = []     # row -> Counter of packed host ports in use
+        self.zone_of: list = []                  # row -> zone key
         self.tree = NodeTree()
         self._scan_order = np.zeros(0, np.int32)
         self._scan_order_stale = False
-        self._scan_pos = None                    # row -> its position in scan_order (in_scan_order)
-        self.stale_images = set()                # rows whose image NumNodes copy must refresh
-        self.images_memo = {}                    # status.images tuple -> (image ids, sizes)
+        self._scan_pos: np.ndarray | None = None  # row -> its position in scan_order (in_scan_order)
+        self.stale_images: set[int] = set()      # rows whose image NumNodes copy must refresh
+        self.images_memo: dict = {}              # status.images tuple -> (image ids, sizes)
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
         # every generation bump, in order (a ring): what the equivalence cache replays
@@ -107,7 +111,7 @@ class NodeTable:
         #: bumped by every change to rows that does not bump their generations (nominated pods
         #: counted for a cycle, a fork's revert): caches of rows by generation key on it too
         self.epoch = 0
-        self.journal = None                      # the open fork's TableJournal (backend/cache/fork.py)
+        self.journal: TableJournal | None = None  # the open fork's TableJournal (backend/cache/fork.py)
         self._alloc_columns(capacity)
 
     @property
@@ -354,7 +358,8 @@ class NodeTable:
         A fork's revert, which may cut the interned names, forgets them (images_memo)."""
         memo = self.images_memo.get(images)
         if memo is None:
-            ids, sizes = {}, []
+            ids: dict = {}
+            sizes: list = []
             for names, size in images:
                 for name in names:
                     iid = self.image_id(name)

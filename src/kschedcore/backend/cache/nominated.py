@@ -79,7 +79,7 @@ class NominatedUsage:
         if level is None:
             level = self._levels[pod.priority] = [np.zeros_like(t.requested), np.zeros_like(t.nonzero),
                                                   np.zeros_like(t.pod_count), 0]
-        add_usage(*level[:3], row, cols, vals, pod.non_zero, sign)
+        add_usage(level[0], level[1], level[2], row, cols, vals, pod.non_zero, sign)
         level[3] += sign
         if not level[3]:
             del self._levels[pod.priority]

@@ -159,7 +159,8 @@ class PodCounters:
     def _matching_rows(self, match) -> np.ndarray:
         """The node rows of the placed pods `match` accepts, one per pod; pods alike in
         namespace, labels and terminating state are asked once (what every match reads)."""
-        asked, rows = {}, []
+        asked: dict = {}
+        rows: list = []
         for pod, row in self.placed():
             key = (pod.namespace, tuple(pod.labels.items()), pod.terminating)
             hit = asked.get(key)

@@ -26,7 +26,7 @@ class PodsByPriority:
         self.use = np.zeros((r, n, slots), np.int64)
         self.after = np.zeros((r, n, slots + 1), np.int64)
         self.count = np.zeros(n, np.int64)
-        self.pods = [[] for _ in range(n)]
+        self.pods: list[list] = [[] for _ in range(n)]
         self.changed = np.full(n, _STALE, np.int64)
 
     @property

@@ -19,7 +19,7 @@ class VolumeState:
         self.objects = StorageObjects()
         #: claim key -> number of placed pods with a persistentVolumeClaim volume naming it
         #: (NodeInfo.PVCRefCounts summed over nodes: the snapshot's IsPVCUsedByPods)
-        self.claim_users = Counter()
+        self.claim_users: Counter = Counter()
         #: claim key (PVC or ephemeral) -> Counter(row): placed pods using it per node
         self.claim_rows = {}
         #: claim key -> (driver, volume handle) its rows are counted under (None: not attachable)
@@ -41,7 +41,7 @@ class VolumeState:
         self.version = 0            # bumped when any storage object changes
         self.csi_version = 0        # bumped when a CSINode changes
         #: priority -> placed pods with volumes (can preemption's victims hold any?)
-        self.priorities = Counter()
+        self.priorities: Counter = Counter()
 
     # ---- objects ---------------------------------------------------------------------------
     def add_object(self, raw, index_hint=""):
@@ -181,6 +181,8 @@ class VolumeState:
         return self._foreign
 
     def _disk(self, r, row, sign):
+        key: tuple
+        entry: tuple
         if r[0] == "rbd":
             key, entry = ("rbd", r[2], r[3]), (row, r[1], r[4])
         else:

@@ -76,7 +76,9 @@ class _Bucket:
     __slots__ = ("run", "heap", "live", "listed")
 
     def __init__(self):
-        self.run, self.heap, self.live, self.listed = deque(), [], 0, False
+        self.run: deque = deque()
+        self.heap: list = []
+        self.live, self.listed = 0, False
 
 
 class PrioritySortQueue:

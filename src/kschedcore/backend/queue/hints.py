@@ -18,7 +18,7 @@ class QueueingHints:
             hint_maps = {None: hint_maps}
         self.maps = hint_maps
         #: pluginToEventsMap, over every profile
-        self.plugin_events = {}
+        self.plugin_events: dict[str, list] = {}
         for m in hint_maps.values():
             for event, fns in m.items():
                 for f in fns:
@@ -127,4 +127,4 @@ def _run_hint(hint, pod, old_obj, new_obj):
 
 
 def _is_profile_map(value) -> bool:
-    return isinstance(value, dict) and all(isinstance(v, QueueingHintMap) for v in value.values()) and value
+    return isinstance(value, dict) and all(isinstance(v, QueueingHintMap) for v in value.values()) and bool(value)

@@ -8,7 +8,7 @@ from collections import deque
 class InFlight:
     def __init__(self):
         self._pods = {}              # uid -> (sequence number, QueuedPodInfo)
-        self._order = deque()        # (sequence number, uid), lazily pruned
+        self._order: deque[tuple[int, str]] = deque()  # (sequence number, uid), lazily pruned
         self._events = []            # (sequence number, event, old, new) while pods are in flight
         self._head = 0
         self._seq = itertools.count()

@@ -2,7 +2,7 @@
 unschedulablePods -- by key, each pod in at most one (scheduling_queue.go's activeQ,
 backoffQ and unschedulablePods fields, and their AddOrUpdate / Delete)."""
 from .heaps import Heap, LessKey, PrioritySortQueue, as_tuple, priority_sort_key
-from .queued_pod_info import ACTIVE_Q, BACKOFF_Q, ERROR_BACKOFF_Q, UNSCHEDULABLE_PODS
+from .queued_pod_info import ACTIVE_Q, BACKOFF_Q, ERROR_BACKOFF_Q, UNSCHEDULABLE_PODS, QueuedPodInfo
 from .unschedulable_pods import UnschedulablePods
 
 
@@ -17,7 +17,7 @@ class QueueParts:
             sort_key = as_tuple(sort_key)
         if sort_key is None:
             sort_key = priority_sort_key
-            self.active = PrioritySortQueue(seq)
+            self.active: PrioritySortQueue | Heap = PrioritySortQueue(seq)
         else:
             self.active = Heap(sort_key, seq)
         if pop_from_backoff_q:   # lessBackoffCompletedWithPriority
@@ -28,7 +28,7 @@ class QueueParts:
         self.error_backoff = Heap(lambda p: (backoff.expiry(p),), seq)
         self.pool = UnschedulablePods(seq)
         self._heaps = {ACTIVE_Q: self.active, BACKOFF_Q: self.backoff, ERROR_BACKOFF_Q: self.error_backoff}
-        self.pods = {}                    # key -> QueuedPodInfo in activeQ, backoffQ or the pool
+        self.pods: dict[str, QueuedPodInfo] = {}  # key -> QueuedPodInfo in activeQ, backoffQ or the pool
         self._on_ready = on_ready
 
     def __len__(self):
@@ -74,7 +74,7 @@ class QueueParts:
         heap.push(p)
         return True
 
-    def put_in_pool(self, p) -> None:
+    def put_in_pool(self, p: QueuedPodInfo) -> None:
         """unschedulablePods.addOrUpdate; also re-indexes p after its plugins or gate changed."""
         old = self.pods.get(p.key)
         if old is p and p.part == UNSCHEDULABLE_PODS:

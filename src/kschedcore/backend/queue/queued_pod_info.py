@@ -31,14 +31,14 @@ class QueuedPodInfo:
         self.attempts = 0
         self.unschedulable_count = 0
         self.consecutive_errors_count = 0
-        self.initial_attempt_timestamp = None      # first entry into activeQ
+        self.initial_attempt_timestamp: float | None = None      # first entry into activeQ
         self.backoff_expiration = None             # cached until the next failure
         self.unschedulable_plugins = NO_PLUGINS   # rejector plugins of the last attempt (frozensets)
         self.pending_plugins = NO_PLUGINS
         self.gating_plugin = ""                    # the PreEnqueue plugin holding it
         self.gating_plugin_events = ()
         # the queue's bookkeeping: the part holding it, its heap entry, its place in the pool
-        self.part = None
+        self.part: str | None = None
         self.heap_entry = None
         self.pool_seq = 0
         self.pool_plugins = ()
@@ -54,7 +54,7 @@ class QueuedPodInfo:
         return bool(self.gating_plugin)
 
     @property
-    def rejector_plugins(self) -> set:
+    def rejector_plugins(self) -> frozenset | set:
         return self.unschedulable_plugins | self.pending_plugins
 
     def __repr__(self):
@@ -62,7 +62,7 @@ class QueuedPodInfo:
                 f"plugins={sorted(self.rejector_plugins)}, gated={self.gating_plugin or False})")
 
 
-NO_PLUGINS = frozenset()
+NO_PLUGINS: frozenset[str] = frozenset()
 
 
 def pod_uid(pod) -> str:
@@ -77,7 +77,7 @@ class BarePod:
     """A nominated pod found in no queue: name, namespace and UID only (§5.3)."""
     __slots__ = ("namespace", "name", "uid")
     priority = 0
-    labels = {}
+    labels: dict[str, str] = {}
     node_name = ""
 
     def __init__(self, key: str, uid: str):

@@ -71,7 +71,7 @@ class SchedulingQueue:
         self._moves = Moves(self._parts, self._in_flight, self._hints, self._pre_enqueue, self._backoff_of,
                             self.nominator, pop_from_backoff_q, pod_max_in_unschedulable_pods_duration, start,
                             _pod_update_events)
-        self._begun_at = None
+        self._begun_at: float | None = None
 
     # --- public API ------------------------------------------------------------------------
 

@@ -114,8 +114,9 @@ class Coscheduling(CustomPreFilter):
         if assigned >= pg.min_member or np.float32(pg.min_member - assigned) / np.float32(pg.min_member) <= \
                 np.float32(0.1):
             return Unschedulable()
-        for key in _waiting(handle, group) if handle is not None else ():
-            handle.reject(key, "optimistic rejection in PostFilter")
+        if handle is not None:
+            for key in _waiting(handle, group):
+                handle.reject(key, "optimistic rejection in PostFilter")
         return Unschedulable(f"PodGroup {pod.namespace}/{pg.name} gets rejected due to Pod {pod.name} is "
                              f"unschedulable even after PostFilter")
 

@@ -32,7 +32,8 @@ class DefaultPreemption:
         self.args = args or {}
         validate_args(self.args)
         self.handle = handle
-        self.evaluator = Evaluator(handle) if handle is not None else None
+        # None only in a plugin made without a handle (its args checked), which runs no cycle
+        self.evaluator: Evaluator = Evaluator(handle) if handle is not None else None  # type: ignore[assignment]
 
     def pre_enqueue(self, pod):
         """PreEnqueue (SchedulerAsyncPreemption): a pod whose victims are still being deleted

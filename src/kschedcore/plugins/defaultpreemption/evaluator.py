@@ -59,7 +59,10 @@ class Evaluator:
         statuses = cycle.diagnosis().node_statuses()
         potential = [n for n, (code, _) in statuses.items() if code == Code.UNSCHEDULABLE]
         enough = num_candidates(args, len(potential))
-        reasons, examined, found, errors = {}, 0, [], []
+        reasons: dict[str, int] = {}
+        examined = 0
+        found: list = []
+        errors: list = []
         by_extender = cycle.diagnosis().extender_statuses()
         for name in potential:
             if len(found) >= enough:

@@ -100,7 +100,8 @@ def _volume_statuses(framework, fit, pod, rows):
     """[(plugin, its status at `rows`)] of the volume Filters that act on the pod, in Filter
     order after NodeResourcesFit (resources_decide has made sure victims cannot change them);
     None where a row's status is a Filter Error (the exact path reports it)."""
-    out, after = [], False
+    out: list = []
+    after = False
     for fid, p in framework.filters.items():
         after = after or fid == fit
         if not after or not isinstance(p, VolumePlugin) or not pod.volumes:
@@ -172,7 +173,7 @@ def victims(evaluator, pod, node_names, rows):
         np.minimum.at(first, at, when)
         return first
 
-    pick = chosen[pick_one_node(*(k[chosen] for k in keys), earliest_start)]
+    pick = chosen[pick_one_node(*(k[chosen] for k in keys), earliest_start)]  # type: ignore[call-arg]  # keys: the four ranking arrays
     row, pods = int(rows[pick]), st.pods[int(rows[pick])]
     order = [pods[s] for s in seq[pick][live[pick]].tolist()]
     chosen_victims = [pods[s] for s in seq[pick][victim[pick]].tolist()]

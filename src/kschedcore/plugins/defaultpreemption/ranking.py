@@ -13,7 +13,7 @@ def victims_in_order(victims, breaking) -> tuple:
     return victims, n
 
 
-def rank_keys(candidates) -> tuple:
+def rank_keys(candidates) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """pickOneNodeForPreemption's keys of [(victims, budget violations)]: (violations, highest
     victim priority, sum of (priority + 2^31), number of victims), as arrays."""
     return (np.asarray([n for _, n in candidates], np.int64),

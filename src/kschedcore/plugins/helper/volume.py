@@ -8,7 +8,7 @@ from ...framework.kernel_plugin import KernelPlugin
 
 class VolumePlugin(KernelPlugin):
     #: reason strings by status bit
-    bit_reasons = {}
+    bit_reasons: dict = {}
     dynamic = True
     applies_when = "volumes"      # pods without volumes skip every volume PreFilter
 

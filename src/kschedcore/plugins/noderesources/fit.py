@@ -40,7 +40,7 @@ def _validated_strategy(args) -> dict:
             raise ValidationError(obj, path + ".weight",
                                   f"Invalid value: {weight!r}: resource weight of {name} not in valid range (0, 100]")
         resources.append({"name": name, "weight": weight})
-    shape = []
+    shape: list[tuple] = []
     if kind == "RequestedToCapacityRatio":
         ratio = strategy.get("requestedToCapacityRatio") or {}
         points = (ratio.get("shape") or []) if isinstance(ratio, dict) else None

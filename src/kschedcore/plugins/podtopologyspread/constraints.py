@@ -49,7 +49,8 @@ def validated_defaults(args):
         raise ValidationError(obj, "defaultingType", 'Invalid value: "System": when .defaultConstraints are not empty')
     if kind == "System":
         return SYSTEM_DEFAULTS, True
-    out, seen = [], set()
+    out: list = []
+    seen: set = set()
     for i, c in enumerate(raw):
         out.append(_default_constraint(c, f"defaultConstraints[{i}]", seen, obj))
     return tuple(out), False

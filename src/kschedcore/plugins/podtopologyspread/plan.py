@@ -5,6 +5,8 @@ A plan is made of the constraints (the pod's spec, labels and namespace), which 
 (PodCounters.registered: a registered, rebuilt or grown counter is a new plan), the nodes' label
 values (NodeTable.node_version) and the table's layout; the kernel reads the counts themselves.
 """
+from typing import Any
+
 import numpy as np
 
 from ..._kernel.spread import domain_limits
@@ -19,6 +21,11 @@ class FilterPlan:
     domain-count terms (label columns, domain rows, maxSkew - selfMatch, each constraint's
     domains as values[start[i]:start[i + 1]], empty where minDomains is not reached)."""
     __slots__ = ("constraints", "cols", "doms", "base", "values", "start")
+    cols: Any       # the arrays above (None where the plan holds constraints)
+    doms: Any
+    base: Any
+    values: Any
+    start: Any
 
     def __init__(self, constraints, terms=None):
         self.constraints = constraints
@@ -34,7 +41,11 @@ class FilterPlan:
 def domain_plan(pod, ctx, constraints) -> FilterPlan:
     """The usual case -- one topology key, no inclusion policy narrowing the nodes: every node
     with the key counts, so the cache's per-domain counters are the counts."""
-    cols, doms, base, values, start = [], [], [], [], [0]
+    cols: list = []
+    doms: list = []
+    base: list = []
+    values: list = []
+    start = [0]
     for c in constraints:
         col, dom = ctx.counters.incoming_row(("spread", (pod.namespace, c.selector)), c.key)
         domains = ctx.domain_values(col)

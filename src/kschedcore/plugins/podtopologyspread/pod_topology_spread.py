@@ -39,7 +39,8 @@ class PodTopologySpread(KernelPlugin):
         self.defaults, self.system_defaulted = validated_defaults(self.args)
         self.filter_defaults = any(d.action == "DoNotSchedule" for d in self.defaults)
         cache = handle.cache if handle is not None else None
-        self.ctx = SpreadContext(cache.table, cache.counters, cache.objects) if cache is not None else None
+        # None only in a plugin made without a handle (its args checked), which runs no cycle
+        self.ctx: SpreadContext = SpreadContext(cache.table, cache.counters, cache.objects) if cache is not None else None  # type: ignore[assignment]
         self.plans = SpreadPlans()
 
     def prefilter_runs(self, pod, objects) -> bool:
@@ -48,7 +49,7 @@ class PodTopologySpread(KernelPlugin):
         return bool(pod.topology_spread) or (self.filter_defaults and bool(objects))
 
     @property
-    def armed(self) -> bool:
+    def armed(self) -> bool:  # type: ignore[override]  # derived from the filter and score states
         return self.filter_armed or self.score_armed
 
     def applies(self, pod, cache) -> bool:

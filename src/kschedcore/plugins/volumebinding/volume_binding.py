@@ -6,6 +6,7 @@ node rows (FindPodVolumes' per-node loop turned inside out). Its Score is off (i
 StorageCapacityScoring gate, off in v1.34), so PreScore always skips.
 """
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class VolumeBinding(VolumePlugin):
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
-        self.last = None           # Bindings of the last cycle
+        self.last: Any = None      # Bindings of the last cycle
         timeout = self.args.get("bindTimeoutSeconds", 600)   # PreBind's wait: no effect here
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
             raise ValidationError("VolumeBindingArgs", "bindTimeoutSeconds",
@@ -116,7 +117,7 @@ class VolumeBinding(VolumePlugin):
             pending &= ~elsewhere
             selected.append((c, np.ones(n, bool)))
         unmatched = []
-        chosen = {}                          # PV name -> rows where an earlier claim took it
+        chosen: dict = {}                    # PV name -> rows where an earlier claim took it
         for c in sorted(to_match, key=lambda c: c.request_nanos):     # byPVCSize (stable here)
             pvs = volumes.candidate_volumes(c)
             match = _find_matching(c, pvs, chosen, table)

@@ -1,0 +1,6 @@
+"""Type stub of the compiled module yaml_events (built only where libyaml links)."""
+from typing import Any
+
+class Unsupported(Exception): ...
+
+def load_all(data: bytes) -> list[Any]: ...
