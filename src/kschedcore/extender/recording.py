@@ -75,9 +75,9 @@ class CallSink:
     """A JSON-lines file the recording extenders share (thread-safe, one line per call)."""
 
     def __init__(self, target: str | Path | IO[str]):
-        self._own = not hasattr(target, "write")
+        self._own = isinstance(target, (str, Path))
         try:
-            self._file = open(target, "w", encoding="utf-8") if self._own else target
+            self._file: IO[str] = open(target, "w", encoding="utf-8") if isinstance(target, (str, Path)) else target
         except OSError as e:
             raise ValidationError(f"extender recording {target}", "", e.strerror or str(e)) from None
         self._lock = threading.Lock()
@@ -248,5 +248,6 @@ def extender_factory(record: str | Path | IO[str] | None = None,
     if replay is not None:
         recording = Recording(replay)
         return lambda config: ReplayingExtender(HTTPExtender(config, offline=True), recording)
+    assert record is not None
     sink = CallSink(record)
     return lambda config: RecordingExtender(HTTPExtender(config), sink)

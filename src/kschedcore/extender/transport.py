@@ -43,7 +43,7 @@ def _errno_text(err: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _dial(host: str, port: int, timeout: float) -> socket.socket:
+def _dial(host: str, port: int, timeout: float | None) -> socket.socket:
     """net.Dial("tcp", ...) with Go's error text."""
     try:
         infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)

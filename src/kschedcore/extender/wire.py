@@ -318,7 +318,8 @@ def decode_filter_result(body: bytes) -> dict:
     None), FailedNodes, FailedAndUnresolvableNodes (dicts or None), Error (str)."""
     value = decode_body(body)
     d = _Decoder()
-    out = {"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None, "Error": ""}
+    out: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None,
+                           "Error": ""}
     if value is None:
         return out
     if not isinstance(value, dict):
@@ -437,7 +438,7 @@ def decode_preemption_result(body: bytes) -> dict[str, tuple[list[str], int]] | 
     if not isinstance(mapping, dict):
         d.fail(mapping, "ExtenderPreemptionResult", path, "map[string]*v1.MetaVictims")
         return d.done(None)
-    out = {}
+    out: dict = {}
     for node, mv in mapping.items():
         if mv is None:
             out[node] = ([], 0)

@@ -56,7 +56,7 @@ def record(pod, result) -> dict:
                                        "plugin": cycle.narrowed[0], "reasons": [absent_reason(cycle.narrowed)]}
         if not result.error and result.feasible_nodes > 1:
             rec["scores"] = _scores(fw, cache.table, result.feasible_nodes)
-            _extender_scores(rec["scores"], getattr(result, "extender_scores", None))
+            _extender_scores(rec["scores"], result.extender_scores)
     if result.error:
         rec["error"] = result.error
     acted = set(cycle.acted_scores)
@@ -72,7 +72,9 @@ def _extender_scores(scores: dict, added) -> None:
     """Each extender's score (x weight x 10) under its name, as PluginScore lists name it."""
     for node, pairs in (added or {}).items():
         entry = scores.get(node)
-        for name, score in pairs if entry is not None else ():
+        if entry is None:
+            continue
+        for name, score in pairs:
             entry[name] = entry.get(name, 0) + score
 
 

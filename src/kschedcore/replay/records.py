@@ -95,7 +95,7 @@ class Recorder(SimulationListener):
         rec.seen = copy
         return written and not self.stale_copy
 
-    def skipped(self, key) -> None:
+    def skipped(self, key: str) -> None:
         rec = self.records.get(key)
         if rec is not None and not rec.skipped and rec.departed_at is None:
             rec.skipped = True

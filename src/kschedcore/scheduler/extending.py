@@ -44,7 +44,7 @@ def run_filters(one, pod, cycle, nf: int, processed: int) -> tuple:
 def failed(pod, cycle, outcome: FilterOutcome, processed: int, n_all: int) -> ScheduleResult:
     """No node passed the extenders: the FitError counts every status, the Filter plugins'
     and the extenders' (Diagnosis.node_reasons has both)."""
-    reasons = {}
+    reasons: dict[str, int] = {}
     for _, _, node_reasons in cycle.diagnosis().node_reasons().values():
         for r in node_reasons:
             reasons[r] = reasons.get(r, 0) + 1

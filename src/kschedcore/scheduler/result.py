@@ -33,6 +33,8 @@ class ScheduleResult:
     #: a PostFilter's success: (PostFilterResult) the node to nominate and the victims to evict
     #: (DefaultPreemption's when the loop acts on preemption, or a custom PostFilter's)
     nomination: PostFilterResult | None = None
+    #: the extenders' prioritize scores (node -> [(extender name, score x weight x 10)]), where any ran
+    extender_scores: dict | None = None
 
     def __init__(self, pod: str, node: str | None, feasible_nodes: int, evaluated_nodes: int,
                  fit_error: FitError | None = None, error: str | None = None,

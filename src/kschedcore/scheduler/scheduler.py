@@ -34,6 +34,7 @@ from .schedule_one import ScheduleOne
 from .whatif import WhatIfOperations
 
 if TYPE_CHECKING:
+    from ..extender import Extender
     from ..backend.cache.node_table import NodeTable
     from ..framework.interface import CycleState
     from ..plugins.defaultpreemption.evaluator import Evaluator
