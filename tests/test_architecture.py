@@ -1,8 +1,7 @@
 """The package's rooms keep their rules (docs/architecture.md): which room may import which, no
 import cycle, short files and classes, no private name used across modules.
 
-Read from the source with `ast` (every import, also those inside functions); the deprecated
-one-release re-exports are left out, as they exist only to point old paths at new rooms.
+Read from the source with `ast` (every import, also those inside functions).
 """
 import ast
 from collections import defaultdict
@@ -11,8 +10,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "kschedcore"
-#: old import paths kept for one release (they import the room that replaced them)
-DEPRECATED = {"kschedcore.framework.loop", "kschedcore.framework.live", "kschedcore.framework.permit"}
 MAX_FILE_LINES = 600
 MAX_CLASS_LINES = 400
 #: rooms every room may use: leaves that import nothing of the package above them
@@ -77,8 +74,6 @@ def _graph():
     edges = defaultdict(set)
     where = {}
     for name, path in MODULES.items():
-        if name in DEPRECATED:
-            continue
         for target, line, _ in _imports(name, path):
             if target.startswith("kschedcore") and target in MODULES and target != name:
                 edges[name].add(target)
@@ -141,7 +136,7 @@ def test_no_import_cycles():
         seen[n] = "done"
 
     for n in sorted(MODULES):
-        if n not in seen and n not in DEPRECATED:
+        if n not in seen:
             visit(n)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
@@ -172,8 +167,6 @@ def test_no_private_name_used_across_modules():
     `x._name(...)` call names a method defined in the same module, or is on self / cls."""
     bad = []
     for name, path in MODULES.items():
-        if name in DEPRECATED:
-            continue
         tree = ast.parse(path.read_text())
         own = _private_defs(tree)
         for node in ast.walk(tree):
