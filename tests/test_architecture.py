@@ -13,11 +13,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "kschedcore"
 MAX_FILE_LINES = 600
 MAX_CLASS_LINES = 400
 #: rooms every room may use: leaves that import nothing of the package above them
-LEAVES = {"errors", "util", "_kernel"}
+LEAVES = {"errors", "util", "_kernels", "_native"}
 #: the package's front door (top-level modules: the CLI, the public names) may import any room
 FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
+    "_native": set(),       # the compiled modules: leaves, each importing only its own room
     "objects": set(),
     "framework": {"objects"},
     "backend": {"framework", "objects"},
@@ -46,6 +47,8 @@ def _modules():
 
 
 MODULES = _modules()
+#: the compiled modules (Cython), by their import name: rooms as the Python modules are
+COMPILED = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts) for p in PACKAGE.rglob("*.pyx")}
 
 
 def _imports(name, path):
@@ -75,7 +78,7 @@ def _graph():
     where = {}
     for name, path in MODULES.items():
         for target, line, _ in _imports(name, path):
-            if target.startswith("kschedcore") and target in MODULES and target != name:
+            if target.startswith("kschedcore") and (target in MODULES or target in COMPILED) and target != name:
                 edges[name].add(target)
                 where[(name, target)] = line
     return edges, where
@@ -188,10 +191,27 @@ def test_no_private_name_used_across_modules():
 
 def test_one_status_code_enum():
     """The kernel's status codes are framework.status.Code's."""
-    from kschedcore import _kernel
+    from kschedcore import _native
     from kschedcore.framework.status import Code
     assert (Code.NOT_EXAMINED, Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE) == (
-        _kernel.C_NOT_EXAMINED, _kernel.C_SUCCESS, _kernel.C_UNSCHEDULABLE, _kernel.C_UNRESOLVABLE)
+        _native.C_NOT_EXAMINED, _native.C_SUCCESS, _native.C_UNSCHEDULABLE, _native.C_UNRESOLVABLE)
+
+
+def test_the_compiled_hot_path_layout():
+    """The pass (NodeKernel) is the one compiled module at the package's top, _kernels.pyx with
+    its .pxd; every other compiled module is in _native/, which never imports the pass from
+    Python; setup.py builds each of them; NodeKernel is used from the pass's own module."""
+    top = sorted(p.name for p in PACKAGE.glob("*.pyx"))
+    assert top == ["_kernels.pyx"] and (PACKAGE / "_kernels.pxd").exists()
+    assert "cdef class NodeKernel" in (PACKAGE / "_kernels.pxd").read_text()
+    native = {p.stem for p in (PACKAGE / "_native").glob("*.pyx")}
+    assert COMPILED == {"kschedcore._kernels"} | {f"kschedcore._native.{n}" for n in native}
+    setup = (PACKAGE.parents[1] / "setup.py").read_text()
+    assert '"kschedcore._kernels"' in setup and all(f'"{n}"' in setup for n in native - {"yaml_events"})
+    edges, _ = _graph()
+    assert not {m for m in edges if m.startswith("kschedcore._native")
+                and "kschedcore._kernels" in edges[m]}
+    assert "kschedcore._kernels" in edges["kschedcore.framework.framework"]
 
 
 def test_the_checks_can_fail(tmp_path, monkeypatch):

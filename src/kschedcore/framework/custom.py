@@ -39,7 +39,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._kernel import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
+from .._native import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
 from ..errors import ValidationError
 
 NodeArrays = namedtuple("NodeArrays", "alloc requested labels pod_count allowed_pods")

@@ -7,7 +7,7 @@ values (NodeTable.node_version) and the table's layout; the kernel reads the cou
 """
 import numpy as np
 
-from ..._kernel.spread import domain_limits
+from ..._native.spread import domain_limits
 from .context import node_restricted
 
 #: remembered plans (SpreadPlans), cleared when full
