@@ -10,7 +10,7 @@ import sys
 FOOTPRINT = """
 import gc, json, sys, tracemalloc
 from kschedcore import Scheduler
-from kschedcore._kernel.equivalence import COLUMN_BYTES, ROW_BYTES
+from kschedcore._native.equivalence import COLUMN_BYTES, ROW_BYTES
 from kschedcore.objects.node import parse_node
 from kschedcore.sources.generator import generate
 nodes, pods = int(sys.argv[1]), int(sys.argv[2])

@@ -77,7 +77,7 @@ def test_schedule_affinity_5000(benchmark, kind):
 
 def test_simulation_loop_basic_5000(benchmark):
     """The whole loop on bench_basic_5000 (default sampling): queue pop, cycle, assume, binding
-    cycle and the cluster event of each binding (kschedcore.framework.loop.Simulation)."""
+    cycle and the cluster event of each binding (kschedcore.scheduler.loop.Simulation)."""
     from kschedcore.scheduler.loop import Simulation
     state = {}
 

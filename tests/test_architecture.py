@@ -1,8 +1,7 @@
 """The package's rooms keep their rules (docs/architecture.md): which room may import which, no
 import cycle, short files and classes, no private name used across modules.
 
-Read from the source with `ast` (every import, also those inside functions); the deprecated
-one-release re-exports are left out, as they exist only to point old paths at new rooms.
+Read from the source with `ast` (every import, also those inside functions).
 """
 import ast
 from collections import defaultdict
@@ -11,16 +10,15 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "kschedcore"
-#: old import paths kept for one release (they import the room that replaced them)
-DEPRECATED = {"kschedcore.framework.loop", "kschedcore.framework.live", "kschedcore.framework.permit"}
 MAX_FILE_LINES = 600
 MAX_CLASS_LINES = 400
 #: rooms every room may use: leaves that import nothing of the package above them
-LEAVES = {"errors", "util", "_kernel"}
+LEAVES = {"errors", "util", "_kernels", "_native"}
 #: the package's front door (top-level modules: the CLI, the public names) may import any room
 FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
+    "_native": set(),       # the compiled modules: leaves, each importing only its own room
     "objects": set(),
     "extender": {"objects"},
     "framework": {"objects", "extender"},
@@ -50,6 +48,8 @@ def _modules():
 
 
 MODULES = _modules()
+#: the compiled modules (Cython), by their import name: rooms as the Python modules are
+COMPILED = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts) for p in PACKAGE.rglob("*.pyx")}
 
 
 def _imports(name, path):
@@ -88,11 +88,10 @@ def _graph(runtime_only=False):
     edges = defaultdict(set)
     where = {}
     for name, path in MODULES.items():
-        if name in DEPRECATED:
-            continue
         typing_only = _typing_only_lines(path) if runtime_only else set()
         for target, line, _ in _imports(name, path):
-            if target.startswith("kschedcore") and target in MODULES and target != name and line not in typing_only:
+            if target.startswith("kschedcore") and (target in MODULES or target in COMPILED) and target != name \
+                    and line not in typing_only:
                 edges[name].add(target)
                 where[(name, target)] = line
     return edges, where
@@ -155,7 +154,7 @@ def test_no_import_cycles():
         seen[n] = "done"
 
     for n in sorted(MODULES):
-        if n not in seen and n not in DEPRECATED:
+        if n not in seen:
             visit(n)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
@@ -186,8 +185,6 @@ def test_no_private_name_used_across_modules():
     `x._name(...)` call names a method defined in the same module, or is on self / cls."""
     bad = []
     for name, path in MODULES.items():
-        if name in DEPRECATED:
-            continue
         tree = ast.parse(path.read_text())
         own = _private_defs(tree)
         for node in ast.walk(tree):
@@ -209,10 +206,27 @@ def test_no_private_name_used_across_modules():
 
 def test_one_status_code_enum():
     """The kernel's status codes are framework.status.Code's."""
-    from kschedcore import _kernel
+    from kschedcore import _native
     from kschedcore.framework.status import Code
     assert (Code.NOT_EXAMINED, Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE) == (
-        _kernel.C_NOT_EXAMINED, _kernel.C_SUCCESS, _kernel.C_UNSCHEDULABLE, _kernel.C_UNRESOLVABLE)
+        _native.C_NOT_EXAMINED, _native.C_SUCCESS, _native.C_UNSCHEDULABLE, _native.C_UNRESOLVABLE)
+
+
+def test_the_compiled_hot_path_layout():
+    """The pass (NodeKernel) is the one compiled module at the package's top, _kernels.pyx with
+    its .pxd; every other compiled module is in _native/, which never imports the pass from
+    Python; setup.py builds each of them; NodeKernel is used from the pass's own module."""
+    top = sorted(p.name for p in PACKAGE.glob("*.pyx"))
+    assert top == ["_kernels.pyx"] and (PACKAGE / "_kernels.pxd").exists()
+    assert "cdef class NodeKernel" in (PACKAGE / "_kernels.pxd").read_text()
+    native = {p.stem for p in (PACKAGE / "_native").glob("*.pyx")}
+    assert COMPILED == {"kschedcore._kernels"} | {f"kschedcore._native.{n}" for n in native}
+    setup = (PACKAGE.parents[1] / "setup.py").read_text()
+    assert '"kschedcore._kernels"' in setup and all(f'"{n}"' in setup for n in native - {"yaml_events"})
+    edges, _ = _graph()
+    assert not {m for m in edges if m.startswith("kschedcore._native")
+                and "kschedcore._kernels" in edges[m]}
+    assert "kschedcore._kernels" in edges["kschedcore.framework.framework"]
 
 
 def test_the_checks_can_fail(tmp_path, monkeypatch):

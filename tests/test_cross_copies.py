@@ -1,5 +1,5 @@
 """Runs of identical copies of pods whose cycles read other pods (PodTopologySpread,
-InterPodAffinity), scheduled in one kernel call (_kernel/cross_copies via
+InterPodAffinity), scheduled in one kernel call (_native/cross_copies via
 ScheduleOne.schedule_cross_copies), give exactly what a cycle per copy gives: chosen node,
 feasible and evaluated counts, FitError text -- and leave the cache's counters as the cycles
 leave them."""

@@ -1,4 +1,4 @@
-"""The equivalence cache (NodeKernel's per-template row verdicts, _kernel/equivalence.pyx) and
+"""The equivalence cache (NodeKernel's per-template row verdicts, _native/equivalence.pyx) and
 schedule_pending's batches of identical pods (NodeKernel.run_copies) never change a decision:
 the same workloads scheduled with them and without them give identical results -- chosen
 node, feasible and evaluated counts, FitError text, explain records -- also under churn (pods

@@ -43,12 +43,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .._kernel import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
+from .._native import F_CUSTOM_0, N_CUSTOM, S_CUSTOM_0
 from ..errors import ValidationError
 
 if TYPE_CHECKING:
     from ..objects.pod import Pod
-    from .._kernel.pod import CompiledPod
+    from .._native.pod import CompiledPod
     from .interface import CycleState, PostFilterResult, PreFilterResult, Status
 
 NodeArrays = namedtuple("NodeArrays", "alloc requested labels pod_count allowed_pods")

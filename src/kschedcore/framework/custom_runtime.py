@@ -4,7 +4,7 @@ plugins of each point, in the order given.
 """
 import numpy as np
 
-from .._kernel import F_CUSTOM_0, S_CUSTOM_0
+from .._native import F_CUSTOM_0, S_CUSTOM_0
 from ..errors import ValidationError
 from .custom import NodeColumns, assign_slots
 from .fit_error import absent_reason

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel import H_PLUGIN, N_SCORES, CompiledPod, NodeKernel
+from .._kernels import NodeKernel
+from .._native import H_PLUGIN, N_SCORES, CompiledPod
 from ..errors import ValidationError
 from .custom_runtime import CustomPlugins
 from .fit_error import absent_reason

@@ -1,7 +1,7 @@
 """KernelPlugin: the interface of an in-tree plugin whose per-node work is the compiled pass.
 
 Such a plugin does its work in Python once per pod, never per node: `compile` writes its part
-of the pod's integer form (kschedcore._kernel.CompiledPod, cached per pod template), it says
+of the pod's integer form (kschedcore._native.CompiledPod, cached per pod template), it says
 whether its PreFilter / PreScore skip, and it turns a node's status detail back into
 kube-scheduler's reason strings. The kernel does the per-node Filter and Score work under the
 plugin's filter_id / score_id.
@@ -20,7 +20,7 @@ Optional hooks, each found by the Framework by name and run in profile order:
   when totals changed; `scored(cycle)` when the kernel scored it (`score_armed`);
 - `reserve(pod, row, node_name, cache)`: what a placed pod commits (VolumeBinding);
 - `copies_limits(pod)` (cross_pod plugins): what a run of copies recomputes per copy
-  (_kernel/cross_copies; PodTopologySpread's DoNotSchedule limits);
+  (_native/cross_copies; PodTopologySpread's DoNotSchedule limits);
 - `histogram(kernel, table)`: the FitError reasons of the nodes it rejected (default: per
   status detail);
 - `events_to_register()`: its cluster events with queueing hints (EnqueueExtensions).

@@ -1,13 +1,13 @@
 """Status codes (k8s.io/kube-scheduler/framework/interface.go Code): the ONE encoding.
 
-The compiled pass writes the first four into its per-node status buffer (`_kernel` C_* ids,
+The compiled pass writes the first four into its per-node status buffer (`_native.ids` C_* ids,
 checked equal at import); plugins' Python answers use the rest too. `str(code)` and
 `code.go_name` give kube-scheduler's spelling ("UnschedulableAndUnresolvable"), as explain
 records and messages print it.
 """
 from enum import IntEnum
 
-from .._kernel import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
+from .._native import C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE
 
 __all__ = ["Code"]
 

@@ -3,7 +3,7 @@ chosen node, every rejected node's plugin, code and reasons, every plugin's scor
 skipped plugins and the FitError (docs/formats.md)."""
 from ..framework.fit_error import absent_reason
 from ..framework.status import Code
-from .._kernel import N_CUSTOM, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
+from .._native import N_CUSTOM, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD, S_TAINT_TOLERATION
 
 #: score plugins with a NormalizeScore step; the others' scores are their raw scores
 NORMALIZED_SCORES = (S_TAINT_TOLERATION, S_NODE_AFFINITY, S_INTER_POD_AFFINITY, S_POD_TOPOLOGY_SPREAD,

@@ -12,7 +12,7 @@ in the run where its PostFilters' answer follows from the pod and the FitError c
 a failed cycle changes nothing, so the pods after it are scheduled as they would be."""
 import numpy as np
 
-from .._kernel import C_UNSCHEDULABLE, H_CODE
+from .._native import C_UNSCHEDULABLE, H_CODE
 from ..framework.fit_error import FitError
 from .result import ScheduleResult
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernel import S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_NODE_RESOURCES_FIT
+from .._native import S_BALANCED_ALLOCATION, S_IMAGE_LOCALITY, S_NODE_RESOURCES_FIT
 from ..errors import UnsupportedError
 from ..extender.interface import ExtenderError
 from ..extender.runtime import FilterOutcome, find_nodes_that_pass_extenders, prioritize

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._kernel.cross_copies import run_cross_copies
+from .._native.cross_copies import run_cross_copies
 from ..framework.cycle import Cycle
 from ..framework.fit_error import FitError
 from ..framework.interface import CycleState, PluginError, PreFilterRejection

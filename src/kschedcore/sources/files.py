@@ -22,7 +22,7 @@ from ..util import collector
 #: libyaml's parser when PyYAML was built with it (the wheels are): about 10x the pure-Python one
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 try:        # built where libyaml is there to link (setup.py)
-    from .._kernel import yaml_events
+    from .._native import yaml_events
 except ImportError:
     yaml_events = None  # type: ignore[assignment]  # the module is optional
 

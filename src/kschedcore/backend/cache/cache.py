@@ -20,7 +20,7 @@ from ...objects.node import Node
 from ...objects.pod import Pod
 from ...objects.priority_class import parse_priority_class
 from ...objects.storage import STORAGE_KINDS
-from ..._kernel.table import add_usage as table_add_usage
+from ..._native.table import add_usage as table_add_usage
 from .fork import CacheJournal
 from .node_table import NodeTable, pack_port
 from .pod_counters import PodCounters

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._kernel.table import refresh_image_counts
+from ..._native.table import refresh_image_counts
 from ...errors import DuplicateError, UnsupportedError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
@@ -392,7 +392,7 @@ class NodeTable:
 
     # ---- pods on nodes ----------------------------------------------------------------------
     def changed(self, row: int):
-        """The row's generation bumped and the change logged (touch_row in _kernel/table.pxd)."""
+        """The row's generation bumped and the change logged (touch_row in _native/table.pxd)."""
         self.generation[row] += 1
         seq = int(self.change_seq[0])
         self.change_log[seq & (CHANGE_LOG_LENGTH - 1)] = row

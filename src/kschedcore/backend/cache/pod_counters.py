@@ -87,7 +87,7 @@ class PodCounters:
 
     def kernel_plan(self, pod):
         """What place(pod, row, 1) adds, for a kernel that counts copies of the pod itself
-        (_kernel/cross_copies): (row counter arrays, domain rows int32[], label columns
+        (_native/cross_copies): (row counter arrays, domain rows int32[], label columns
         int32[]), or None where a copy could change more than the counts -- a counted domain
         row's total becoming nonzero moves `version` -- or the arrays are short of the table."""
         t = self.table

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..._kernel import F_CUSTOM_0, TOO_MANY_PODS_BIT, VOLUME_UU
+from ..._native import F_CUSTOM_0, TOO_MANY_PODS_BIT, VOLUME_UU
 from ...framework.kernel_plugin import KernelPlugin
 from ...framework.status import Code
 from ...objects.disruption import split_by_violation

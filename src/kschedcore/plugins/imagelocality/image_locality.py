@@ -1,7 +1,7 @@
 """ImageLocality (plugins/imagelocality): prefer nodes that already have the pod's images."""
 import numpy as np
 
-from ..._kernel import S_IMAGE_LOCALITY
+from ..._native import S_IMAGE_LOCALITY
 from ...framework.kernel_plugin import EMPTY_I32, KernelPlugin
 
 

@@ -7,7 +7,7 @@ never a rescan of all pods per cycle. A cycle picks the counters that apply to t
 """
 import numpy as np
 
-from ..._kernel import F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY
+from ..._native import F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY
 from ...backend.cache.pod_counters import PREFERRED_AFFINITY, REQUIRED_AFFINITY, REQUIRED_ANTI, PodCounters
 from ...errors import ValidationError
 from ...framework.kernel_plugin import KernelPlugin

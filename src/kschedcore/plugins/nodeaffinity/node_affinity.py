@@ -1,7 +1,7 @@
 """NodeAffinity (plugins/nodeaffinity): nodeSelector + required terms (filter), preferred (score)."""
 import numpy as np
 
-from ..._kernel import (F_NODE_AFFINITY, OP_DOES_NOT_EXIST, OP_EXISTS, OP_GT, OP_IN, OP_LT,
+from ..._native import (F_NODE_AFFINITY, OP_DOES_NOT_EXIST, OP_EXISTS, OP_GT, OP_IN, OP_LT,
                          OP_NOT_IN, S_NODE_AFFINITY)
 from ...backend.cache.node_table import NAME_KEY
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint

@@ -1,5 +1,5 @@
 """NodeName (plugins/nodename): a pod with spec.nodeName fits only that node."""
-from ..._kernel import F_NODE_NAME
+from ..._native import F_NODE_NAME
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ...framework.kernel_plugin import KernelPlugin
 

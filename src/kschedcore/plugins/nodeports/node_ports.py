@@ -1,7 +1,7 @@
 """NodePorts (plugins/nodeports): host ports of sidecars and app containers must be free."""
 import numpy as np
 
-from ..._kernel import F_NODE_PORTS
+from ..._native import F_NODE_PORTS
 from ...backend.cache.node_table import pack_port
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.kernel_plugin import EMPTY_I64, KernelPlugin

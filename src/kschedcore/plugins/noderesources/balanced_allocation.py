@@ -1,7 +1,7 @@
 """NodeResourcesBalancedAllocation (plugins/noderesources/balanced_allocation.go)."""
 import numpy as np
 
-from ..._kernel import S_BALANCED_ALLOCATION
+from ..._native import S_BALANCED_ALLOCATION
 from ...errors import ValidationError
 from ...framework.kernel_plugin import KernelPlugin
 from .fit import DEFAULT_RESOURCES, resource_cols

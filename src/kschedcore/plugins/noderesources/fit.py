@@ -1,7 +1,7 @@
 """NodeResourcesFit (plugins/noderesources/fit.go): requests vs allocatable; scoring strategies."""
 import numpy as np
 
-from ..._kernel import (F_NODE_RESOURCES_FIT, LEAST_ALLOCATED, MOST_ALLOCATED,
+from ..._native import (F_NODE_RESOURCES_FIT, LEAST_ALLOCATED, MOST_ALLOCATED,
                          REQUESTED_TO_CAPACITY_RATIO, S_NODE_RESOURCES_FIT, TOO_MANY_PODS_BIT)
 from ...errors import ValidationError
 from ...framework.kernel_plugin import EMPTY_I64, KernelPlugin

@@ -4,7 +4,7 @@ The kernel's part: Filter id F_NODE_UNSCHEDULABLE reads the node table's `unsche
 column; the pass leaves it out for pods that tolerate the unschedulable taint
 (`tolerates_unschedulable`, written here).
 """
-from ..._kernel import F_NODE_UNSCHEDULABLE
+from ..._native import F_NODE_UNSCHEDULABLE
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.kernel_plugin import KernelPlugin
 

@@ -6,7 +6,7 @@ same handle, are one volume. In-tree GCE PD, AWS EBS, Azure Disk and Cinder volu
 their CSI driver (see objects.storage: isCSIMigrationOn holds on every node with a CSINode)."""
 import numpy as np
 
-from ..._kernel import F_NODE_VOLUME_LIMITS, VOLUME_UU
+from ..._native import F_NODE_VOLUME_LIMITS, VOLUME_UU
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ...objects.storage import owner_uid
 from ..helper.volume import VolumePlugin

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._kernel.spread import domain_limits
+from ..._native.spread import domain_limits
 from .context import node_restricted
 
 #: remembered plans (SpreadPlans), cleared when full

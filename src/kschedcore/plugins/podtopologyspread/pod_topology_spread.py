@@ -11,7 +11,7 @@ pod's Services and controller.
 """
 import numpy as np
 
-from ..._kernel import F_POD_TOPOLOGY_SPREAD, MAX_SPREAD_SCORE_TERMS, S_POD_TOPOLOGY_SPREAD
+from ..._native import F_POD_TOPOLOGY_SPREAD, MAX_SPREAD_SCORE_TERMS, S_POD_TOPOLOGY_SPREAD
 from ...framework.kernel_plugin import KernelPlugin
 from ...util.gomath import go_log
 from .constraints import (HOSTNAME, MISSING_LABEL, REASON_MISSING, REASON_SKEW, SKEW, Constraint,
@@ -140,7 +140,7 @@ class PodTopologySpread(KernelPlugin):
         return self._status(pod, ctx, plan.constraints), None
 
     def copies_limits(self, pod):
-        """For a run of copies (_kernel/cross_copies), after this cycle's PreFilter: (True, the
+        """For a run of copies (_native/cross_copies), after this cycle's PreFilter: (True, the
         plan of its DoNotSchedule limits or None when it does not filter), or (False, None)
         when its PreFilter is a per-row status, which only a cycle of its own can make."""
         if not self.filter_armed:

@@ -1,7 +1,7 @@
 """TaintToleration (plugins/tainttoleration): filter on NoSchedule/NoExecute, score PreferNoSchedule."""
 import numpy as np
 
-from ..._kernel import F_TAINT_TOLERATION, S_TAINT_TOLERATION
+from ..._native import F_TAINT_TOLERATION, S_TAINT_TOLERATION
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.kernel_plugin import KernelPlugin
 from ..helper.predicates import untolerated

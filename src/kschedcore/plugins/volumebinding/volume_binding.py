@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._kernel import F_VOLUME_BINDING, VOLUME_UU
+from ..._native import F_VOLUME_BINDING, VOLUME_UU
 from ...errors import ValidationError
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ...framework.interface import PreFilterRejection

@@ -2,7 +2,7 @@
 ReadWriteOncePod claims in use anywhere (semantics §3.7)."""
 import numpy as np
 
-from ..._kernel import F_VOLUME_RESTRICTIONS
+from ..._native import F_VOLUME_RESTRICTIONS
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ..helper.volume import VolumePlugin
 

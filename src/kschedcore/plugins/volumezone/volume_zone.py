@@ -2,7 +2,7 @@
 (semantics §3.7)."""
 import numpy as np
 
-from ..._kernel import F_VOLUME_ZONE, VOLUME_UU
+from ..._native import F_VOLUME_ZONE, VOLUME_UU
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ...framework.interface import PreFilterRejection
 from ..helper.volume import VolumePlugin

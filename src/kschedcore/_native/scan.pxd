@@ -1,5 +1,5 @@
 # The pass over scan positions (sequential or per chunk) and the evaluation of one row into its
-# equivalence-cache entry (for dense.pxd and copies.pxd), inlined into node_kernel: cdef inline,
+# equivalence-cache entry (for dense.pxd and copies.pxd), inlined into _kernels.pyx: cdef inline,
 # so that the hot loop makes no cross-module call.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 

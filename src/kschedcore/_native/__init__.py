@@ -1,9 +1,13 @@
-"""The compiled kernel: one pass per pod over the node table (filter, score, normalise, select).
+"""The compiled modules the pass (``kschedcore._kernels``, NodeKernel) is built on.
 
-Modules: ``ids`` (plugin ids, codes, limits), ``table`` and ``pod`` (the raw views the pass
-reads), ``spread`` / ``inter_pod`` / ``volumes`` / ``custom`` (the plugins' cycle state),
-``cycle`` (per-cycle switches) and ``node_kernel`` (the pass itself). The per-node Filter and
-Score functions are ``cdef inline`` in filters.pxd / scores.pxd and compile into the pass.
+``ids`` (plugin ids, codes, limits), ``table`` and ``pod`` (the raw views the pass reads),
+``spread`` / ``inter_pod`` / ``volumes`` / ``custom`` (the plugins' cycle state), ``cycle``
+(per-cycle switches), ``equivalence`` (the per-template cache of rows' verdicts) and
+``cross_copies`` (runs of cross-pod copies through the pass). The per-node Filter and Score
+functions are ``cdef inline`` in filters.pxd / scores.pxd and compile into the pass.
+``yaml_events`` (libyaml's events into PyYAML's objects) is here when setup.py could link
+libyaml. This ``__init__`` imports neither ``_kernels`` nor ``cross_copies`` (which cimports
+it): the pass cimports this package, never the other way at import time.
 """
 from .ids import (C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_CUSTOM_0,
                   F_INTER_POD_AFFINITY, F_NODE_AFFINITY, F_NODE_NAME, F_NODE_PORTS,
@@ -17,7 +21,6 @@ from .ids import (C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_
                   TOO_MANY_PODS_BIT, VOLUME_UU)
 from .custom import CustomSlots
 from .inter_pod import InterPodState
-from .node_kernel import NodeKernel
 from .pod import CompiledPod
 from .spread import SpreadState
 from .volumes import VolumeStatus
@@ -32,6 +35,6 @@ __all__ = [
     "OP_IN", "OP_LT", "OP_NOT_IN", "REQUESTED_TO_CAPACITY_RATIO", "S_BALANCED_ALLOCATION",
     "S_CUSTOM_0", "S_IMAGE_LOCALITY", "S_INTER_POD_AFFINITY", "S_NODE_AFFINITY",
     "S_NODE_RESOURCES_FIT", "S_POD_TOPOLOGY_SPREAD", "S_TAINT_TOLERATION", "TOO_MANY_PODS_BIT",
-    "VOLUME_UU", "CompiledPod", "NodeKernel", "SpreadState", "InterPodState", "VolumeStatus",
+    "VOLUME_UU", "CompiledPod", "SpreadState", "InterPodState", "VolumeStatus",
     "CustomSlots",
 ]

@@ -1,7 +1,7 @@
 """Type stub of the compiled module cross_copies (what Python code uses of it)."""
 import numpy as np
 
-from .node_kernel import NodeKernel
+from .._kernels import NodeKernel
 from .pod import CompiledPod
 
 def run_cross_copies(k: NodeKernel, cp: CompiledPod, scan: np.ndarray, start: int, num_to_find: int,

@@ -14,7 +14,7 @@ from libc.stdint cimport int32_t, int64_t
 
 from .copies cimport place_copy, refresh_images
 from .cycle cimport Config, Cycle, begin_cycle
-from .node_kernel cimport NodeKernel
+from .._kernels cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
 from .scan cimport Round, local_cycle
 from .spread cimport SpreadState, fill_limits

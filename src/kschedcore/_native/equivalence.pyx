@@ -14,7 +14,7 @@ Slots are per template, least recently used first out; their number is capped by
 
 A slot also keeps per-position columns over the whole table's scan: a `valid` bit (the row's
 verdict at its current generation is in the columns), an `ok` bit (it passes), its partial total
-and the raw scores that selectHost normalises. A cycle (_kernel/dense.pxd) counts feasible
+and the raw scores that selectHost normalises. A cycle (_native/dense.pxd) counts feasible
 positions 64 at a time and evaluates only positions that are not valid; it writes no per-node
 status: the kernel fills statuses and the feasible list from the entries when they are read
 (NodeKernel.st_code and friends). The table logs every generation bump (NodeTable.changed,

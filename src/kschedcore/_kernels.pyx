@@ -15,19 +15,19 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from .arith cimport div_small, uniform_below
-from .cycle cimport begin_cycle
-from .equivalence cimport Columns, EquivalenceCache
-from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
-from .dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
-from .fit_error cimport hist_of_statuses
-from .scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
-from .ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
+from ._native.arith cimport div_small, uniform_below
+from ._native.cycle cimport begin_cycle
+from ._native.equivalence cimport Columns, EquivalenceCache
+from ._native.copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
+from ._native.dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
+from ._native.fit_error cimport hist_of_statuses
+from ._native.scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
+from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
-from .pod cimport load_pod
-from .table cimport bind_table, touch_row
-from .views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
+from ._native.pod cimport load_pod
+from ._native.table cimport bind_table, touch_row
+from ._native.views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
 cdef Py_ssize_t PARALLEL_MIN_NODES = 256
@@ -312,7 +312,7 @@ cdef class NodeKernel:
 
     cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
                           Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot):
-        """run() for a node-local cycle, through its slot's columns (_kernel/dense.pxd). The
+        """run() for a node-local cycle, through its slot's columns (_native/dense.pxd). The
         per-node statuses and the feasible list are made from the slot's entries if read."""
         cdef Dense d
         cdef Py_ssize_t n = scan.shape[0], best = -1

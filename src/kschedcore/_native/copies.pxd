@@ -1,6 +1,6 @@
 # A run of identical copies of a node-local pod (NodeKernel.run_copies): the rows' verdicts
 # taken once into per-scan-position arrays, each copy's cycle over those arrays. cdef inline:
-# compiled into node_kernel's pass.
+# compiled into the pass (_kernels.pyx).
 from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 
 from .arith cimport div_small, uniform_below

@@ -1,7 +1,7 @@
 # A node-local cycle through its template's slot columns (EquivalenceCache.columns): the walk
 # counts feasible positions 64 at a time, evaluating only positions whose verdict is not
 # current; selectHost reads the columns of the feasible ones. cdef inline: compiled into
-# node_kernel's run().
+# _kernels.pyx's run().
 from libc.stdint cimport INT64_MIN, int8_t, int32_t, int64_t, uint64_t
 
 from .arith cimport __builtin_ctzll, div_small, uniform_below

@@ -1,4 +1,4 @@
-"""Type stub of the compiled module node_kernel (what Python code uses of it). A cdef class's
+"""Type stub of the compiled module _kernels (what Python code uses of it). A cdef class's
 attributes are C fields (`cdef public` / `readonly` in the .pxd) that the type checker cannot
 read: they read and write as Any."""
 from typing import Any

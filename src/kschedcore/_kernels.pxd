@@ -1,15 +1,15 @@
 # NodeKernel: one pass per pod over the node table (filter, score, normalise, select).
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t, uint64_t
 
-from .custom cimport CustomSlots
-from .equivalence cimport Columns, EquivalenceCache, EqRow
-from .scan cimport Buffers, Round
-from .cycle cimport Config, Cycle
-from .inter_pod cimport InterPodState
-from .pod cimport CompiledPod, PodView
-from .spread cimport SpreadState
-from .table cimport Table
-from .volumes cimport VolumeStatus
+from ._native.custom cimport CustomSlots
+from ._native.equivalence cimport Columns, EquivalenceCache, EqRow
+from ._native.scan cimport Buffers, Round
+from ._native.cycle cimport Config, Cycle
+from ._native.inter_pod cimport InterPodState
+from ._native.pod cimport CompiledPod, PodView
+from ._native.spread cimport SpreadState
+from ._native.table cimport Table
+from ._native.volumes cimport VolumeStatus
 
 
 cdef extern from "pool.h" nogil:
