@@ -84,20 +84,41 @@ def _score_empty(one, pod, fw, returned: dict, rows, totals) -> None:
     fit_args = _fit_args(fw)
     fit_req = ref.fit_pod_requests(pod.raw, fit_args)
     bal_req = ref.balanced_pod_requests(pod.raw)
+    memo = _empty_scores_memo(one, fw, fit_args)
+    requests = (tuple(fit_req), tuple(bal_req))
     nodes = one.cache.table.nodes
     for j, r in enumerate(rows.tolist()):
         node = nodes[r]
         obj = returned[node.name]
-        _same_node(node, obj)
-        ni = new_node_info(obj)
-        empty = {S_NODE_RESOURCES_FIT: ref.node_resources_fit_score(fit_req, ni, fit_args),
-                 S_BALANCED_ALLOCATION: ref.balanced_allocation_score(bal_req, ni), S_IMAGE_LOCALITY: 0}
+        if obj != node.raw:          # what the extender sent back is not what it was sent
+            _same_node(node, obj)
+        key = (node.name, requests)
+        hit = memo.get(key)
+        if hit is None or hit[0] is not node:
+            ni = new_node_info(node.raw)
+            hit = memo[key] = (node, {S_NODE_RESOURCES_FIT: ref.node_resources_fit_score(fit_req, ni, fit_args),
+                                      S_BALANCED_ALLOCATION: ref.balanced_allocation_score(bal_req, ni),
+                                      S_IMAGE_LOCALITY: 0})
+        empty = hit[1]
         for s in _EMPTY_NODE_SCORES:
             if not ran[s] or zero[s]:
                 continue
             w = int(fw.weights[s])
             totals[j] += w * (empty[s] - int(raw[s, j]))
             raw[s, j] = empty[s]
+
+
+def _empty_scores_memo(one, fw, fit_args) -> dict:
+    """(node name, the pod's request vectors) -> (the cache's Node, its empty-NodeInfo scores),
+    per profile: the scores read only the node's allocatable, which is the same while the
+    cache keeps the same Node object (a node update replaces it)."""
+    memos = one.empty_scores
+    memo = memos.get(id(fw))
+    if memo is None or memo[0] != fit_args:
+        memo = memos[id(fw)] = (fit_args, {})
+    if len(memo[1]) > 1_000_000:     # bounded: a long run of many shapes starts afresh
+        memo[1].clear()
+    return memo[1]
 
 
 def _fit_args(fw):

@@ -59,6 +59,8 @@ class ScheduleOne:
         self._cross_refused: dict = {}  # id(cp) -> (cp, gap, retry at fw.passes): cross_copies_ready
         #: framework.Extenders, in buildExtenders' order (ignorable ones last)
         self.extenders: list[Extender] = []
+        #: id(Framework) -> (its FitArgs, memo): empty-NodeInfo scores after Node-object answers
+        self.empty_scores: dict = {}
 
     def extended(self, pod) -> bool:
         """Some extender is interested in the pod: its cycles go through the extenders, never
