@@ -12,20 +12,13 @@ import re
 
 from .cel_lib import FUNCTIONS, MACRO_NAMES, NOT_IMPLEMENTED, call, operator
 from .cel_values import (CELCompileError, CELRuntimeError, NO_SUCH_OVERLOAD, compile_error, is_number,
-                         lookup, type_name, _MISSING)
+                         lookup, shown, type_name, MISSING)
 
 _DEVICE_FIELDS = {"driver": "string", "attributes": "attrs", "capacity": "caps"}
 _INNER = {"attrs": "attrmap", "attrmap": "any", "caps": "capmap", "capmap": "kubernetes.Quantity"}
-_SHOWN = {"attrs": "map(string, map(string, any))", "attrmap": "map(string, any)",
-          "caps": "map(string, map(string, kubernetes.Quantity))", "capmap": "map(string, kubernetes.Quantity)",
-          "device": "kubernetes.DRADevice"}
 _UNKNOWN = ("dyn", "any")
 _NAMESPACES = ("sets", "lists", "strings", "math", "base64")
 _EMPTY: dict = {}
-
-
-def shown(t: str) -> str:
-    return _SHOWN.get(t, t)
 
 
 def _map_like(t: str) -> bool:
@@ -113,7 +106,7 @@ class Checker:
             out = {}
             for kf, vf in entries:
                 key = kf(v)
-                if lookup(out, key) is not _MISSING:
+                if lookup(out, key) is not MISSING:
                     raise CELRuntimeError(f"Failed with repeated key: {key}")
                 out[key] = vf(v)
             return out
@@ -227,7 +220,7 @@ def _getter(fn, kfn, typ):
             if type(m).__name__ == "DomainMap":
                 return m.get(key, _EMPTY)
             found = lookup(m, key)
-            if found is _MISSING:
+            if found is MISSING:
                 raise CELRuntimeError(f"no such key: {_fmt(key)}")
             return found
         if isinstance(m, list):

@@ -10,7 +10,7 @@ import re
 from ..errors import QuantityError
 from ..objects.quantity import Quantity, parse_quantity
 from .cel_values import (CELRuntimeError, NO_SUCH_OVERLOAD, Semver, UInt, check_int, check_uint,
-                         compare, equals, is_number, lookup, type_name, _MISSING)
+                         compare, equals, is_number, lookup, shown, type_name, MISSING)
 
 MACRO_NAMES = frozenset({"all", "exists", "exists_one", "existsOne"})
 _UNKNOWN = ("dyn", "any")
@@ -28,14 +28,9 @@ def _static(t: str) -> str:
 
 
 def _err(checker, pos, name, types, recv=None):
-    args = ", ".join(_shown(t) for t in types)
-    applied = f"{_shown(recv)}.({args})" if recv is not None else f"({args})"
+    args = ", ".join(shown(t) for t in types)
+    applied = f"{shown(recv)}.({args})" if recv is not None else f"({args})"
     return checker.error(pos, f"found no matching overload for '{name}' applied to '{applied}'")
-
-
-def _shown(t):
-    from .cel_check import shown
-    return shown(t)
 
 
 # -- operators ---------------------------------------------------------------------------
@@ -155,7 +150,7 @@ def _in(x, container):
     if isinstance(container, list):
         return any(equals(x, e) for e in container)
     if isinstance(container, dict):
-        return lookup(container, x) is not _MISSING
+        return lookup(container, x) is not MISSING
     raise CELRuntimeError(NO_SUCH_OVERLOAD)
 
 

@@ -130,6 +130,14 @@ def type_name(v) -> str:
 _TYPE_NAMES = {int: "int", float: "double", str: "string", bytes: "bytes", list: "list", dict: "map",
                tuple: "list", Quantity: "kubernetes.Quantity", Semver: "kubernetes.Semver"}
 _NUMERIC = (int, float)
+_SHOWN = {"attrs": "map(string, map(string, any))", "attrmap": "map(string, any)",
+          "caps": "map(string, map(string, kubernetes.Quantity))", "capmap": "map(string, kubernetes.Quantity)",
+          "device": "kubernetes.DRADevice"}
+
+
+def shown(t: str) -> str:
+    """A static type's name as cel-go prints it in a checker message."""
+    return _SHOWN.get(t, t)
 
 
 def is_number(v) -> bool:
@@ -150,7 +158,7 @@ def equals(a, b) -> bool:
             return False
         for k, v in a.items():
             other = lookup(b, k)
-            if other is _MISSING or not equals(v, other):
+            if other is MISSING or not equals(v, other):
                 return False
         return True
     if isinstance(a, Semver) and isinstance(b, Semver):
@@ -160,20 +168,20 @@ def equals(a, b) -> bool:
     return a == b
 
 
-_MISSING = object()
+MISSING = object()
 
 
 def lookup(m: dict, key):
-    """A map entry by CEL key equality (1, 1u and 1.0 find the same entry); _MISSING if none."""
+    """A map entry by CEL key equality (1, 1u and 1.0 find the same entry); MISSING if none."""
     try:
         if key in m and not isinstance(key, bool):
             return m[key]
     except TypeError:
-        return _MISSING
+        return MISSING
     for k, v in m.items():
         if equals(k, key):
             return v
-    return _MISSING
+    return MISSING
 
 
 def compare(a, b) -> int:
