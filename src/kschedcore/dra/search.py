@@ -41,6 +41,7 @@ class Search:
     def run(self) -> list[dict] | None:
         for ci, claim in enumerate(self.claims):
             self._prepare(ci, claim)
+        self.matched = {}           # upstream starts deviceMatchesRequest afresh here
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 10_000))
         try:
@@ -110,7 +111,8 @@ class Search:
             if undo is None:
                 return False
             try:
-                done = self._one(ci, ri, si, di + 1, in_sub)
+                # upstream continues with subrequest index 0 here, whichever subrequest this is
+                done = self._one(ci, ri, 0, di + 1, in_sub)
             except BaseException:
                 undo()
                 raise
