@@ -80,7 +80,8 @@ def _compile(expression: str) -> Selector:
     return Selector(expression, fn)
 
 
-def device_input(driver: str, attributes: Mapping | None, capacity: Mapping | None):
+def device_input(driver: str, attributes: Mapping | None, capacity: Mapping | None,
+                 allow_multiple: bool = False):
     """The ``device`` variable for one device (``DeviceMatches``): attributes by domain and id,
     capacities as Quantities. A version attribute that is not a semantic version makes every
     evaluation fail with ``attribute <name>: parse semantic version: <why>`` (returned here as
@@ -97,7 +98,7 @@ def device_input(driver: str, attributes: Mapping | None, capacity: Mapping | No
     for name, cap in (capacity or {}).items():
         domain, ident = _split(name, driver)
         caps.setdefault(domain, {})[ident] = parse_quantity(cap.get("value", "0"))
-    return {"driver": driver, "attributes": attrs, "capacity": caps}
+    return {"driver": driver, "allowMultipleAllocations": bool(allow_multiple), "attributes": attrs, "capacity": caps}
 
 
 def _attribute_value(attr: Mapping):

@@ -14,7 +14,7 @@ from .cel_lib import FUNCTIONS, MACRO_NAMES, NOT_IMPLEMENTED, call, operator
 from .cel_values import (CELCompileError, CELRuntimeError, NO_SUCH_OVERLOAD, compile_error, is_number,
                          lookup, shown, type_name, MISSING)
 
-_DEVICE_FIELDS = {"driver": "string", "attributes": "attrs", "capacity": "caps"}
+_DEVICE_FIELDS = {"driver": "string", "allowMultipleAllocations": "bool", "attributes": "attrs", "capacity": "caps"}
 _INNER = {"attrs": "attrmap", "attrmap": "any", "caps": "capmap", "capmap": "kubernetes.Quantity"}
 _UNKNOWN = ("dyn", "any")
 _NAMESPACES = ("sets", "lists", "strings", "math", "base64")
@@ -68,7 +68,7 @@ class Checker:
         kfn, ktyp = self.compile(key)
         if typ in _INNER and ktyp not in ("string", *_UNKNOWN):
             raise self.error(pos, f"found no matching overload for '_[_]' applied to '({shown(typ)}, {ktyp})'")
-        if typ == "list" and ktyp not in ("int", "uint", "double", *_UNKNOWN):
+        if typ.startswith("list") and ktyp not in ("int", "uint", "double", *_UNKNOWN):
             raise self.error(pos, f"found no matching overload for '_[_]' applied to '(list, {ktyp})'")
         return _getter(fn, kfn, typ), _INNER.get(typ, "dyn")
 
@@ -97,7 +97,9 @@ class Checker:
                 if t != first and t not in _UNKNOWN:
                     raise self.error(n[1], f"expected type '{first}' but found '{t}'")
         fns = [f for f, _ in items]
-        return (lambda v: [f(v) for f in fns]), "list"
+        kinds = {t for _, t in items}
+        typ = f"list({shown(kinds.pop())})" if len(kinds) == 1 and not kinds & set(_UNKNOWN) else "list"
+        return (lambda v: [f(v) for f in fns]), typ
 
     def _map(self, node):
         entries = [(self.compile(k)[0], self.compile(val)[0]) for k, val in node[2]]
@@ -115,10 +117,11 @@ class Checker:
     def _cond(self, node):
         _, pos, c, a, b = node
         cf, ct = self.compile(c)
-        if ct not in ("bool", *_UNKNOWN):
-            raise self.error(pos, f"found no matching overload for '_?_:_' applied to '({ct}, ...)'")
         af, at = self.compile(a)
         bf, bt = self.compile(b)
+        if ct not in ("bool", *_UNKNOWN) or (at != bt and at not in _UNKNOWN and bt not in _UNKNOWN):
+            raise self.error(pos, f"found no matching overload for '_?_:_' applied to "
+                                  f"'({shown(ct)}, {shown(at)}, {shown(bt)})'")
 
         def cond(v):
             c = cf(v)
@@ -170,9 +173,9 @@ class Checker:
     def _logic(self, node):
         _, pos, name, _, args = node
         (lf, lt), (rf, rt) = self.compile(args[0]), self.compile(args[1])
-        for t in (lt, rt):
+        for t, arg in ((lt, args[0]), (rt, args[1])):
             if t not in ("bool", *_UNKNOWN):
-                raise self.error(pos, f"found no matching overload for '{name}' applied to '({lt}, {rt})'")
+                raise self.error(arg[1], f"expected type 'bool' but found '{shown(t)}'")
         decisive = name == "_||_"       # the value that decides: true for ||, false for &&
 
         def logic(v):
@@ -199,7 +202,7 @@ class Checker:
     def _comp(self, node):
         _, pos, macro, target, it1, it2, rest = node
         rf, rt = self.compile(target)
-        if rt not in ("list", "map", *_UNKNOWN) and not _map_like(rt):
+        if not rt.startswith("list") and rt not in ("map", *_UNKNOWN) and not _map_like(rt):
             raise self.error(pos, f"expression of type '{shown(rt)}' cannot be range of a comprehension "
                              "(must be list, map, or dynamic)")
         scope = {it1: "dyn"} if it2 is None else {it1: "dyn", it2: "dyn"}

@@ -24,7 +24,7 @@ NOT_IMPLEMENTED = frozenset({"ip", "isIP", "cidr", "isCIDR", "url", "isURL", "fo
 
 
 def _static(t: str) -> str:
-    return _MAP_TYPES.get(t, t)
+    return "list" if t.startswith("list") else _MAP_TYPES.get(t, t)
 
 
 def _err(checker, pos, name, types, recv=None):
@@ -55,8 +55,8 @@ def operator(checker, pos, name, fns, types):
     impl = _BINARY[name]
     if name in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "@in"):
         rtype = "bool"
-    else:
-        rtype = st[0] if st[0] == st[1] else "dyn"
+    else:       # the one overload a known operand leaves
+        rtype = known[0] if known else "dyn"
     return (lambda v: impl(a(v), b(v))), rtype
 
 
@@ -358,7 +358,7 @@ def _to_int(x):
         try:
             return check_int(int(x, 10))
         except ValueError:
-            raise CELRuntimeError(f"cannot convert value to integer") from None
+            raise CELRuntimeError("type conversion error from 'string' to 'int'") from None
     if isinstance(x, float):
         if math.isnan(x) or not -2.0**63 < x < 2.0**63:
             raise CELRuntimeError("integer overflow")
@@ -401,10 +401,11 @@ FUNCTIONS = {
     "string": [_g([_ANY], _to_string, S)],
     "bool": [_g([_ANY], lambda x: x if isinstance(x, bool) else {"true": True, "false": False}[x], B)],
     "dyn": [_g([_ANY], lambda x: x, "dyn")],
+    "bytes": [_g([S], lambda s: s.encode("utf-8"), "bytes"), _g(["bytes"], lambda b: b, "bytes")],
     # Quantity library
     "quantity": [_g([S], _quantity, Q)],
     "isQuantity": [_g([S], _is_quantity, B)],
-    "sign": [_m([Q], lambda q: (q.nanos > 0) - (q.nanos < 0), I)],
+    "sign": [_g([Q], lambda q: (q.nanos > 0) - (q.nanos < 0), I)],
     "isInteger": [_m([Q], lambda q: q.nanos % 10**9 == 0, B)],
     "asInteger": [_m([Q], _as_integer, I)],
     "asApproximateFloat": [_m([Q], lambda q: q.nanos / 1e9, D)],

@@ -70,6 +70,8 @@ class _Parser:
     def expect(self, text: str) -> int:
         kind, val, pos = self.peek()
         if not ((kind == "op" or kind == "id") and val == text):
+            if kind == "eof":
+                raise self.error(pos, f"Syntax error: missing '{text}' at '<EOF>'")
             raise self.error(pos, f"Syntax error: mismatched input '{val}' expecting '{text}'")
         self.i += 1
         return pos
@@ -228,7 +230,7 @@ class _Parser:
                     if len(args) != 1 or args[0][0] != "select":
                         raise self.error(pos, "invalid argument to has() macro")
                     _, spos, operand, field = args[0]
-                    return ("has", spos, operand, field)
+                    return ("has", cpos, operand, field)
                 return ("call", cpos, val, None, args)
             return ("ident", pos, val)
         if kind == "num":
