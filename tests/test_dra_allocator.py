@@ -55,3 +55,58 @@ def test_slice_order_does_not_change_decisions(case):
     fx = json.loads((DATA / f"{case}.json").read_text())
     want = {k: v for k, v in EXPECTED[case].items() if k != "case"}
     assert run_fixture(fx, slices=list(reversed(fx["slices"]))) == want
+
+
+def _two_pool_fixture():
+    fx = json.loads((DATA / "exact_one.json").read_text())
+    gpu_slice = fx["slices"][0]
+    other = json.loads(json.dumps(gpu_slice))
+    other["metadata"]["name"] = "a-slice"
+    other["spec"]["pool"]["name"] = "gpu-00-a"
+    fx["slices"] = [gpu_slice, other]       # pool "gpu-00" first in the input
+    return fx
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_pools_in_driver_and_pool_name_order(reverse):
+    """Where upstream ranges over a Go map (two pools serving the node), the first device
+    comes from the pool first by (driver, pool name), whatever order the slices come in."""
+    fx = _two_pool_fixture()
+    slices = list(reversed(fx["slices"])) if reverse else fx["slices"]
+    got = run_fixture(fx, slices=slices)["results"]
+    assert [(r["pool"], r["device"]) for r in got[0]["devices"]["results"]] == [("gpu-00", "gpu-0")]
+
+
+def test_selector_verdicts_are_kept_per_slice_object():
+    """A slice replaced by a new object (an update) is evaluated afresh; the same object
+    keeps its verdicts across allocators."""
+    from kschedcore.dra.selectors import SelectorCache
+    fx = json.loads((DATA / "exact_one.json").read_text())
+    cache = SelectorCache()
+    classes = {c["metadata"]["name"]: c for c in fx["classes"]}
+    one = Allocator(Features(), set(), classes, fx["slices"], cache)
+    assert one.allocate(fx["node"], fx["claims"]) is not None
+    updated = json.loads(json.dumps(fx["slices"][0]))
+    updated["spec"]["driver"] = "other.example.com"       # the class's selector no longer matches
+    for d in updated["spec"]["devices"]:
+        d["name"] += "-x"
+    two = Allocator(Features(), set(), classes, [updated], cache)
+    assert two.allocate(fx["node"], fx["claims"]) is None
+
+
+def test_each_device_is_evaluated_once_across_allocators(monkeypatch):
+    """Selector verdicts outlive one allocation: two allocators over the same slices (and
+    two nodes' attempts) evaluate each device's class selector once."""
+    from kschedcore.dra import selectors
+    from kschedcore.dra.selectors import SelectorCache
+    calls = []
+    real = selectors.SelectorCache._evaluate
+    monkeypatch.setattr(selectors.SelectorCache, "_evaluate",
+                        staticmethod(lambda *a: calls.append(a[2]) or real(*a)))
+    fx = json.loads((DATA / "exact_incomplete_pool.json").read_text())     # 2 devices, 2 wanted
+    classes = {c["metadata"]["name"]: c for c in fx["classes"]}
+    cache = SelectorCache()
+    for _ in range(2):
+        alloc = Allocator(Features(), set(), classes, fx["slices"], cache)
+        assert alloc.allocate(fx["node"], fx["claims"]) is not None
+    assert sorted(calls) == [0, 1]

@@ -86,6 +86,7 @@ def test_capacity_quantities():
     assert matches('device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("80G"))')   # 80Gi > 80G
     assert not matches('device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("80Gi"))')
     assert matches('device.capacity["gpu.example.com"].power.asApproximateFloat() == 400.5')
+    assert matches('device.capacity["gpu.example.com"].memory.compareTo(quantity("9G")) > 0')   # by value, not text
 
 
 def test_missing_attribute_is_a_runtime_error_with_cel_go_words():
