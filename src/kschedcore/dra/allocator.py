@@ -56,6 +56,15 @@ class Allocator:
         self.cel = cel_cache if cel_cache is not None else SelectorCache()
         self.cel.keep_only(self.slices)
         self._pools: dict = {}
+        # node-local slices by node: a node's pools come from its own slices and the others
+        self._local: dict[str, list] = {}
+        self._shared: list = []
+        for s in self.slices:
+            spec = s["spec"]
+            if spec.get("nodeName") and spec.get("perDeviceNodeSelection") is None:
+                self._local.setdefault(spec["nodeName"], []).append(s)
+            else:
+                self._shared.append(s)
 
     def pools(self, node: Mapping):
         """The pools reaching the node, gathered once per node-local answer: a node's pools
@@ -64,7 +73,8 @@ class Allocator:
         key = (md.get("name", ""), tuple(sorted((md.get("labels") or {}).items())))
         pools = self._pools.get(key)
         if pools is None:
-            pools = self._pools[key] = gather_pools(self.slices, node)
+            mine = self._local.get(key[0], [])
+            pools = self._pools[key] = gather_pools(mine + self._shared if self._shared else mine, node)
         return pools
 
     def allocate(self, node: Mapping, claims: Sequence[Mapping]) -> list[dict] | None:
