@@ -120,8 +120,7 @@ def test_result_must_be_bool():
         compile_selector("device.driver")
 
 
-@pytest.mark.parametrize("expression, name", [('ip("10.0.0.1").family() == 4', "ip"),
-                                              ('url("https://a").getHost() == "a"', "url"),
+@pytest.mark.parametrize("expression, name", [('url("https://a").getHost() == "a"', "url"),
                                               ('optional.of(1).hasValue()', "hasValue")])
 def test_unimplemented_library_functions_are_refused_by_name(expression, name):
     with pytest.raises(CELCompileError, match=f"CEL function '{name}' .* not implemented by kschedcore"):

@@ -17,7 +17,7 @@ from .cel_values import (CELCompileError, CELRuntimeError, NO_SUCH_OVERLOAD, com
 _DEVICE_FIELDS = {"driver": "string", "allowMultipleAllocations": "bool", "attributes": "attrs", "capacity": "caps"}
 _INNER = {"attrs": "attrmap", "attrmap": "any", "caps": "capmap", "capmap": "kubernetes.Quantity"}
 _UNKNOWN = ("dyn", "any")
-_NAMESPACES = ("sets", "lists", "strings", "math", "base64")
+_NAMESPACES = ("sets", "lists", "strings", "math", "base64", "ip")
 _EMPTY: dict = {}
 
 

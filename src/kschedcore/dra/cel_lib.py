@@ -9,6 +9,7 @@ import re
 
 from ..errors import QuantityError
 from ..objects.quantity import Quantity, parse_quantity
+from . import cel_net
 from .cel_values import (CELRuntimeError, NO_SUCH_OVERLOAD, Semver, UInt, check_int, check_uint,
                          compare, equals, is_number, lookup, shown, type_name, MISSING)
 
@@ -18,7 +19,7 @@ _MAP_TYPES = {"attrs": "map", "attrmap": "map", "caps": "map", "capmap": "map", 
 _NUM = ("int", "uint", "double")
 _ORDERED = ("string", "bytes", "bool")
 #: functions of Kubernetes' CEL libraries that kschedcore's CEL refuses by name
-NOT_IMPLEMENTED = frozenset({"ip", "isIP", "cidr", "isCIDR", "url", "isURL", "format", "optional",
+NOT_IMPLEMENTED = frozenset({"url", "isURL", "format", "optional",
                              "orValue", "hasValue", "value", "or", "authorizer", "quote", "first", "last",
                              "sortBy", "timestamp", "duration", "getHours"})
 
@@ -457,3 +458,4 @@ FUNCTIONS = {
                            and all(any(equals(x, y) for y in a) for x in b), B)],
     "sets.intersects": [_g([L, L], lambda a, b: any(equals(x, y) for x in a for y in b), B)],
 }
+FUNCTIONS.update(cel_net.functions(_g, _m, S, I, B))

@@ -124,7 +124,7 @@ def type_name(v) -> str:
         return "bool"
     if isinstance(v, UInt):
         return "uint"
-    return _TYPE_NAMES.get(type(v), type(v).__name__)
+    return _TYPE_NAMES.get(type(v)) or getattr(type(v), "cel_type", type(v).__name__)
 
 
 _TYPE_NAMES = {int: "int", float: "double", str: "string", bytes: "bytes", list: "list", dict: "map",
