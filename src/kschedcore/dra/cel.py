@@ -17,7 +17,7 @@ from typing import Any, Callable
 from ..objects.quantity import parse_quantity
 from .cel_check import Checker
 from .cel_parse import parse
-from .cel_values import CELCompileError, CELRuntimeError, Semver, type_name
+from .cel_values import CELCompileError, CELRuntimeError, Semver, shown, type_name
 
 __all__ = ["CELCompileError", "CELRuntimeError", "Selector", "compile_selector", "device_input"]
 
@@ -76,7 +76,7 @@ def _compile(expression: str) -> Selector:
     tree = parse(expression)
     fn, typ = Checker(expression).compile(tree)
     if typ not in ("bool", "dyn", "any"):
-        raise CELCompileError(f"must evaluate to bool or the unknown type, not {typ}")
+        raise CELCompileError(f"must evaluate to bool or the unknown type, not {shown(typ)}")
     return Selector(expression, fn)
 
 

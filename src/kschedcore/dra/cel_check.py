@@ -12,12 +12,12 @@ import re
 
 from .cel_lib import FUNCTIONS, MACRO_NAMES, NOT_IMPLEMENTED, call, operator
 from .cel_values import (CELCompileError, CELRuntimeError, NO_SUCH_OVERLOAD, compile_error, is_number,
-                         lookup, shown, type_name, MISSING)
+                         lookup, shown, type_name, MISSING, NONE, Optional)
 
 _DEVICE_FIELDS = {"driver": "string", "allowMultipleAllocations": "bool", "attributes": "attrs", "capacity": "caps"}
 _INNER = {"attrs": "attrmap", "attrmap": "any", "caps": "capmap", "capmap": "kubernetes.Quantity"}
 _UNKNOWN = ("dyn", "any")
-_NAMESPACES = ("sets", "lists", "strings", "math", "base64", "ip")
+_NAMESPACES = ("sets", "lists", "strings", "math", "base64", "ip", "optional")
 _EMPTY: dict = {}
 
 
@@ -87,30 +87,65 @@ class Checker:
             raise CELRuntimeError(NO_SUCH_OVERLOAD)
         return has, "bool"
 
+    # -- optional selection: x.?f, x[?k]
+    def _optselect(self, node):
+        _, pos, operand, field = node
+        fn, typ = self.compile(operand)
+        if typ == "device" and field not in _DEVICE_FIELDS:
+            raise self.error(pos, f"undefined field '{field}'")
+        return _opt_getter(fn, lambda v: field), "optional_type"
+
+    def _optindex(self, node):
+        _, pos, operand, key = node
+        fn, _ = self.compile(operand)
+        kfn, _ = self.compile(key)
+        return _opt_getter(fn, kfn), "optional_type"
+
+    def _optelem(self, node):
+        fn, _ = self.compile(node[2])
+        return fn, "optelem"
+
     # -- aggregates
     def _list(self, node):
         items = [self.compile(n) for n in node[2]]
-        known = {t for _, t in items if t not in _UNKNOWN}
+        known = {t for _, t in items if t not in (*_UNKNOWN, "optelem")}
         if len(known) > 1:
             first = items[0][1]
             for (_, t), n in zip(items[1:], node[2][1:]):
-                if t != first and t not in _UNKNOWN:
+                if t != first and t not in (*_UNKNOWN, "optelem") and first != "optelem":
                     raise self.error(n[1], f"expected type '{first}' but found '{t}'")
-        fns = [f for f, _ in items]
+        fns = [(f, t == "optelem") for f, t in items]
         kinds = {t for _, t in items}
-        typ = f"list({shown(kinds.pop())})" if len(kinds) == 1 and not kinds & set(_UNKNOWN) else "list"
-        return (lambda v: [f(v) for f in fns]), typ
+        typ = f"list({shown(kinds.pop())})" if len(kinds) == 1 and not kinds & {*_UNKNOWN, "optelem"} else "list"
+        if not any(o for _, o in fns):
+            plain = [f for f, _ in fns]
+            return (lambda v: [f(v) for f in plain]), typ
+
+        def build(v):
+            out = []
+            for f, optional in fns:
+                x = f(v)
+                if not optional:
+                    out.append(x)
+                elif _unwrap(x).has:
+                    out.append(x.value)
+            return out
+        return build, typ
 
     def _map(self, node):
-        entries = [(self.compile(k)[0], self.compile(val)[0]) for k, val in node[2]]
+        entries = [(self.compile(k)[0], self.compile(val)[0], val[0] == "optelem") for k, val in node[2]]
 
         def build(v):
             out = {}
-            for kf, vf in entries:
+            for kf, vf, optional in entries:
                 key = kf(v)
                 if lookup(out, key) is not MISSING:
                     raise CELRuntimeError(f"Failed with repeated key: {key}")
-                out[key] = vf(v)
+                x = vf(v)
+                if not optional:
+                    out[key] = x
+                elif _unwrap(x).has:
+                    out[key] = x.value
             return out
         return build, "map"
 
@@ -202,7 +237,7 @@ class Checker:
     def _comp(self, node):
         _, pos, macro, target, it1, it2, rest = node
         rf, rt = self.compile(target)
-        if not rt.startswith("list") and rt not in ("map", *_UNKNOWN) and not _map_like(rt):
+        if not rt.startswith("list") and rt not in ("map", "optional_type", *_UNKNOWN) and not _map_like(rt):
             raise self.error(pos, f"expression of type '{shown(rt)}' cannot be range of a comprehension "
                              "(must be list, map, or dynamic)")
         scope = {it1: "dyn"} if it2 is None else {it1: "dyn", it2: "dyn"}
@@ -212,13 +247,41 @@ class Checker:
         finally:
             self.scopes.pop()
         fns = [f for f, _ in body]
-        return MACROS[macro](rf, it1, it2, fns), ("bool" if macro in MACRO_NAMES else "list" if macro != "transformMap" else "map")
+        kind = "bool" if macro in MACRO_NAMES else "optional_type" if macro.startswith("opt") else \
+            "map" if macro == "transformMap" else "list"
+        return MACROS[macro](rf, it1, it2, fns), kind
+
+
+def _unwrap(x) -> Optional:
+    if not isinstance(x, Optional):
+        raise CELRuntimeError(NO_SUCH_OVERLOAD)
+    return x
+
+
+def _opt_getter(fn, kfn):
+    """``x.?f`` / ``x[?k]``: optional.of the entry, or optional.none() when it is absent."""
+    plain = _getter(fn, kfn, "dyn")
+
+    def get(v):
+        try:
+            found = plain(v)
+        except CELRuntimeError as err:
+            if str(err).startswith("no such key") or str(err).startswith("index out of bounds"):
+                return NONE
+            raise
+        return found if isinstance(found, Optional) else Optional(found)
+    return get
 
 
 def _getter(fn, kfn, typ):
     def get(v):
         m = fn(v)
         key = kfn(v)
+        if isinstance(m, Optional):         # selection on an optional stays optional
+            if not m.has:
+                return m
+            inner = _getter(lambda _: m.value, lambda _: key, typ)(v)
+            return inner if isinstance(inner, Optional) else Optional(inner)
         if isinstance(m, dict):
             if type(m).__name__ == "DomainMap":
                 return m.get(key, _EMPTY)
@@ -384,5 +447,31 @@ def _transform_map(rf, it1, it2, fns):
     return run
 
 
-MACROS = {"all": _all, "exists": _exists, "exists_one": _exists_one, "existsOne": _exists_one,
+def _opt_map(rf, it1, it2, fns):
+    body = fns[0]
+
+    def run(v):
+        o = _unwrap(rf(v))
+        if not o.has:
+            return o
+        inner = dict(v)
+        inner[it1] = o.value
+        return Optional(body(inner))
+    return run
+
+
+def _opt_flat_map(rf, it1, it2, fns):
+    body = fns[0]
+
+    def run(v):
+        o = _unwrap(rf(v))
+        if not o.has:
+            return o
+        inner = dict(v)
+        inner[it1] = o.value
+        return _unwrap(body(inner))
+    return run
+
+
+MACROS = {"optMap": _opt_map, "optFlatMap": _opt_flat_map, "all": _all, "exists": _exists, "exists_one": _exists_one, "existsOne": _exists_one,
           "map": _map_macro, "filter": _filter, "transformList": _map_macro, "transformMap": _transform_map}

@@ -11,7 +11,7 @@ from ..errors import QuantityError
 from ..objects.quantity import Quantity, parse_quantity
 from . import cel_net
 from .cel_values import (CELRuntimeError, NO_SUCH_OVERLOAD, Semver, UInt, check_int, check_uint,
-                         compare, equals, is_number, lookup, shown, type_name, MISSING)
+                         compare, equals, is_number, lookup, shown, type_name, MISSING, NONE, Optional)
 
 MACRO_NAMES = frozenset({"all", "exists", "exists_one", "existsOne"})
 _UNKNOWN = ("dyn", "any")
@@ -19,8 +19,7 @@ _MAP_TYPES = {"attrs": "map", "attrmap": "map", "caps": "map", "capmap": "map", 
 _NUM = ("int", "uint", "double")
 _ORDERED = ("string", "bytes", "bool")
 #: functions of Kubernetes' CEL libraries that kschedcore's CEL refuses by name
-NOT_IMPLEMENTED = frozenset({"url", "isURL", "format", "optional",
-                             "orValue", "hasValue", "value", "or", "authorizer", "quote", "first", "last",
+NOT_IMPLEMENTED = frozenset({"url", "isURL", "format", "authorizer", "quote", "first", "last",
                              "sortBy", "timestamp", "duration", "getHours"})
 
 
@@ -459,3 +458,27 @@ FUNCTIONS = {
     "sets.intersects": [_g([L, L], lambda a, b: any(equals(x, y) for x in a for y in b), B)],
 }
 FUNCTIONS.update(cel_net.functions(_g, _m, S, I, B))
+
+
+def _non_zero(x):
+    zero = x is None or x is False or (not isinstance(x, bool) and x == 0 and is_number(x)) or \
+        (isinstance(x, (str, bytes, list, dict)) and len(x) == 0)
+    return NONE if zero else Optional(x)
+
+
+def _value(o):
+    if not o.has:
+        raise CELRuntimeError("optional.none() dereference")
+    return o.value
+
+
+_O = "optional_type"
+FUNCTIONS.update({
+    "optional.of": [_g([_ANY], Optional, _O)],
+    "optional.none": [_g([], lambda: NONE, _O)],
+    "optional.ofNonZeroValue": [_g([_ANY], _non_zero, _O)],
+    "hasValue": [_m([_O], lambda o: o.has, B)],
+    "value": [_m([_O], _value, "dyn")],
+    "orValue": [_m([_O, _ANY], lambda o, x: o.value if o.has else x, "dyn")],
+    "or": [_m([_O, _O], lambda o, p: o if o.has else p, _O)],
+})

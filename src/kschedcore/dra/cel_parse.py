@@ -27,7 +27,8 @@ _RELATIONS = ("<", "<=", ">=", ">", "==", "!=", "in")
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
 _MACROS = {("all", 2), ("exists", 2), ("exists_one", 2), ("map", 2), ("map", 3), ("filter", 2),
            ("all", 3), ("exists", 3), ("existsOne", 3), ("exists_one", 3),
-           ("transformList", 3), ("transformList", 4), ("transformMap", 3), ("transformMap", 4)}
+           ("transformList", 3), ("transformList", 4), ("transformMap", 3), ("transformMap", 4),
+           ("optMap", 2), ("optFlatMap", 2)}
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
             "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?"}
 
@@ -172,8 +173,17 @@ class _Parser:
                 key = self.expr()
                 self.expect("]")
                 node = ("index", pos, node, key)
-            elif val in (".?", "[?"):
-                raise self.error(pos, "optional field selection is not implemented by kschedcore's CEL")
+            elif val == ".?":
+                self.take()
+                k2, name, npos = self.take()
+                if k2 != "id":
+                    raise self.error(npos, f"Syntax error: no viable alternative at input '.?{name}'")
+                node = ("optselect", pos, node, name)
+            elif val == "[?":
+                self.take()
+                key = self.expr()
+                self.expect("]")
+                node = ("optindex", pos, node, key)
             else:
                 return node
 
@@ -255,7 +265,7 @@ class _Parser:
                 return node
             if val == "[":
                 self.take()
-                return ("list", pos, self.args("]"))
+                return ("list", pos, self.list_items())
             if val == "{":
                 self.take()
                 return ("map", pos, self.entries())
@@ -263,14 +273,31 @@ class _Parser:
                          "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, "
                          "NUM_UINT, STRING, BYTES, IDENTIFIER}")
 
+    def list_items(self) -> list:
+        """A list literal's elements; ``?x`` adds x's value only if the optional has one."""
+        out = []
+        if self.accept("]"):
+            return out
+        while True:
+            optional = self.accept("?")
+            item = self.expr()
+            out.append(("optelem", item[1], item) if optional else item)
+            if self.accept("]"):
+                return out
+            self.expect(",")
+            if self.accept("]"):
+                return out
+
     def entries(self) -> list:
         out = []
         if self.accept("}"):
             return out
         while True:
+            optional = self.accept("?")
             key = self.expr()
             self.expect(":")
-            out.append((key, self.expr()))
+            value = self.expr()
+            out.append((key, ("optelem", value[1], value) if optional else value))
             if self.accept("}"):
                 return out
             self.expect(",")

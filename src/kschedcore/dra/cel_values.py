@@ -23,6 +23,21 @@ class CELRuntimeError(KSchedCoreError):
     """An evaluation error; ``str()`` is cel-go's message (e.g. ``no such key: model``)."""
 
 
+class Optional:
+    """CEL's ``optional_type`` value: a value or none."""
+    __slots__ = ("value", "has")
+    cel_type = "optional_type"
+
+    def __init__(self, value=None, has: bool = True):
+        self.value, self.has = value, has
+
+    def __repr__(self) -> str:
+        return f"optional.of({self.value!r})" if self.has else "optional.none()"
+
+
+NONE = Optional(None, False)
+
+
 class UInt(int):
     """CEL's ``uint`` (a distinct type from ``int``)."""
     __slots__ = ()
@@ -132,7 +147,7 @@ _TYPE_NAMES = {int: "int", float: "double", str: "string", bytes: "bytes", list:
 _NUMERIC = (int, float)
 _SHOWN = {"attrs": "map(string, map(string, any))", "attrmap": "map(string, any)",
           "caps": "map(string, map(string, kubernetes.Quantity))", "capmap": "map(string, kubernetes.Quantity)",
-          "device": "kubernetes.DRADevice"}
+          "device": "kubernetes.DRADevice", "optional_type": "optional_type(google.protobuf.Any)"}
 
 
 def shown(t: str) -> str:
@@ -163,6 +178,8 @@ def equals(a, b) -> bool:
         return True
     if isinstance(a, Semver) and isinstance(b, Semver):
         return a.compare(b) == 0
+    if isinstance(a, Optional) and isinstance(b, Optional):
+        return a.has == b.has and (not a.has or equals(a.value, b.value))
     if type(a) is not type(b):
         return False
     return a == b
