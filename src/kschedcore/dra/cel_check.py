@@ -12,11 +12,12 @@ import re
 
 from .cel_lib import FUNCTIONS, MACRO_NAMES, NOT_IMPLEMENTED, call, operator
 from .cel_values import (CELCompileError, CELRuntimeError, NO_SUCH_OVERLOAD, compile_error, is_number,
-                         lookup, shown, type_name, MISSING, NONE, Optional)
+                         lookup, shown, type_name, MISSING, NONE, TYPE_NAMES, CELType, Optional)
 
 _DEVICE_FIELDS = {"driver": "string", "allowMultipleAllocations": "bool", "attributes": "attrs", "capacity": "caps"}
 _INNER = {"attrs": "attrmap", "attrmap": "any", "caps": "capmap", "capmap": "kubernetes.Quantity"}
 _UNKNOWN = ("dyn", "any")
+_CONVERSIONS = frozenset({"int", "uint", "double", "bool", "string", "bytes"})
 _NAMESPACES = ("sets", "lists", "strings", "math", "base64", "ip", "optional")
 _EMPTY: dict = {}
 
@@ -30,7 +31,7 @@ class Checker:
 
     def __init__(self, src: str):
         self.src = src
-        self.scopes: list[dict[str, str]] = [{"device": "device"}]
+        self.scopes: list[dict[str, str]] = [{"device": "device", **{t: "type" for t in TYPE_NAMES}}]
 
     def error(self, pos: int, msg: str) -> CELCompileError:
         return compile_error(self.src, pos, msg)
@@ -45,6 +46,9 @@ class Checker:
 
     def _ident(self, node):
         name = node[2]
+        if name in TYPE_NAMES and not any(name in s for s in self.scopes[1:]):
+            value = CELType(name)
+            return (lambda v: value), "type"
         for scope in reversed(self.scopes):
             if name in scope:
                 return (lambda v: v[name]), scope[name]
@@ -203,7 +207,13 @@ class Checker:
                 re.compile(args[-1][2])
             except re.error:
                 raise self.error(args[-1][1], "invalid matches argument") from None
-        return call(self, pos, name, tf, tt, fns, types)
+        fn, typ = call(self, pos, name, tf, tt, fns, types)
+        if name in _CONVERSIONS and target is None and all(a[0] == "lit" for a in args):
+            try:           # cel-go folds a conversion of constants when it makes the program
+                fn({})
+            except CELRuntimeError as err:
+                raise CELCompileError(f"program instantiation failed: {err}") from None
+        return fn, typ
 
     def _logic(self, node):
         _, pos, name, _, args = node

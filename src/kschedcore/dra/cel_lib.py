@@ -11,7 +11,7 @@ from ..errors import QuantityError
 from ..objects.quantity import Quantity, parse_quantity
 from . import cel_net
 from .cel_values import (CELRuntimeError, NO_SUCH_OVERLOAD, Semver, UInt, check_int, check_uint,
-                         compare, equals, is_number, lookup, shown, type_name, MISSING, NONE, Optional)
+                         compare, equals, is_number, lookup, shown, type_name, CELType, MISSING, NONE, Optional)
 
 MACRO_NAMES = frozenset({"all", "exists", "exists_one", "existsOne"})
 _UNKNOWN = ("dyn", "any")
@@ -141,6 +141,8 @@ def _mod(a, b):
         raise CELRuntimeError(NO_SUCH_OVERLOAD)
     if b == 0:
         raise CELRuntimeError("modulus by zero")
+    if k == "int" and a == -(1 << 63) and b == -1:
+        raise CELRuntimeError("integer overflow")
     r = abs(a) % abs(b)
     r = -r if a < 0 else r
     return r if k == "int" else UInt(r)
@@ -229,18 +231,21 @@ def _semver(s, normalize=False):
 
 
 def _normalize(s: str) -> str:
+    """The Semver library's normalizeAndParse: drop a leading v and leading zeros, fill
+    missing minor and patch with 0."""
     s = s[1:] if s.startswith("v") else s
-    core, sep, rest = s, "", ""
-    for i, c in enumerate(s):
-        if c in "-+":
-            core, sep, rest = s[:i], c, s[i + 1:]
-            break
-    parts = core.split(".")
-    if len(parts) > 3:
-        raise CELRuntimeError("No Major.Minor.Patch elements found")
-    parts += ["0"] * (3 - len(parts))
-    parts = [p.lstrip("0") or "0" for p in parts]
-    return ".".join(parts) + (sep + rest if sep else "")
+    parts = s.split(".", 2)
+    for i, p in enumerate(parts):
+        if len(p) > 1:
+            p = p.lstrip("0")
+            if not p or p[0] not in "0123456789":
+                p = "0" + p
+            parts[i] = p
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise CELRuntimeError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
 
 
 def _is_semver(s, normalize=False):
@@ -264,10 +269,11 @@ def _sorted_check(items):
 
 
 def _sum(items):
-    total = 0
+    """The Lists library's ``sum``: from the zero of the elements' type."""
+    acc = {"uint": UInt(0), "double": 0.0}.get(type_name(items[0]), 0) if items else 0
     for x in items:
-        total = _add(total, x) if not (isinstance(total, int) and total == 0 and not isinstance(x, int)) else x
-    return total
+        acc = _add(acc, x)
+    return acc
 
 
 def _extreme(items, sign):
@@ -296,9 +302,15 @@ def _regex(pattern):
 
 
 def _substring(s, start, end=None):
-    end = len(s) if end is None else end
-    if not 0 <= start <= len(s) or not start <= end <= len(s):
-        raise CELRuntimeError(f"index out of range: {start if not 0 <= start <= len(s) else end}")
+    if end is None:
+        if not 0 <= start <= len(s):
+            raise CELRuntimeError(f"index out of range: {start}")
+        return s[start:]
+    if start > end:
+        raise CELRuntimeError(f"invalid substring range. start: {start}, end: {end}")
+    for i in (start, end):
+        if not 0 <= i <= len(s):
+            raise CELRuntimeError(f"index out of range: {i}")
     return s[start:end]
 
 
@@ -318,10 +330,42 @@ def _char_at(s, i):
     return s[i:i + 1]
 
 
-def _str_index(s, sub, start=0, last=False):
-    if not 0 <= start <= len(s):
-        raise CELRuntimeError(f"index out of range: {start}")
-    return s.rfind(sub, 0, start + len(sub) if start else len(s)) if last else s.find(sub, start)
+def _index_from(s, sub, off):
+    """cel-go's ``indexOf(sub, offset)``."""
+    if sub == "":
+        return off
+    if off < 0:
+        raise CELRuntimeError(f"index out of range: {off}")
+    if off >= len(s):
+        return -1
+    return s.find(sub, off)
+
+
+def _last_index_from(s, sub, off):
+    """cel-go's ``lastIndexOf(sub, offset)``: the last match starting at or before offset."""
+    if sub == "":
+        return off
+    if off < 0:
+        raise CELRuntimeError(f"index out of range: {off}")
+    if off >= len(s):
+        return -1
+    return s.rfind(sub, 0, min(off, len(s) - len(sub)) + len(sub))
+
+
+def _slice(items, start, end):
+    if start < 0 or end < 0:
+        raise CELRuntimeError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise CELRuntimeError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if len(items) < end:
+        raise CELRuntimeError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return items[start:end]
+
+
+def _join(items, sep=""):
+    if not all(isinstance(x, str) for x in items):
+        raise CELRuntimeError(NO_SUCH_OVERLOAD)
+    return sep.join(items)
 
 
 def _flatten(items, depth=1):
@@ -353,12 +397,24 @@ def _size(x):
     raise CELRuntimeError(NO_SUCH_OVERLOAD)
 
 
+_INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
+_BOOL_TEXT = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+              "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def _to_bool(x):
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, str) and x in _BOOL_TEXT:
+        return _BOOL_TEXT[x]
+    raise CELRuntimeError("type conversion error from 'string' to 'bool'")
+
+
 def _to_int(x):
     if isinstance(x, str):
-        try:
-            return check_int(int(x, 10))
-        except ValueError:
-            raise CELRuntimeError("type conversion error from 'string' to 'int'") from None
+        if not _INT_TEXT.match(x):
+            raise CELRuntimeError("type conversion error from 'string' to 'int'")
+        return check_int(int(x, 10))
     if isinstance(x, float):
         if math.isnan(x) or not -2.0**63 < x < 2.0**63:
             raise CELRuntimeError("integer overflow")
@@ -399,8 +455,9 @@ FUNCTIONS = {
     "uint": [_g([_ANY], lambda x: check_uint(int(x)), U)],
     "double": [_g([_ANY], lambda x: float(x), D)],
     "string": [_g([_ANY], _to_string, S)],
-    "bool": [_g([_ANY], lambda x: x if isinstance(x, bool) else {"true": True, "false": False}[x], B)],
+    "bool": [_g([_ANY], _to_bool, B)],
     "dyn": [_g([_ANY], lambda x: x, "dyn")],
+    "type": [_g([_ANY], lambda x: CELType(type_name(x)), "type")],
     "bytes": [_g([S], lambda s: s.encode("utf-8"), "bytes"), _g(["bytes"], lambda b: b, "bytes")],
     # Quantity library
     "quantity": [_g([S], _quantity, Q)],
@@ -428,14 +485,14 @@ FUNCTIONS = {
     "sum": [_m([L], _sum, "dyn")],
     "min": [_m([L], lambda xs: _extreme(xs, -1), "dyn")],
     "max": [_m([L], lambda xs: _extreme(xs, 1), "dyn")],
-    "indexOf": [_m([L, _ANY], _index_of, I), _m([S, S], lambda s, x: _str_index(s, x), I),
-                _m([S, S, I], lambda s, x, i: _str_index(s, x, i), I)],
+    "indexOf": [_m([L, _ANY], _index_of, I), _m([S, S], lambda s, x: s.find(x), I),
+                _m([S, S, I], _index_from, I)],
     "lastIndexOf": [_m([L, _ANY], _last_index_of, I), _m([S, S], lambda s, x: s.rfind(x), I),
-                    _m([S, S, I], lambda s, x, i: _str_index(s, x, i, last=True), I)],
+                    _m([S, S, I], _last_index_from, I)],
     "distinct": [_m([L], _distinct, L)],
     "flatten": [_m([L], _flatten, L), _m([L, I], _flatten, L)],
-    "reverse": [_m([L], lambda xs: list(reversed(xs)), L), _m([S], lambda s: s[::-1], S)],
-    "slice": [_m([L, I, I], lambda xs, a, b: xs[a:b], L)],
+    "reverse": [_m([L], lambda xs: list(reversed(xs)), L)],
+    "slice": [_m([L, I, I], _slice, L)],
     "sort": [_m([L], _sort, L)],
     "lists.range": [_g([I], lambda n: list(range(n)), L)],
     # Regex library
@@ -450,7 +507,7 @@ FUNCTIONS = {
     "split": [_m([S, S], _split, L), _m([S, S, I], _split, L)],
     "substring": [_m([S, I], _substring, S), _m([S, I, I], _substring, S)],
     "trim": [_m([S], lambda s: s.strip(), S)],
-    "join": [_m([L], lambda xs: "".join(xs), S), _m([L, S], lambda xs, sep: sep.join(xs), S)],
+    "join": [_m([L], _join, S), _m([L, S], _join, S)],
     # sets extension
     "sets.contains": [_g([L, L], lambda a, b: all(any(equals(x, y) for y in a) for x in b), B)],
     "sets.equivalent": [_g([L, L], lambda a, b: all(any(equals(x, y) for y in b) for x in a)

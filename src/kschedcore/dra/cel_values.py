@@ -38,6 +38,24 @@ class Optional:
 NONE = Optional(None, False)
 
 
+class CELType:
+    """A type value (``type(x)``, ``int``, ``string``, ...), equal by name."""
+    __slots__ = ("name",)
+    cel_type = "type"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, CELType) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+TYPE_NAMES = ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type")
+
+
 class UInt(int):
     """CEL's ``uint`` (a distinct type from ``int``)."""
     __slots__ = ()
@@ -178,6 +196,8 @@ def equals(a, b) -> bool:
         return True
     if isinstance(a, Semver) and isinstance(b, Semver):
         return a.compare(b) == 0
+    if isinstance(a, CELType) or isinstance(b, CELType):
+        return a == b
     if isinstance(a, Optional) and isinstance(b, Optional):
         return a.has == b.has and (not a.has or equals(a.value, b.value))
     if type(a) is not type(b):
