@@ -110,3 +110,16 @@ def test_each_device_is_evaluated_once_across_allocators(monkeypatch):
         alloc = Allocator(Features(), set(), classes, fx["slices"], cache)
         assert alloc.allocate(fx["node"], fx["claims"]) is not None
     assert sorted(calls) == [0, 1]
+
+
+@pytest.mark.parametrize("gate", ["partitionable_devices", "device_taints", "device_binding", "consumable_capacity"])
+def test_alpha_feature_gates_are_refused_by_name(gate):
+    from kschedcore.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="feature gate is not implemented"):
+        Allocator(Features(**{gate: True}), set(), {}, [])
+
+
+def test_default_features_are_kube_scheduler_v1_34_1s():
+    assert Features() == Features(admin_access=True, prioritized_list=True, device_status=True,
+                                  partitionable_devices=False, device_taints=False, device_binding=False,
+                                  consumable_capacity=False)

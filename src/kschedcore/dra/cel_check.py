@@ -3,8 +3,9 @@ turns it into Python closures ``fn(vars) -> value``.
 
 Static types are names: the primitives (``int``, ``uint``, ``double``, ``string``, ``bool``,
 ``bytes``, ``null_type``), ``list``, ``map``, ``kubernetes.Quantity``, ``kubernetes.Semver``,
-the ``device`` variable's parts, ``any`` (an attribute value) and ``dyn`` (not known). A
-mismatch between known types is cel-go's compile error; anything else is decided at run time.
+the ``device`` variable's parts, ``optional_type``, ``type``, ``any`` (an attribute value)
+and ``dyn`` (not known). A mismatch between known types is cel-go's compile error; anything
+else is decided at run time.
 """
 from __future__ import annotations
 
@@ -433,13 +434,12 @@ def _filter(rf, it1, it2, fns):
 
     def run(v):
         out = []
-        value = rf(v)
-        for inner, (k, x) in zip(_pairs(rf, it1, it2, v), _range(value)):
+        for inner in _pairs(rf, it1, it2, v):
             r = pred(inner)
             if type(r) is not bool:
                 raise CELRuntimeError(NO_SUCH_OVERLOAD)
             if r:
-                out.append(x if isinstance(value, list) else k)
+                out.append(inner[it1])
         return out
     return run
 
