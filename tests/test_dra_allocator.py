@@ -123,3 +123,12 @@ def test_default_features_are_kube_scheduler_v1_34_1s():
     assert Features() == Features(admin_access=True, prioritized_list=True, device_status=True,
                                   partitionable_devices=False, device_taints=False, device_binding=False,
                                   consumable_capacity=False)
+
+
+def test_deadline_passed_ends_the_search():
+    from kschedcore.dra.allocator import AllocationTimedOut
+    fx = json.loads((DATA / "exact_one.json").read_text())
+    alloc = Allocator(Features(), set(), {c["metadata"]["name"]: c for c in fx["classes"]}, fx["slices"])
+    with pytest.raises(AllocationTimedOut, match="^filter operation aborted: context deadline exceeded$"):
+        alloc.allocate(fx["node"], fx["claims"], deadline=0.0)
+    assert alloc.allocate(fx["node"], fx["claims"], deadline=None) is not None

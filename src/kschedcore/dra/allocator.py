@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from .claims import ALLOCATION_RESULTS_MAX_SIZE, AllocatorError
+from .claims import ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError
 from .pools import gather_pools
 from .search import Search
 from .selectors import SelectorCache
 
-__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "Allocator", "AllocatorError", "Features", "SelectorCache"]
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationTimedOut", "Allocator", "AllocatorError", "Features",
+           "SelectorCache"]
 
 @dataclass(frozen=True, slots=True)
 class Features:
@@ -77,7 +78,9 @@ class Allocator:
             pools = self._pools[key] = gather_pools(mine + self._shared if self._shared else mine, node)
         return pools
 
-    def allocate(self, node: Mapping, claims: Sequence[Mapping]) -> list[dict] | None:
+    def allocate(self, node: Mapping, claims: Sequence[Mapping], deadline: float | None = None) -> list[dict] | None:
         """One v1 AllocationResult per claim, None when they cannot all be allocated on the
-        node (including pools being updated); raises AllocatorError."""
-        return Search(self, node, list(claims)).run()
+        node (including pools being updated); raises AllocatorError, or AllocationTimedOut
+        once ``time.monotonic()`` passes ``deadline`` (checked at every search step, as
+        upstream checks its context)."""
+        return Search(self, node, list(claims), deadline).run()

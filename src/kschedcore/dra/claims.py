@@ -18,6 +18,14 @@ class AllocatorError(KSchedCoreError):
     status, so the pod's attempt ends with a SchedulerError."""
 
 
+class AllocationTimedOut(KSchedCoreError):
+    """The allocation ran past its deadline (upstream: the Filter's context, with
+    DRASchedulerFilterTimeout); the plugin reports ``timed out trying to allocate devices``."""
+
+    def __init__(self) -> None:
+        super().__init__("filter operation aborted: context deadline exceeded")
+
+
 def kobj(claim: Mapping) -> str:
     md = claim.get("metadata") or {}
     return f"{md['namespace']}/{md['name']}" if md.get("namespace") else md.get("name", "")

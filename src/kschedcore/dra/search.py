@@ -4,10 +4,11 @@ solution it finds and the errors it meets on the way are upstream's."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Mapping
 
-from .claims import (ALLOCATION_RESULTS_MAX_SIZE, AllocatorError, Request, allocation_result, kobj,
-                     make_constraints, validate_request)
+from .claims import (ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError, Request,
+                     allocation_result, kobj, make_constraints, validate_request)
 from .cel import CELCompileError, CELRuntimeError
 
 
@@ -26,8 +27,9 @@ class _Picked:
 class Search:
     """The state of one allocation attempt for a node."""
 
-    def __init__(self, alloc, node: Mapping, claims: list):
+    def __init__(self, alloc, node: Mapping, claims: list, deadline: float | None = None):
         self.alloc = alloc
+        self.deadline = deadline
         self.node = node
         self.claims = claims
         self.pools = alloc.pools(node)
@@ -88,6 +90,8 @@ class Search:
 
     # -- allocateOne
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimedOut
         if ci >= len(self.claims):
             return True
         requests = (self.claims[ci]["spec"].get("devices") or {}).get("requests") or []
