@@ -12,6 +12,10 @@ from .claims import (ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorE
 from .cel import CELCompileError, CELRuntimeError
 
 
+#: recursion room for the deepest search: every claim of a pod with 32 devices each
+_DEPTH = 20_000
+
+
 class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``: backtrack further, not fatal."""
 
@@ -44,14 +48,12 @@ class Search:
         for ci, claim in enumerate(self.claims):
             self._prepare(ci, claim)
         self.matched = {}           # upstream starts deviceMatchesRequest afresh here
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 10_000))
+        if sys.getrecursionlimit() < _DEPTH:
+            sys.setrecursionlimit(_DEPTH)      # one frame pair per device picked; never lowered
         try:
             done = self._one(ci=0, ri=0, si=0, di=0, in_sub=False)
         except _MaxSizeExceeded:
             done = False
-        finally:
-            sys.setrecursionlimit(limit)
         if not done:
             return None
         return [allocation_result(self, ci, claim) for ci, claim in enumerate(self.claims)]
