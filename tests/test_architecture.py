@@ -21,9 +21,10 @@ ALLOWED = {
     "_native": set(),       # the compiled modules: leaves, each importing only its own room
     "objects": set(),
     "extender": {"objects"},
+    "dra": {"objects"},
     "framework": {"objects", "extender"},
-    "backend": {"framework", "objects"},
-    "plugins": {"framework", "backend", "objects", "extender"},
+    "backend": {"framework", "objects", "dra"},
+    "plugins": {"framework", "backend", "objects", "extender", "dra"},
     "scheduler": {"framework", "backend", "plugins", "objects", "output", "extender", "reference"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},
