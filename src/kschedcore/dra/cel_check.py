@@ -356,46 +356,33 @@ def _pairs(rf, it1, it2, v):
     return out
 
 
-def _all(rf, it1, it2, fns):
-    pred = fns[0]
+def _quantifier(decides: bool):
+    """all() (decides on False) and exists() (decides on True), as cel-go folds them: an error
+    or a non-bool is absorbed by a deciding element anywhere, else the first error is raised."""
+    def macro(rf, it1, it2, fns):
+        pred = fns[0]
 
-    def run(v):
-        err = None
-        for inner in _pairs(rf, it1, it2, v):
-            try:
-                r = pred(inner)
-            except CELRuntimeError as e:
-                err = err or e
-                continue
-            if r is False:
-                return False
-            if type(r) is not bool:
-                err = err or CELRuntimeError(NO_SUCH_OVERLOAD)
-        if err is not None:
-            raise err
-        return True
-    return run
+        def run(v):
+            err = None
+            for inner in _pairs(rf, it1, it2, v):
+                try:
+                    r = pred(inner)
+                except CELRuntimeError as e:
+                    err = err or e
+                    continue
+                if r is decides:
+                    return decides
+                if type(r) is not bool:
+                    err = err or CELRuntimeError(NO_SUCH_OVERLOAD)
+            if err is not None:
+                raise err
+            return not decides
+        return run
+    return macro
 
 
-def _exists(rf, it1, it2, fns):
-    pred = fns[0]
-
-    def run(v):
-        err = None
-        for inner in _pairs(rf, it1, it2, v):
-            try:
-                r = pred(inner)
-            except CELRuntimeError as e:
-                err = err or e
-                continue
-            if r is True:
-                return True
-            if type(r) is not bool:
-                err = err or CELRuntimeError(NO_SUCH_OVERLOAD)
-        if err is not None:
-            raise err
-        return False
-    return run
+_all = _quantifier(False)
+_exists = _quantifier(True)
 
 
 def _exists_one(rf, it1, it2, fns):
