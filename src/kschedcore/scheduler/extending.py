@@ -141,7 +141,8 @@ def _same_node(node, obj) -> None:
 
 
 def select(one, rows: np.ndarray, totals: np.ndarray) -> int:
-    """selectHost over the survivors' totals (ties: the first in node order, or one draw)."""
+    """selectHost over `totals` of the feasible `rows` (ties: the first in node order, or one
+    draw), where scores were added after the kernel's own selection."""
     ties = np.flatnonzero(totals == totals.max())
     if one.tie_first:
         j = ties[np.argmin(one.cache.table.order_key[rows[ties]])]

@@ -318,13 +318,7 @@ class ScheduleOne:
     def _select_host(self, fw, nf: int) -> int:
         """selectHost again over the kernel's totals, once scores were added after its pass."""
         k = fw.kernel
-        feasible, totals = np.asarray(k.feasible)[:nf], np.asarray(k.totals)[:nf]
-        ties = np.flatnonzero(totals == totals.max())
-        if self.tie_first:
-            j = ties[np.argmin(self.cache.table.order_key[feasible[ties]])]
-        else:
-            j = ties[self.rng.randrange(len(ties))]
-        return int(feasible[j])
+        return extending.select(self, np.asarray(k.feasible)[:nf], np.asarray(k.totals)[:nf])
 
     # ---- PostFilter -------------------------------------------------------------------------------
     def post_filter(self, pod, result: ScheduleResult, keep: bool = True) -> None:
