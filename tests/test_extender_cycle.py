@@ -444,7 +444,7 @@ def run_case_cli(case, tmp_path, data=DATA):
         port = server.stdout.readline().split()[1]
         config = tmp_path / "config.yaml"
         config.write_text((data / f"{case}.config.yaml").read_text().replace("PORT", port))
-        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}   # the kschedcore under test
         out = subprocess.run([sys.executable, "-m", "kschedcore", "replay", cluster, events, "--config", str(config),
                               "--arrival", "settle", "--api-server", "real", "-o", "jsonl"],
                              capture_output=True, text=True, env=env, timeout=600)

@@ -20,7 +20,6 @@ from kschedcore.extender.recording import (CallSink, Recording, RecordingExtende
                                            extender_factory, wrap_extenders)
 
 DATA = Path(__file__).parent / "data" / "extender"
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 SPEC = {
     "nodes": {"n1": {"score": "4"}, "n2": {"deny": "x", "score": "9"}, "n3": {"score": "m2"}},
@@ -114,7 +113,7 @@ def _replay(tmp_path, config, *flags):
     cluster, events = _events(tmp_path)
     cmd = [sys.executable, "-m", "kschedcore", "replay", str(cluster), str(events), "--config", str(config),
            "--arrival", "settle", "--api-server", "real", "-o", "jsonl", *flags]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))   # the kschedcore under test
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout
