@@ -22,9 +22,10 @@ FRONT = {"", "__main__", "cli", "custom"}
 #: room -> the rooms it may import (besides itself and the leaves)
 ALLOWED = {
     "objects": set(),
+    "dra": {"objects"},
     "framework": {"objects"},
-    "backend": {"framework", "objects"},
-    "plugins": {"framework", "backend", "objects"},
+    "backend": {"framework", "objects", "dra"},
+    "plugins": {"framework", "backend", "objects", "dra"},
     "scheduler": {"framework", "backend", "plugins", "objects", "output"},
     "output": {"framework", "objects", "scheduler"},
     "sources": {"objects"},

@@ -1,0 +1,86 @@
+"""The structured allocator kube-scheduler v1.34.1 runs (k8s.io/dynamic-resource-allocation
+``structured``): its default feature gates (DRAAdminAccess, DRAPrioritizedList,
+DRAResourceClaimDeviceStatus on) select the *experimental* variant
+(``internal/experimental/allocator_experimental.go``), the only one supporting DeviceStatus.
+
+``Allocator(features, allocated_devices, classes, slices, cel_cache).allocate(node, claims)``
+works on validated, API-defaulted resource.k8s.io/v1 dicts and returns one AllocationResult
+dict per claim, None when the claims cannot all be allocated on the node, or raises
+:class:`AllocatorError` with upstream's words. The search is upstream's: claims, then their
+requests, then each request's devices, every candidate device in pool/slice/device order,
+the first full solution wins, backtracking on failure.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from .claims import ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError
+from .pools import gather_pools
+from .search import Search
+from .selectors import SelectorCache
+
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationTimedOut", "Allocator", "AllocatorError", "Features",
+           "SelectorCache"]
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """``structured.Features``: the feature gates that change allocation. The defaults are
+    kube-scheduler v1.34.1's."""
+    admin_access: bool = True
+    prioritized_list: bool = True
+    device_status: bool = True
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    device_binding: bool = False
+    consumable_capacity: bool = False
+
+
+_UNSUPPORTED = ("partitionable_devices", "device_taints", "device_binding", "consumable_capacity")
+_GATES = {"partitionable_devices": "DRAPartitionableDevices", "device_taints": "DRADeviceTaints",
+          "device_binding": "DRADeviceBindingConditions", "consumable_capacity": "DRAConsumableCapacity"}
+
+
+class Allocator:
+    """Allocates the devices of a pod's claims on one node at a time, for one cluster state."""
+
+    def __init__(self, features: Features, allocated_devices, classes: Mapping[str, Mapping],
+                 slices: Sequence[Mapping], cel_cache: SelectorCache | None = None):
+        for name in _UNSUPPORTED:
+            if getattr(features, name):
+                raise UnsupportedError("DRA", "features", f"the {_GATES[name]} feature gate is not implemented")
+        self.features = features
+        self.allocated = allocated_devices
+        self.classes = classes
+        self.slices = list(slices)
+        self.cel = cel_cache if cel_cache is not None else SelectorCache()
+        self.cel.keep_only(self.slices)
+        self._pools: dict = {}
+        # node-local slices by node: a node's pools come from its own slices and the others
+        self._local: dict[str, list] = {}
+        self._shared: list = []
+        for s in self.slices:
+            spec = s["spec"]
+            if spec.get("nodeName") and spec.get("perDeviceNodeSelection") is None:
+                self._local.setdefault(spec["nodeName"], []).append(s)
+            else:
+                self._shared.append(s)
+
+    def pools(self, node: Mapping):
+        """The pools reaching the node, gathered once per node-local answer: a node's pools
+        depend only on its name and labels."""
+        md = node.get("metadata") or {}
+        key = (md.get("name", ""), tuple(sorted((md.get("labels") or {}).items())))
+        pools = self._pools.get(key)
+        if pools is None:
+            mine = self._local.get(key[0], [])
+            pools = self._pools[key] = gather_pools(mine + self._shared if self._shared else mine, node)
+        return pools
+
+    def allocate(self, node: Mapping, claims: Sequence[Mapping], deadline: float | None = None) -> list[dict] | None:
+        """One v1 AllocationResult per claim, None when they cannot all be allocated on the
+        node (including pools being updated); raises AllocatorError, or AllocationTimedOut
+        once ``time.monotonic()`` passes ``deadline`` (checked at every search step, as
+        upstream checks its context)."""
+        return Search(self, node, list(claims), deadline).run()
