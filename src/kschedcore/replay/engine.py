@@ -71,7 +71,8 @@ class Replay:
         self.clock = self.sim.clock
         if api_server not in ("fake", "real"):
             raise WorkloadError("replay", "api_server", f'must be "fake" or "real", got {api_server!r}')
-        self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake")
+        self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake",
+                                 claims_of=self.sim.sched.claim_allocations)
         self.sim.listener = self.recorder
         self.timeline = list(events)
         self.parsed = {}                    # timeline index -> its parsed Pod or Node

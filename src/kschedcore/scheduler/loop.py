@@ -128,6 +128,7 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
         else:
             self.outcomes[pod.key] = Outcome(pod.key, None, 0)
+            self.sched.make_claims(pod)
             self.queue.add(pod)
 
     def update_pod(self, pod) -> None:
@@ -165,6 +166,7 @@ class Simulation:
         else:
             self.queue.delete(pod)
             self._left_nominated(pod)
+        self.sched.release_claims(pod)
         self._written_nnn.pop(key, None)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)

@@ -17,6 +17,8 @@ from ..objects.features import check_supported
 from ..objects.node import Node, parse_node
 from ..objects.pod import Pod, parse_pod
 from ..objects.priority_class import admit
+from ..objects.resource import RESOURCE_KINDS
+from ..backend.cache.dra import claim_allocations
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
 from ..util import collector
@@ -104,7 +106,7 @@ class Scheduler(WhatIfOperations):
             raise UnsupportedError("VolumeAttachment", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
         for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
-                     "PriorityClass", *STORAGE_KINDS):
+                     "PriorityClass", *STORAGE_KINDS, *RESOURCE_KINDS):
             for i, obj in enumerate(workload.objects.get(kind, ())):
                 sched.add_object(obj, f"{kind}[{i}]")
         for i, node in enumerate(workload.nodes):
@@ -201,6 +203,7 @@ class Scheduler(WhatIfOperations):
         if pod.node_name:
             self.cache.add_pod(pod)
         else:
+            self.make_claims(pod)
             self.pending.append(pod)
         return pod
 
@@ -211,17 +214,40 @@ class Scheduler(WhatIfOperations):
         if pod.terminal:
             self.ignored[pod.phase] += 1
             return None
+        self.make_claims(pod)
         self.pending.append(pod)
         return pod
+
+    def make_claims(self, pod: Pod) -> list:
+        """The resourceclaim controller's part for a pod that arrives pending: its claims from
+        templates created, named `<pod name>-<pod claim name>` and owned by the pod."""
+        return self.cache.dra.create_template_claims(pod) if pod.resource_claims else []
+
+    def release_claims(self, pod: Pod) -> list:
+        """The resourceclaim controller's part for a pod that is gone: its template claims
+        deleted, its reservations of the others removed (deallocated when unreserved)."""
+        return self.cache.dra.release(pod) if pod.resource_claims else []
+
+    def claim_allocations(self, key: str) -> dict | None:
+        """A placed pod's claims as the records show them: claim name -> {"devices": [{request,
+        driver, pool, device, adminAccess (only when true)}], "nodeSelector"}; None for a pod
+        without claims (or not placed)."""
+        placed = self.cache.placement(key)
+        if placed is None or not placed.pod.resource_claims:
+            return None
+        return claim_allocations(self.cache.dra, placed.pod)
 
     def remove_pod(self, key: str, missing_ok: bool = False) -> bool:
         """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node
         the cluster does not have). An unknown key is a NotFoundError, or, with missing_ok,
         returns False (as for kube-scheduler, deleting an unknown pod changes nothing)."""
-        if self.cache.remove_pod(key) is not None:
+        placed = self.cache.remove_pod(key)
+        if placed is not None:
+            self.release_claims(placed.pod)
             return True
         for i, p in enumerate(self.pending):
             if p.key == key:
+                self.release_claims(p)
                 del self.pending[i]
                 return True
         if self.cache.remove_orphan(key):

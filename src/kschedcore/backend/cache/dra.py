@@ -20,6 +20,9 @@ class DRAState:
         #: bumped by every change of a class or slice (an allocator made for them is stale)
         self.version = 0
         self._allocated = None          # the devices in use, made again after a claim changes
+        #: pod key -> {pod claim name: claim name}: the controller's status.resourceClaimStatuses
+        #: of the pods it made claims for here (pods that arrive with them keep their own)
+        self.generated: dict[str, dict] = {}
 
     # ---- objects ---------------------------------------------------------------------------------
     def add(self, raw, index_hint: str = ""):
@@ -78,8 +81,10 @@ class DRAState:
         with upstream's words when one is missing, being deleted or not the pod's."""
         raw = pod.raw
         statuses = {s.get("name"): s for s in ((raw.get("status") or {}).get("resourceClaimStatuses") or ())}
+        for entry, name in self.generated.get(pod.key, {}).items():
+            statuses.setdefault(entry, {"name": entry, "resourceClaimName": name})
         out = []
-        for entry in (raw.get("spec") or {}).get("resourceClaims") or ():
+        for entry in pod.resource_claims:
             name, must_own = entry.get("resourceClaimName"), False
             if not name:
                 if not entry.get("resourceClaimTemplateName"):
@@ -107,19 +112,20 @@ class DRAState:
         """A pending pod's claims from templates: created (``<pod name>-<claim name>``) and
         recorded in its status.resourceClaimStatuses. Returns the claims created; a missing
         template creates nothing (the pod waits in PreEnqueue)."""
-        raw = pod.raw
-        entries = [e for e in (raw.get("spec") or {}).get("resourceClaims") or () if e.get("resourceClaimTemplateName")]
-        if not entries or (raw.get("status") or {}).get("resourceClaimStatuses"):
+        entries = [e for e in pod.resource_claims if e.get("resourceClaimTemplateName")]
+        if not entries or (pod.raw.get("status") or {}).get("resourceClaimStatuses") or pod.key in self.generated:
             return []
-        made = []
+        made, names = [], {}
+        meta = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
         for e in entries:
             template = self.templates.get(f"{pod.namespace}/{e['resourceClaimTemplateName']}")
             if template is None:
-                return made
-            key = f"{pod.namespace}/{pod.name}-{e['name']}"
-            if key not in self.claims:
-                made.append(self.add(R.claim_from_template(raw, e["name"], template)))
-        raw.setdefault("status", {})["resourceClaimStatuses"] = R.claim_statuses(raw)
+                break
+            names[e["name"]] = f"{pod.name}-{e['name']}"
+            if f"{pod.namespace}/{names[e['name']]}" not in self.claims:
+                made.append(self.add(R.claim_from_template({"metadata": meta}, e["name"], template)))
+        else:
+            self.generated[pod.key] = names
         return made
 
     def release(self, pod) -> list:
@@ -127,6 +133,7 @@ class DRAState:
         removed (an allocated claim reserved by nobody is deallocated, as the resourceclaim
         controller does). Returns the claims changed."""
         changed = []
+        self.generated.pop(pod.key, None)
         for key, claim in list(self.claims.items()):
             if claim.namespace != pod.namespace:
                 continue
@@ -168,6 +175,22 @@ class DRAState:
         status = {k: v for k, v in (claim.v1.get("status") or {}).items()
                   if k not in ("allocation", "reservedFor", "devices")}
         return self.add({**claim.v1, "status": status})
+
+
+def claim_allocations(dra: DRAState, pod) -> dict:
+    """The pod's claims' allocations by claim name, as records show them."""
+    try:
+        claims = dra.pod_claims(pod)
+    except ClaimLookupError:
+        return {}
+    out = {}
+    for c in claims:
+        alloc = c.allocation or {}
+        devices = [{"request": r["request"], "driver": r["driver"], "pool": r["pool"], "device": r["device"],
+                    **({"adminAccess": True} if r.get("adminAccess") else {})}
+                   for r in (alloc.get("devices") or {}).get("results") or ()]
+        out[c.name] = {"devices": devices, "nodeSelector": alloc.get("nodeSelector")}
+    return out
 
 
 class ClaimLookupError(Exception):
