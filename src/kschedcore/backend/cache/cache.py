@@ -391,9 +391,8 @@ class Cache:
     # ---- other objects -----------------------------------------------------------------------
     def add_object(self, obj, index_hint: str = "") -> None:
         """Adds a cluster object other than a node, pod or namespace: Services and controllers
-        (their selectors give default spread constraints), storage objects (the volume plugins;
-        a second object of a name replaces the first), PodDisruptionBudgets (preemption),
-        PriorityClasses (the pods added later get their priority)."""
+        (default spread constraints), storage and resource.k8s.io objects (a second object of a
+        name replaces the first), PodDisruptionBudgets, PriorityClasses (for later pods)."""
         self._no_fork("add an object")
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind in STORAGE_KINDS:

@@ -1,0 +1,180 @@
+"""DynamicResources: the parity case dra_a end to end as its check runs it (replay, settle
+arrival, real API server), and each message and rule of the plugin on small clusters."""
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kschedcore import Scheduler
+from kschedcore.errors import ValidationError
+from kschedcore.sources.files import Workload
+
+DATA = Path(__file__).parent / "data" / "parity"
+SRC = Path(__file__).parent.parent / "src"
+
+
+def _claims_key(claims):
+    """Per claim: the set of devices and the node selector (values as sets), as the check compares."""
+    def selector(s):
+        if s is None:
+            return None
+        return [[(f, r["key"], r["operator"], frozenset(r.get("values") or ())) for f in ("matchFields", "matchExpressions")
+                 for r in t.get(f) or ()] for t in s["nodeSelectorTerms"]]
+    return {name: (frozenset(tuple(sorted(d.items())) for d in c["devices"]), repr(selector(c["nodeSelector"])))
+            for name, c in (claims or {}).items()}
+
+
+def test_dra_a_replay_matches_kube_scheduler(tmp_path):
+    """Every pod's node, last message and claims' allocations as kube-scheduler v1.34.1's."""
+    workload = json.loads((DATA / "dra_a.json").read_text())
+    pending = workload.pop("pending")
+    (tmp_path / "cluster.json").write_text(json.dumps(workload))
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps({"type": "ADDED", "object": p}) + "\n" for p in pending))
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run([sys.executable, "-m", "kschedcore", "replay", str(tmp_path / "cluster.json"),
+                          str(tmp_path / "events.jsonl"), "--arrival", "settle", "--api-server", "real", "-o", "jsonl"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    ours = {r["pod"]: r for r in map(json.loads, out.splitlines())}
+    truth = [json.loads(line) for line in (DATA / "dra_a.trace.jsonl").read_text().splitlines()]
+    assert len(truth) == 38
+    for t in truth:
+        o = ours[t["pod"]]
+        assert o["node"] == t["node"], t["pod"]
+        assert (o["messages"][-1] if o["messages"] else None) == t.get("message"), t["pod"]
+        if t["node"] is not None and "claims" in t:
+            assert _claims_key(o.get("claims")) == _claims_key(t["claims"]), t["pod"]
+        elif t["node"] is not None:
+            assert "claims" not in o, t["pod"]
+
+
+# ---- small clusters -------------------------------------------------------------------------------
+def node(name, cpu="8"):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def gpu_slice(node_name, n=2, driver="gpu.example.com"):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-{driver}"},
+            "spec": {"driver": driver, "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "nodeName": node_name, "devices": [{"name": f"gpu-{i}"} for i in range(n)]}}
+
+
+CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+
+
+def template(name="gpu-1", count=1, cls="gpu", expression=None):
+    exactly = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count}
+    if expression:
+        exactly["selectors"] = [{"cel": {"expression": expression}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
+
+
+def pod(name, cpu="1", **source):
+    source = source or {"resourceClaimTemplateName": "gpu-1"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+                     "resourceClaims": [{"name": "gpu", **source}]}}
+
+
+def scheduler(nodes=("n1", "n2"), slices=("n1",), templates=(template(),), claims=(), classes=(CLASS,)):
+    objects = {"DeviceClass": list(classes), "ResourceSlice": [gpu_slice(n) for n in slices],
+               "ResourceClaimTemplate": list(templates), "ResourceClaim": list(claims)}
+    return Scheduler.from_workload(Workload(nodes=[node(n) for n in nodes], objects=objects))
+
+
+def schedule(s, raw):
+    p = s.queue(raw)
+    s.pending.remove(p)
+    return s.schedule_one(p)
+
+
+def test_claims_from_templates_are_allocated_and_devices_count_as_used():
+    s = scheduler()
+    results = [schedule(s, pod(f"p{i}")) for i in range(3)]
+    assert [r.node for r in results[:2]] == ["n1", "n1"]
+    assert results[2].fit_error.full_message == (
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    allocs = s.claim_allocations("default/p1")
+    assert allocs == {"p1-gpu": {"devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                              "device": "gpu-1"}],
+                                 "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                     {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
+    claim = s.cache.dra.claims["default/p0-gpu"]
+    assert claim.reserved_for == (("pods", "p0", "uid-p0"),)
+    assert claim.v1["metadata"]["ownerReferences"][0]["uid"] == "uid-p0"
+
+
+def test_dra_rejects_only_nodes_that_pass_the_other_filters():
+    """DynamicResources is the last Filter: a node without cpu is counted as Insufficient cpu."""
+    s = Scheduler.from_workload(Workload(nodes=[node("n1", cpu="1"), node("n2")], objects={
+        "DeviceClass": [CLASS], "ResourceSlice": [gpu_slice("n1")], "ResourceClaimTemplate": [template()]}))
+    r = schedule(s, pod("p", cpu="2"))
+    assert r.fit_error.full_message.startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 cannot allocate all claims. still not schedulable")
+
+
+def test_missing_device_class_rejects_in_prefilter():
+    s = scheduler(templates=(template(cls="nope"),))
+    r = schedule(s, pod("p"))
+    assert r.fit_error.full_message.startswith(
+        "0/2 nodes are available: request gpu: device class nope does not exist. no new claims to deallocate")
+
+
+def test_allocated_claim_elsewhere_is_deallocated_by_postfilter():
+    """A claim allocated on n1 and reserved by nobody: n2 says the claim is not available, and
+    PostFilter deallocates it (the pod's next attempt may allocate it anew)."""
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "shared", "namespace": "default", "uid": "c1"},
+             "spec": template()["spec"]["spec"],
+             "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                                                "pool": "n1", "device": "gpu-0"}]},
+                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                           {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+    s = scheduler(nodes=("n1", "n2"), claims=(claim,))
+    s.cordon("n1")
+    r = schedule(s, pod("p", resourceClaimName="shared"))
+    assert "1 resourceclaim not available on the node" in r.fit_error.full_message
+    assert "deallocation of ResourceClaim completed" in r.fit_error.full_message
+    assert s.cache.dra.claims["default/shared"].allocation is None
+
+
+def test_allocator_error_is_a_scheduler_error():
+    s = scheduler(templates=(template(expression='device.attributes["gpu.example.com"].model == "A100"'),))
+    r = schedule(s, pod("p"))
+    assert r.node is None and r.error.startswith('running "DynamicResources" filter plugin: ')
+    assert "no such key: model" in r.error
+
+
+def test_pod_whose_claim_is_missing_waits_in_preenqueue():
+    s = scheduler()
+    fw = next(iter(s.profiles.values()))
+    dra = fw.by_name["DynamicResources"]
+    p = s.parse_pod(pod("p", resourceClaimName="absent"))
+    assert dra.pre_enqueue(p) == 'resourceclaim.resource.k8s.io "absent" not found'
+    p = s.parse_pod(pod("q"))
+    assert dra.pre_enqueue(p) == 'pod "default/q": ResourceClaim not created yet'
+
+
+def test_template_claims_are_deleted_with_their_pod():
+    s = scheduler()
+    r = schedule(s, pod("p0"))
+    assert r.node == "n1" and "default/p0-gpu" in s.cache.dra.claims
+    s.remove_pod("default/p0")
+    assert "default/p0-gpu" not in s.cache.dra.claims
+    assert s.cache.dra.allocated_devices() == set()
+
+
+def test_bad_claim_in_a_workload_is_one_error_naming_it():
+    bad = copy.deepcopy(template())
+    bad["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 0
+    with pytest.raises(ValidationError, match=r"^ResourceClaimTemplate default/gpu-1: spec.spec.devices.requests\[0\]"
+                                              r".exactly.count: Invalid value: 0: must be greater than zero$"):
+        scheduler(templates=(bad,))
