@@ -402,6 +402,9 @@ class Scheduler(WhatIfOperations):
                 # mixed_small team-b/pod-0007); the real scheduler binds it as is (schedule_pending).
                 if result.node:
                     self.assume_scheduled(pod, result)
+                    claims = self.claim_allocations(pod.key) if rec is not None else None
+                    if claims is not None:
+                        rec["claims"] = claims
                 else:
                     self.pending.append(pod)
             if rec is None:
