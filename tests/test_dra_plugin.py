@@ -178,3 +178,16 @@ def test_bad_claim_in_a_workload_is_one_error_naming_it():
     with pytest.raises(ValidationError, match=r"^ResourceClaimTemplate default/gpu-1: spec.spec.devices.requests\[0\]"
                                               r".exactly.count: Invalid value: 0: must be greater than zero$"):
         scheduler(templates=(bad,))
+
+
+def test_drain_frees_the_devices_and_a_fork_reverts_the_claims():
+    s = scheduler(nodes=("n1", "n2"), slices=("n1", "n2"))
+    nodes = [schedule(s, pod(f"p{i}")).node for i in range(4)]
+    assert sorted(nodes) == ["n1", "n1", "n2", "n2"]
+    before = {k: c.allocation for k, c in s.cache.dra.claims.items()}
+    with s.fork():
+        s.drain(nodes[0])
+        assert len(s.cache.dra.allocated_devices()) == 2
+        assert s.cache.dra.claims["default/p0-gpu"].allocation is None
+    assert {k: c.allocation for k, c in s.cache.dra.claims.items()} == before
+    assert len(s.cache.dra.allocated_devices()) == 4

@@ -24,6 +24,16 @@ class DRAState:
         #: of the pods it made claims for here (pods that arrive with them keep their own)
         self.generated: dict[str, dict] = {}
 
+    def snapshot(self) -> tuple:
+        """What a fork's revert restores (the objects themselves are replaced, never changed)."""
+        return (dict(self.classes), dict(self.slices), dict(self.claims), dict(self.templates), self.version,
+                {k: dict(v) for k, v in self.generated.items()})
+
+    def restore(self, saved: tuple) -> None:
+        classes, slices, claims, templates, version, generated = saved
+        self.classes, self.slices, self.claims, self.templates = dict(classes), dict(slices), dict(claims), dict(templates)
+        self.version, self.generated, self._allocated = version + 1, dict(generated), None
+
     # ---- objects ---------------------------------------------------------------------------------
     def add(self, raw, index_hint: str = ""):
         """Adds (or replaces) a resource.k8s.io object; returns the parsed object."""
