@@ -191,3 +191,24 @@ def test_drain_frees_the_devices_and_a_fork_reverts_the_claims():
         assert s.cache.dra.claims["default/p0-gpu"].allocation is None
     assert {k: c.allocation for k, c in s.cache.dra.claims.items()} == before
     assert len(s.cache.dra.allocated_devices()) == 4
+
+
+def test_loop_retries_a_pod_after_postfilter_deallocates_its_claim():
+    """The claim is allocated on a cordoned node and reserved by nobody: the first attempt's
+    PostFilter deallocates it, the claim's update requeues the pod (isSchedulableAfterClaimChange)
+    and the next attempt allocates it on the other node."""
+    from kschedcore.scheduler.loop import Simulation
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "shared", "namespace": "default", "uid": "c1"},
+             "spec": template()["spec"]["spec"],
+             "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                                                "pool": "n1", "device": "gpu-0"}]},
+                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                           {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+    s = scheduler(nodes=("n1", "n2"), slices=("n1", "n2"), claims=(claim,))
+    s.cordon("n1")
+    sim = Simulation(s)
+    sim.add_pod(pod("p", resourceClaimName="shared"))
+    outcomes = {o.pod: o for o in sim.run_until_idle(60)}
+    assert (outcomes["default/p"].node, outcomes["default/p"].attempts) == ("n2", 2)
+    assert s.claim_allocations("default/p")["shared"]["devices"][0]["pool"] == "n2"

@@ -23,6 +23,8 @@ class DRAState:
         #: pod key -> {pod claim name: claim name}: the controller's status.resourceClaimStatuses
         #: of the pods it made claims for here (pods that arrive with them keep their own)
         self.generated: dict[str, dict] = {}
+        #: (old claim or None, new claim) of every claim added or changed, when a loop hears them
+        self.log: list | None = None
 
     def snapshot(self) -> tuple:
         """What a fork's revert restores (the objects themselves are replaced, never changed)."""
@@ -47,8 +49,10 @@ class DRAState:
         elif kind == "ResourceSlice":
             self.slices[obj.name] = obj
         elif kind == "ResourceClaim":
-            self.claims[obj.key] = obj
+            old, self.claims[obj.key] = self.claims.get(obj.key), obj
             self._allocated = None
+            if self.log is not None:
+                self.log.append((old, obj))
         else:
             self.templates[obj.key] = obj
         self.version += kind in ("DeviceClass", "ResourceSlice")

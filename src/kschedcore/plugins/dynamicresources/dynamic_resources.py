@@ -18,7 +18,7 @@ from ..._kernel import F_DYNAMIC_RESOURCES, VOLUME_UU
 from ...backend.cache.dra import ClaimLookupError
 from ...dra.allocator import Allocator, AllocatorError, Features, SelectorCache
 from ...dra.pools import selector_matches
-from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
+from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.interface import Error, PreFilterRejection, Unschedulable
 from ...framework.kernel_plugin import KernelPlugin
 
@@ -186,9 +186,27 @@ class DynamicResources(KernelPlugin):
             current = dra.claims.get(claim.key, claim)
             dra.bind(pod, current, next(results) if claim.allocation is None else None)
 
+    def after_claim_change(self, pod, old, new):
+        """isSchedulableAfterClaimChange: a deallocation retries every pod; otherwise only a
+        pod whose claims all exist and include this one, for a new claim or a new status."""
+        if self.handle is None:
+            return Queue
+        try:
+            uses = any(c.key == new.key for c in self.handle.cache.dra.pod_claims(pod))
+        except ClaimLookupError:
+            return QueueSkip
+        if old is not None and old.allocation is not None and new.allocation is None:
+            return Queue
+        if not uses:
+            return QueueSkip
+        if old is None:
+            return Queue
+        return QueueSkip if old.v1.get("status") == new.v1.get("status") else Queue
+
     def events_to_register(self):
         return [with_hint(R.Node, A.Add | A.UpdateNodeLabel | A.UpdateNodeAllocatable),
-                with_hint(R.ResourceClaim, A.Add | A.Update), with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
+                with_hint(R.ResourceClaim, A.Add | A.Update, self.after_claim_change),
+                with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
                 with_hint(R.DeviceClass, A.Add | A.Update), with_hint(R.ResourceSlice, A.Add | A.Update)]
 
 
