@@ -147,7 +147,8 @@ def _resource_claims(r, spec) -> tuple:
         seen.add(name)
         sources = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if r.string(e, k, f"{path}.{k}")]
         if len(sources) != 1:
-            r.fail(path, "Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+            r.fail(path, f'Invalid value: "{name}": must specify one of: `resourceClaimName`, '
+                         f'`resourceClaimTemplateName`')
         out.append(e)
     return tuple(out)
 
