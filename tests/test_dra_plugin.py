@@ -212,3 +212,17 @@ def test_loop_retries_a_pod_after_postfilter_deallocates_its_claim():
     outcomes = {o.pod: o for o in sim.run_until_idle(60)}
     assert (outcomes["default/p"].node, outcomes["default/p"].attempts) == ("n2", 2)
     assert s.claim_allocations("default/p")["shared"]["devices"][0]["pool"] == "n2"
+
+
+def test_a_slice_for_all_nodes_reaches_nodes_without_slices_of_their_own():
+    """Nodes without node-local slices are rejected without the allocator only while no slice
+    reaches other nodes: here n2 allocates from an allNodes pool."""
+    shared = gpu_slice("net", n=1)
+    del shared["spec"]["nodeName"]
+    shared["spec"]["allNodes"] = True
+    s = scheduler(nodes=("n1", "n2"), slices=("n1",))
+    s.add_object(shared)
+    s.cordon("n1")
+    r = schedule(s, pod("p"))
+    assert r.node == "n2"
+    assert s.claim_allocations("default/p")["p-gpu"]["devices"][0]["pool"] == "net"

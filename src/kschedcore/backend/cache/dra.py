@@ -75,6 +75,13 @@ class DRAState:
     def slice_dicts(self) -> list:
         return [s.v1 for s in self.slices.values()]
 
+    def local_slice_nodes(self) -> set | None:
+        """The nodes with node-local slices, or None when some slice may reach other nodes
+        (nodeSelector, allNodes)."""
+        if any(not s.node_name for s in self.slices.values()):
+            return None
+        return {s.node_name for s in self.slices.values()}
+
     # ---- devices in use ----------------------------------------------------------------------------
     def allocated_devices(self) -> set:
         """(driver, pool, device) of every allocated claim's results, admin-access ones

@@ -115,8 +115,14 @@ class DynamicResources(KernelPlugin):
         if to_allocate:
             allocator = Allocator(self.features, dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(), self.cel)
         status = np.zeros(table.labels.shape[0], np.int8)
+        # without slices that reach every node, a node with no slice of its own has no device:
+        # a claim whose every request needs one cannot be allocated there (no allocator call)
+        local = dra.local_slice_nodes() if allocator is not None and _all_need_devices(to_allocate) else None
         for row, node in enumerate(table.nodes):
             if node is None:
+                continue
+            if local is not None and node.name not in local:
+                status[row] = ALLOCATE_FAILS | VOLUME_UU
                 continue
             raw = node.raw
             unavailable = [i for i, c in enumerate(last.claims)
@@ -208,6 +214,21 @@ class DynamicResources(KernelPlugin):
                 with_hint(R.ResourceClaim, A.Add | A.Update, self.after_claim_change),
                 with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
                 with_hint(R.DeviceClass, A.Add | A.Update), with_hint(R.ResourceSlice, A.Add | A.Update)]
+
+
+def _all_need_devices(claims) -> bool:
+    """Every claim has a request and every request (each of its subrequests) asks for an
+    ExactCount of one device or more."""
+    def needs(r):
+        return r.get("allocationMode", "ExactCount") == "ExactCount" and r.get("count", 1) >= 1
+    for claim in claims:
+        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+        if not requests:
+            return False
+        for r in requests:
+            if not (needs(r["exactly"]) if r.get("exactly") is not None else all(map(needs, r["firstAvailable"]))):
+                return False
+    return True
 
 
 class _CycleClaims:
