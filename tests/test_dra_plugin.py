@@ -226,3 +226,21 @@ def test_a_slice_for_all_nodes_reaches_nodes_without_slices_of_their_own():
     r = schedule(s, pod("p"))
     assert r.node == "n2"
     assert s.claim_allocations("default/p")["p-gpu"]["devices"][0]["pool"] == "net"
+
+
+def test_replay_stream_of_slices_and_claims(tmp_path):
+    """A pod without devices waits; a ResourceSlice ADDED for n2 requeues it and it binds there;
+    a slice DELETED takes its devices away from the next pod."""
+    cluster = {"nodes": [node("n1"), node("n2")], "deviceClasses": [CLASS], "resourceClaimTemplates": [template()]}
+    events = [{"type": "ADDED", "object": pod("p0")}, {"type": "ADDED", "object": gpu_slice("n2", n=1)},
+              {"type": "DELETED", "object": gpu_slice("n2", n=1)}, {"type": "ADDED", "object": pod("p1")}]
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run([sys.executable, "-m", "kschedcore", "replay", str(tmp_path / "c.json"), str(tmp_path / "e.jsonl"),
+                          "--arrival", "settle", "-o", "jsonl"], capture_output=True, text=True, env=env, check=True).stdout
+    recs = {r["pod"]: r for r in map(json.loads, out.splitlines())}
+    assert (recs["default/p0"]["node"], recs["default/p0"]["attempts"]) == ("n2", 2)
+    assert recs["default/p0"]["claims"]["p0-gpu"]["devices"][0]["pool"] == "n2"
+    assert recs["default/p1"]["node"] is None
+    assert recs["default/p1"]["messages"][-1].startswith("0/2 nodes are available: 2 cannot allocate all claims.")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError, WorkloadError
 from ..objects.node import parse_node
+from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.loop import Simulation, gc_frozen
 from ..util.gomath import parse_go_duration
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
@@ -323,7 +324,9 @@ class Replay:
             sim.add_node(self.parsed[i])
 
     def _apply_object(self, ev):
-        if ev.kind == "Namespace":
+        if ev.kind in RESOURCE_KINDS:
+            self.sim.resource_object(ev.type, ev.kind, ev.obj, ev.where)
+        elif ev.kind == "Namespace":
             self.sched.add_namespace(ev.obj)
         elif ev.type == "DELETED":
             if ev.kind != "PodDisruptionBudget":
@@ -355,7 +358,8 @@ class Replay:
         self._delete(dep.key)
 
 
-#: other kinds a replay applies (ADDED / MODIFIED: added or replaced; DELETED: PDBs only)
+#: other kinds a replay applies (ADDED / MODIFIED: added or replaced; DELETED: PDBs and
+#: resource.k8s.io objects only)
 OBJECT_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicaSet", "StatefulSet",
                 "ReplicationController", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
-                "CSIDriver", "CSIStorageCapacity")
+                "CSIDriver", "CSIStorageCapacity", *RESOURCE_KINDS)

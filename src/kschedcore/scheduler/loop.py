@@ -269,6 +269,21 @@ class Simulation:
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
 
+    def resource_object(self, typ: str, kind: str, raw: dict, where: str = "") -> None:
+        """A resource.k8s.io object added, changed or deleted (a watch event's type), heard
+        as a cluster event: DeviceClass and ResourceSlice adds and updates, claim changes."""
+        dra = self.sched.cache.dra
+        if typ == "DELETED":
+            meta = (raw.get("metadata") or {}) if isinstance(raw, dict) else {}
+            dra.remove(kind, meta.get("namespace") or "", meta.get("name") or "")
+        else:
+            dra.add(raw, where)
+            if kind in ("DeviceClass", "ResourceSlice"):
+                action = ActionType.Add if typ == "ADDED" else ActionType.Update
+                resource = EventResource.DeviceClass if kind == "DeviceClass" else EventResource.ResourceSlice
+                self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), None, raw)
+        self.claim_events()
+
     def claim_events(self) -> None:
         """The ResourceClaim adds and updates since the last call, as cluster events."""
         log = self.sched.cache.dra.log
