@@ -244,3 +244,13 @@ def test_replay_stream_of_slices_and_claims(tmp_path):
     assert recs["default/p0"]["claims"]["p0-gpu"]["devices"][0]["pool"] == "n2"
     assert recs["default/p1"]["node"] is None
     assert recs["default/p1"]["messages"][-1].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+
+
+def test_assume_after_schedule_commits_the_allocation():
+    s = scheduler()
+    p = s.queue(pod("p0"))
+    s.pending.remove(p)
+    r = s.schedule(p)
+    assert s.cache.dra.allocated_devices() == set()       # a cycle alone allocates nothing
+    s.assume(p, r.node)
+    assert s.cache.dra.allocated_devices() == {("gpu.example.com", "n1", "gpu-0")}

@@ -259,10 +259,11 @@ class Scheduler(WhatIfOperations):
     def assume(self, pod, node_name: str) -> None:
         """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume). If the
         pod's profile last ran a cycle for this very pod, what its in-tree Reserve commits
-        (VolumeBinding's claims) is committed too."""
+        (VolumeBinding's claims, DynamicResources' allocations) is committed too."""
         pod = self.parse_pod(pod)
         fw = self.profiles.get(pod.scheduler_name)
-        if fw is not None and pod.volumes and node_name in self.cache.table.row_of and pod.key not in self.cache:
+        if (fw is not None and (pod.volumes or pod.resource_claims) and node_name in self.cache.table.row_of
+                and pod.key not in self.cache):
             fw.run_reserve_in_tree(None, node_name, pod)
         self.cache.assume(pod, node_name)
 
