@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..errors import UnsupportedError, WorkloadError
 from ..objects.node import parse_node
 from ..objects.resource import RESOURCE_KINDS
+from ..scheduler.dra_events import resource_object
 from ..scheduler.loop import Simulation, gc_frozen
 from ..util.gomath import parse_go_duration
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
@@ -325,7 +326,7 @@ class Replay:
 
     def _apply_object(self, ev):
         if ev.kind in RESOURCE_KINDS:
-            self.sim.resource_object(ev.type, ev.kind, ev.obj, ev.where)
+            resource_object(self.sim, ev.type, ev.kind, ev.obj, ev.where)
         elif ev.kind == "Namespace":
             self.sched.add_namespace(ev.obj)
         elif ev.type == "DELETED":

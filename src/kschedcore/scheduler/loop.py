@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 from ..backend.cache.nominated import NominatedUsage
 from ..backend.queue import Nominator, SchedulingQueue
-from ..framework.cluster_events import (ActionType, ClusterEvent, EventAssignedPodAdd, EventAssignedPodDelete,
-                                        EventNodeAdd, EventNodeDelete, EventResource, build_queueing_hint_map,
-                                        node_scheduling_properties_change)
+from ..framework.cluster_events import (EventAssignedPodAdd, EventAssignedPodDelete, EventNodeAdd, EventNodeDelete,
+                                        build_queueing_hint_map, node_scheduling_properties_change)
 from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
+from .dra_events import claim_events
 
 
 @dataclass(slots=True)
@@ -59,7 +59,7 @@ class Simulation:
                  plugins=(), bind_dispatch=None, listener=None, **queue_options):
         fix_mmap_threshold()         # long runs: the C heap gives back what node churn frees
         self.sched = scheduler
-        scheduler.cache.dra.log = []      # claim changes become cluster events (claim_events)
+        scheduler.cache.dra.log = []      # claim changes become cluster events (dra_events.py)
         self.listener = listener or SimulationListener()
         self.clock = clock or VirtualClock()
         self.seq = itertools.count()
@@ -131,7 +131,7 @@ class Simulation:
         else:
             self.outcomes[pod.key] = Outcome(pod.key, None, 0)
             self.sched.make_claims(pod)     # the resourceclaim controller's claims come first
-            self.claim_events()
+            claim_events(self)
             self.queue.add(pod)
 
     def update_pod(self, pod) -> None:
@@ -170,7 +170,7 @@ class Simulation:
             self.queue.delete(pod)
             self._left_nominated(pod)
         self.sched.release_claims(pod)
-        self.claim_events()
+        claim_events(self)
         self._written_nnn.pop(key, None)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
@@ -255,11 +255,11 @@ class Simulation:
         self.listener.attempted(pod.key)
         if result.node is None:
             self._failed(pod, outcome, result, pinfo)
-            self.claim_events()             # a claim PostFilter deallocated
+            claim_events(self)             # a claim PostFilter deallocated
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched.assume_scheduled(pod, result)
-        self.claim_events()                 # its claims allocated and reserved (PreBind)
+        claim_events(self)                 # its claims allocated and reserved (PreBind)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
@@ -268,29 +268,6 @@ class Simulation:
             return                                           # bound as it is assumed
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
-
-    def resource_object(self, typ: str, kind: str, raw: dict, where: str = "") -> None:
-        """A resource.k8s.io object added, changed or deleted (a watch event's type), heard
-        as a cluster event: DeviceClass and ResourceSlice adds and updates, claim changes."""
-        dra = self.sched.cache.dra
-        if typ == "DELETED":
-            meta = (raw.get("metadata") or {}) if isinstance(raw, dict) else {}
-            dra.remove(kind, meta.get("namespace") or "", meta.get("name") or "")
-        else:
-            dra.add(raw, where)
-            if kind in ("DeviceClass", "ResourceSlice"):
-                action = ActionType.Add if typ == "ADDED" else ActionType.Update
-                resource = EventResource.DeviceClass if kind == "DeviceClass" else EventResource.ResourceSlice
-                self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), None, raw)
-        self.claim_events()
-
-    def claim_events(self) -> None:
-        """The ResourceClaim adds and updates since the last call, as cluster events."""
-        log = self.sched.cache.dra.log
-        while log:
-            old, new = log.pop(0)
-            event = ClusterEvent(EventResource.ResourceClaim, ActionType.Add if old is None else ActionType.Update)
-            self.queue.move_all_to_active_or_backoff_queue(event, old, new)
 
     def _failed(self, pod, outcome, result, pinfo) -> None:
         """A failed attempt: the message, PostFilter's nomination acted on, the pod requeued
