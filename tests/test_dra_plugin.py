@@ -254,3 +254,18 @@ def test_assume_after_schedule_commits_the_allocation():
     assert s.cache.dra.allocated_devices() == set()       # a cycle alone allocates nothing
     s.assume(p, r.node)
     assert s.cache.dra.allocated_devices() == {("gpu.example.com", "n1", "gpu-0")}
+
+
+def test_a_shared_claim_is_allocated_once_and_reserved_for_each_pod():
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "shared", "namespace": "default", "uid": "c1"}, "spec": template()["spec"]["spec"]}
+    s = scheduler(nodes=("n1", "n2"), slices=("n1",), claims=(claim,))
+    assert [schedule(s, pod(f"p{i}", resourceClaimName="shared")).node for i in range(2)] == ["n1", "n1"]
+    c = s.cache.dra.claims["default/shared"]
+    assert [r[1] for r in c.reserved_for] == ["p0", "p1"]
+    assert s.claim_allocations("default/p1") == s.claim_allocations("default/p0")
+    assert s.cache.dra.allocated_devices() == {("gpu.example.com", "n1", "gpu-0")}
+    s.remove_pod("default/p0")
+    assert s.cache.dra.claims["default/shared"].allocation is not None      # p1 still holds it
+    s.remove_pod("default/p1")
+    assert s.cache.dra.claims["default/shared"].allocation is None          # reserved by nobody
