@@ -269,3 +269,22 @@ def test_a_shared_claim_is_allocated_once_and_reserved_for_each_pod():
     assert s.cache.dra.claims["default/shared"].allocation is not None      # p1 still holds it
     s.remove_pod("default/p1")
     assert s.cache.dra.claims["default/shared"].allocation is None          # reserved by nobody
+
+
+def test_a_binding_rejected_by_permit_gives_the_devices_back():
+    from kschedcore.framework.interface import Unschedulable
+    from kschedcore.scheduler.loop import Simulation
+
+    class Reject:
+        name = "Reject"
+
+        def permit(self, state, pod, node, sim):
+            return Unschedulable("rejected at permit")
+
+    s = scheduler()
+    sim = Simulation(s, permit_plugins=[Reject()])
+    sim.add_pod(pod("p0"))
+    outcomes = {o.pod: o for o in sim.run_until_idle(5)}
+    assert outcomes["default/p0"].node is None and outcomes["default/p0"].attempts >= 1
+    assert s.cache.dra.allocated_devices() == set()
+    assert s.cache.dra.claims["default/p0-gpu"].reserved_for == ()

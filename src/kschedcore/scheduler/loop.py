@@ -367,7 +367,8 @@ class Simulation:
         """An assumed pod is forgotten (rejected at Reserve/Permit, or its binding failed) and
         requeued, `plugins` its rejectors."""
         pod = self.pods[key]
-        self.sched.remove_pod(key)
+        self.sched.remove_pod(key, deleted=False)
+        claim_events(self)                  # its claims unreserved (DynamicResources' Unreserve)
         self.outcomes[key].message = message
         self.listener.failed(key, message)
         if self.queue.hears_events():

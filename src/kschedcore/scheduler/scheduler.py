@@ -228,6 +228,11 @@ class Scheduler(WhatIfOperations):
         deleted, its reservations of the others removed (deallocated when unreserved)."""
         return self.cache.dra.release(pod) if pod.resource_claims else []
 
+    def unreserve_claims(self, pod: Pod) -> list:
+        """DynamicResources' Unreserve for a pod whose binding failed: its reservations of its
+        claims dropped (deallocated where nobody else reserves them)."""
+        return self.cache.dra.unreserve(pod) if pod.resource_claims else []
+
     def claim_allocations(self, key: str) -> dict | None:
         """A placed pod's claims as the records show them: claim name -> {"devices": [{request,
         driver, pool, device, adminAccess (only when true)}], "nodeSelector"}; None for a pod
@@ -237,13 +242,15 @@ class Scheduler(WhatIfOperations):
             return None
         return claim_allocations(self.cache.dra, placed.pod)
 
-    def remove_pod(self, key: str, missing_ok: bool = False) -> bool:
+    def remove_pod(self, key: str, missing_ok: bool = False, deleted: bool = True) -> bool:
         """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node
         the cluster does not have). An unknown key is a NotFoundError, or, with missing_ok,
-        returns False (as for kube-scheduler, deleting an unknown pod changes nothing)."""
+        returns False (as for kube-scheduler, deleting an unknown pod changes nothing).
+        `deleted` False: an assumed pod forgotten, not gone (its claims stay)."""
         placed = self.cache.remove_pod(key)
         if placed is not None:
-            self.release_claims(placed.pod)
+            if deleted:
+                self.release_claims(placed.pod)
             return True
         for i, p in enumerate(self.pending):
             if p.key == key:

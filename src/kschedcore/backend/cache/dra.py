@@ -167,6 +167,14 @@ class DRAState:
             self._allocated = None
         return changed
 
+    def unreserve(self, pod) -> list:
+        """The pod's reservations dropped from every claim (its binding failed)."""
+        changed = [self._unreserve(c, pod.uid) for c in list(self.claims.values())
+                   if c.namespace == pod.namespace and any(uid == pod.uid for _, _, uid in c.reserved_for)]
+        if changed:
+            self._allocated = None
+        return changed
+
     def _unreserve(self, claim, uid: str):
         status = dict(claim.v1.get("status") or {})
         rest = [r for r in status.get("reservedFor") or () if r.get("uid") != uid]
