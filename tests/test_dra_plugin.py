@@ -288,3 +288,24 @@ def test_a_binding_rejected_by_permit_gives_the_devices_back():
     assert outcomes["default/p0"].node is None and outcomes["default/p0"].attempts >= 1
     assert s.cache.dra.allocated_devices() == set()
     assert s.cache.dra.claims["default/p0-gpu"].reserved_for == ()
+
+
+def test_preemption_nominates_only_a_node_where_the_claims_fit():
+    """Ten full nodes, each with a low-priority pod; only n0 has devices: the preemptor's
+    victims are on n0 (DynamicResources' verdict holds in the dry runs)."""
+    names = [f"n{i}" for i in range(10)]
+    s = Scheduler.from_workload(Workload(nodes=[node(n, cpu="2") for n in names], objects={
+        "DeviceClass": [CLASS], "ResourceSlice": [gpu_slice("n0")], "ResourceClaimTemplate": [template()]}))
+    for n in names:
+        low = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"low-{n}", "namespace": "default"},
+               "spec": {"nodeName": n, "priority": 0, "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}
+        s.add_pod(low)
+    high = pod("high", cpu="2")
+    high["spec"]["priority"] = 100
+    s.run_by_loop()
+    p = s.queue(high)
+    s.pending.remove(p)
+    r = s.schedule(p)
+    assert r.node is None
+    assert "9 cannot allocate all claims" not in r.fit_error.full_message     # cpu rejects first
+    assert r.nomination is not None and r.nomination.nominated_node_name == "n0"

@@ -69,6 +69,12 @@ class DynamicResources(KernelPlugin):
     # ---- PreFilter + Filter ------------------------------------------------------------------------
     def pre_filter(self, cycle):
         pod, kernel, cache = cycle.pod, cycle.framework.kernel, cycle.cache
+        last = self.last
+        if cycle.what_if and last is not None and last.pod is pod and last.status is not None:
+            # preemption's dry runs keep the cycle's state: the same allocator, the same verdicts
+            kernel.set_volume_status(self.filter_id, last.status)
+            cycle.acted(self.name, True, False)
+            return
         self.armed = True
         self.filter_error = ""
         self.last = None
@@ -84,7 +90,7 @@ class DynamicResources(KernelPlugin):
         if self.last is None or not self.last.claims:
             self.armed = False
             return
-        status = self._statuses(cache)
+        status = self.last.status = self._statuses(cache)
         kernel.set_volume_status(self.filter_id, status)
         cycle.acted(self.name, True, False)
 
@@ -235,10 +241,10 @@ class _CycleClaims:
     """What a cycle of a pod with claims found: its claims, per row the allocation results and
     the claims whose allocation does not fit the node."""
 
-    __slots__ = ("pod", "claims", "results", "unavailable")
+    __slots__ = ("pod", "claims", "results", "unavailable", "status")
 
     def __init__(self, pod, claims):
-        self.pod, self.claims = pod, claims
+        self.pod, self.claims, self.status = pod, claims, None
         self.results: dict[int, list] = {}
         self.unavailable: dict[int, list] = {}
 
