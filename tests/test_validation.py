@@ -141,9 +141,10 @@ BAD_PODS = {
         pod(volumes=[{"name": "cfg", "configMap": {"name": "x"}},
                      {"name": "data", "persistentVolumeClaim": {}}]), ObjectError,
         "pod default/web-1: spec.volumes[1].persistentVolumeClaim.claimName: required value"),
-    "resourceClaims": (
-        pod(resourceClaims=[{"name": "gpu"}]), UnsupportedError,
-        "pod default/web-1: spec.resourceClaims: dynamic resource allocation is not implemented yet"),
+    "resourceClaims without a source": (
+        pod(resourceClaims=[{"name": "gpu"}]), ObjectError,
+        'pod default/web-1: spec.resourceClaims[0]: Invalid value: "gpu": must specify one of: `resourceClaimName`, '
+        "`resourceClaimTemplateName`"),
 }
 
 
@@ -175,9 +176,9 @@ def test_error_fields_name_the_object_and_path():
     err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["invalid quantity"][0]), QuantityError,
                       BAD_PODS["invalid quantity"][2])
     assert (err.obj, err.field, err.text) == ("pod default/web-1", "spec.containers[0].resources.requests.cpu", "1.2.3")
-    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["resourceClaims"][0]),
-                      UnsupportedError, BAD_PODS["resourceClaims"][2])
-    assert err.field == "spec.resourceClaims"
+    err = _raises_one(lambda: Scheduler([node()]).queue(BAD_PODS["resourceClaims without a source"][0]),
+                      ObjectError, BAD_PODS["resourceClaims without a source"][2])
+    assert err.field == "spec.resourceClaims[0]"
 
 
 def test_pod_without_namespace_is_in_default():
@@ -420,12 +421,13 @@ NODE_A = "kind: Node\nmetadata: {name: a}\nstatus: {allocatable: {cpu: '2', pods
     (NODE_A + "kind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}], "
      "resourceClaims: [{name: gpu}]}\n",
      ["simulate", "-o", "json"],
-     "pod x/p: spec.resourceClaims: dynamic resource allocation is not implemented yet"),
+     'pod x/p: spec.resourceClaims[0]: Invalid value: "gpu": must specify one of: `resourceClaimName`, '
+     "`resourceClaimTemplateName`"),
     (NODE_A + "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1e16'}}}]}\n",
      ["explain", "-o", "jsonl"],
      "pod default/p: spec.containers[*].resources.requests.cpu: 10000000000000000000 is out of range "
      "(more than 2^63-1)"),
-], ids=["invalid-quantity", "unsupported", "out-of-range"])
+], ids=["invalid-quantity", "claim-without-source", "out-of-range"])
 def test_cli_bad_object(tmp_path, capsys, text, args, message):
     path = tmp_path / "w.yaml"
     path.write_text(text)

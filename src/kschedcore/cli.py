@@ -416,7 +416,9 @@ def _simulate(args) -> int:
             outcomes = [Outcome(r.pod, r.node, 0 if r.gated else 1, None if r.node else r.message) for r in results]
     if args.output == "jsonl":
         for o in outcomes:
-            print(json.dumps({"pod": o.pod, "node": o.node, "attempts": o.attempts, "message": o.message}))
+            claims = sched.claim_allocations(o.pod) if o.node else None
+            print(json.dumps({"pod": o.pod, "node": o.node, "attempts": o.attempts, "message": o.message,
+                              **({"claims": claims} if claims is not None else {})}))
         return 0
     rep = report.simulate_report(sched, results, wall, load_seconds, args)
     if args.queue:

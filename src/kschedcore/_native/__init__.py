@@ -9,7 +9,7 @@ functions are ``cdef inline`` in filters.pxd / scores.pxd and compile into the p
 libyaml. This ``__init__`` imports neither ``_kernels`` nor ``cross_copies`` (which cimports
 it): the pass cimports this package, never the other way at import time.
 """
-from .ids import (C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_CUSTOM_0,
+from .ids import (C_NOT_EXAMINED, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_CUSTOM_0, F_DYNAMIC_RESOURCES,
                   F_INTER_POD_AFFINITY, F_NODE_AFFINITY, F_NODE_NAME, F_NODE_PORTS,
                   F_NODE_RESOURCES_FIT, F_NODE_UNSCHEDULABLE, F_NODE_VOLUME_LIMITS, F_NONE,
                   F_POD_TOPOLOGY_SPREAD, F_TAINT_TOLERATION, F_VOLUME_BINDING,
@@ -26,7 +26,7 @@ from .spread import SpreadState
 from .volumes import VolumeStatus
 
 __all__ = [
-    "C_NOT_EXAMINED", "C_SUCCESS", "C_UNRESOLVABLE", "C_UNSCHEDULABLE", "F_CUSTOM_0",
+    "C_NOT_EXAMINED", "C_SUCCESS", "C_UNRESOLVABLE", "C_UNSCHEDULABLE", "F_CUSTOM_0", "F_DYNAMIC_RESOURCES",
     "F_INTER_POD_AFFINITY", "F_NODE_AFFINITY", "F_NODE_NAME", "F_NODE_PORTS",
     "F_NODE_RESOURCES_FIT", "F_NODE_UNSCHEDULABLE", "F_NODE_VOLUME_LIMITS", "F_NONE",
     "F_POD_TOPOLOGY_SPREAD", "F_TAINT_TOLERATION", "F_VOLUME_BINDING", "F_VOLUME_RESTRICTIONS",

@@ -1,6 +1,6 @@
 """A cycle's switches: which Filter plugins can act on the pod, which Score plugins run."""
 from .filters cimport custom_filters, volume_filters
-from .ids cimport (F_CUSTOM_0, F_INTER_POD_AFFINITY, F_NODE_AFFINITY, F_NODE_NAME, F_NODE_PORTS,
+from .ids cimport (DRA_STATUS_SLOT, F_DYNAMIC_RESOURCES, F_CUSTOM_0, F_INTER_POD_AFFINITY, F_NODE_AFFINITY, F_NODE_NAME, F_NODE_PORTS,
                    F_NODE_UNSCHEDULABLE, F_POD_TOPOLOGY_SPREAD, F_VOLUME_RESTRICTIONS,
                    F_VOLUME_ZONE, N_CUSTOM, S_BALANCED_ALLOCATION, S_CUSTOM_0, S_IMAGE_LOCALITY,
                    S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION)
@@ -36,6 +36,8 @@ cdef void begin_cycle(Table* t, PodView* p, Config* c, Cycle* y, Py_ssize_t node
         elif F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
             acts = p.volume_status[fid - F_VOLUME_RESTRICTIONS] != NULL
             y.any_volume = y.any_volume or acts
+        elif fid == F_DYNAMIC_RESOURCES:
+            acts = p.volume_status[DRA_STATUS_SLOT] != NULL
         elif fid >= F_CUSTOM_0:
             acts = p.custom.filter_fn[fid - F_CUSTOM_0] != NULL or p.custom.filter_status[fid - F_CUSTOM_0] != NULL
             y.any_custom = y.any_custom or acts

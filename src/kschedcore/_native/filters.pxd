@@ -4,7 +4,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 
 from .custom cimport Custom, custom_fn
 from .cycle cimport Cycle
-from .ids cimport (C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_CUSTOM_0, F_INTER_POD_AFFINITY,
+from .ids cimport (DRA_STATUS_SLOT, F_DYNAMIC_RESOURCES, C_SUCCESS, C_UNRESOLVABLE, C_UNSCHEDULABLE, F_CUSTOM_0, F_INTER_POD_AFFINITY,
                    F_NODE_AFFINITY, F_NODE_NAME, F_NODE_PORTS, F_NODE_RESOURCES_FIT,
                    F_NODE_UNSCHEDULABLE, F_POD_TOPOLOGY_SPREAD, F_TAINT_TOLERATION,
                    F_VOLUME_RESTRICTIONS, F_VOLUME_ZONE, N_CUSTOM, OP_DOES_NOT_EXIST, OP_EXISTS,
@@ -208,8 +208,9 @@ cdef inline int cross_pod_filters(Table* t, PodView* p, Cycle* y, Py_ssize_t fir
 
 # ---- volume and custom plugins (per-row statuses, native functions) ---------------------------
 cdef inline int volume_filter(PodView* p, int fid, Py_ssize_t row, int64_t* detail) noexcept nogil:
-    """A volume plugin's Filter, computed per row at PreFilter (only pods with volumes)."""
-    cdef int8_t s = p.volume_status[fid - F_VOLUME_RESTRICTIONS][row]
+    """A volume plugin's (or DynamicResources') Filter, computed per row at PreFilter (only
+    pods with volumes, or with claims)."""
+    cdef int8_t s = p.volume_status[DRA_STATUS_SLOT if fid == F_DYNAMIC_RESOURCES else fid - F_VOLUME_RESTRICTIONS][row]
     if s == 0:
         return C_SUCCESS
     detail[0] = s & (VOLUME_UU - 1)
@@ -282,7 +283,7 @@ cdef inline int run_filter(int fid, Table* t, PodView* p, Cycle* y, Py_ssize_t r
         return inter_pod_filter(t, p, row, detail)
     if fid == F_POD_TOPOLOGY_SPREAD:
         return spread_filter(t, p, row, detail)
-    if F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE:
+    if F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE or fid == F_DYNAMIC_RESOURCES:
         return volume_filter(p, fid, row, detail)
     if fid >= F_CUSTOM_0:
         return custom_filter(t, p, fid - F_CUSTOM_0, row)
@@ -333,6 +334,11 @@ cdef inline int filter_node(Table* t, PodView* p, Cycle* y, Py_ssize_t row, int6
             code = inter_pod_filter(t, p, row, detail)
             if code != C_SUCCESS:
                 plugin[0] = F_INTER_POD_AFFINITY
+                return code
+        if y.active[F_DYNAMIC_RESOURCES]:
+            code = volume_filter(p, F_DYNAMIC_RESOURCES, row, detail)
+            if code != C_SUCCESS:
+                plugin[0] = F_DYNAMIC_RESOURCES
                 return code
         if y.any_custom:
             return y.custom_filters(t, p, y, row, plugin)

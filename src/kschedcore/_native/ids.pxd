@@ -15,13 +15,15 @@ cpdef enum:
     F_VOLUME_ZONE = 10
     F_POD_TOPOLOGY_SPREAD = 11
     F_INTER_POD_AFFINITY = 12
-    F_CUSTOM_0 = 13                # custom Filter plugins (native or per-pod Python), after in-tree
-    N_FILTERS = 17
+    F_DYNAMIC_RESOURCES = 13       # a per-row status from PreFilter too, the last in-tree Filter
+    F_CUSTOM_0 = 14                # custom Filter plugins (native or per-pod Python), after in-tree
+    N_FILTERS = 18
 
 # A volume plugin's per-row status: 0 passes, else the detail (reason bits) | VOLUME_UU if the
 # code is UnschedulableAndUnresolvable (Unschedulable otherwise).
 cpdef enum:
-    N_VOLUME_FILTERS = 4
+    N_VOLUME_FILTERS = 5           # the four volume plugins' slots, then DynamicResources'
+    DRA_STATUS_SLOT = 4
     VOLUME_UU = 64
 
 # Score plugin ids (index into the score buffers).

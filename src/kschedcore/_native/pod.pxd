@@ -31,7 +31,7 @@ cdef struct PodView:
     int64_t* preferred_weights
     int64_t* host_ports
     int32_t* images
-    int8_t* volume_status[N_VOLUME_FILTERS]   # by F_VOLUME_* - F_VOLUME_RESTRICTIONS; NULL: Skip
+    int8_t* volume_status[N_VOLUME_FILTERS]   # by F_VOLUME_* - F_VOLUME_RESTRICTIONS, then DRA_STATUS_SLOT; NULL: Skip
     Custom* custom
     int8_t* spread_status      # PodTopologySpread per row from PreFilter (1 missing label, 2 skew)
     Py_ssize_t n_spread        # or, >= 0: constraints on domain counts (-1 with no status: Skip)

@@ -1,4 +1,4 @@
-# The four volume plugins' cycle state: a per-row status each, from their PreFilter.
+# The four volume plugins' and DynamicResources' cycle state: a per-row status each, from their PreFilter.
 cimport cython
 from libc.stdint cimport int8_t
 

@@ -1,7 +1,7 @@
 """The volume plugins' per-row Filter statuses in a NodeKernel (``kernel.volumes``)."""
 cimport cython
 
-from .ids cimport F_VOLUME_RESTRICTIONS
+from .ids cimport DRA_STATUS_SLOT, F_DYNAMIC_RESOURCES, F_VOLUME_RESTRICTIONS, F_VOLUME_ZONE
 
 
 @cython.final
@@ -13,9 +13,9 @@ cdef class VolumeStatus:
         """Volume plugin `fid`'s PreFilter result for the next cycle(s): per-row int8 status
         (0 passes, else reason bits | VOLUME_UU) of at least n_rows entries, or None: the
         plugin skips."""
-        cdef Py_ssize_t k = fid - F_VOLUME_RESTRICTIONS
+        cdef Py_ssize_t k = DRA_STATUS_SLOT if fid == F_DYNAMIC_RESOURCES else fid - F_VOLUME_RESTRICTIONS
         cdef int8_t[::1] arr
-        if not 0 <= k < N_VOLUME_FILTERS:
+        if not (F_VOLUME_RESTRICTIONS <= fid <= F_VOLUME_ZONE or fid == F_DYNAMIC_RESOURCES):
             raise ValueError(f"not a volume filter id: {fid}")
         if status is None:
             self.arrays[k] = None

@@ -61,7 +61,7 @@ class CopyMaker:
     copy shares its parsed fields, hence its compiled form, and differs in name only."""
 
     def __init__(self, sched: Scheduler, template: Template, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
-        self.template, self.counter = template, 0
+        self.template, self.counter, self.sched = template, 0, sched
         raw = template.copy(0, scheduler_name)
         obj = f"template {template.namespace}/{template.name}"
         self.parsed = sched.parse_pod(parse_pod(raw, obj))
@@ -80,9 +80,13 @@ class CopyMaker:
         return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
 
     def next(self) -> Pod:
+        """The next copy; its claims from templates are made (the resourceclaim controller's
+        part), so each copy allocates devices of its own."""
         i, self.counter = self.counter, self.counter + 1
         name = f"{self.template.name}-{i}"
-        return renamed(self.parsed, name, f"{self.template.namespace}/{name}")
+        pod = renamed(self.parsed, name, f"{self.template.namespace}/{name}")
+        self.sched.make_claims(pod)
+        return pod
 
 
 def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Estimate:

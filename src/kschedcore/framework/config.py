@@ -54,7 +54,7 @@ class Profile:
     out_of_tree: dict = field(default_factory=dict)
     #: the QueueSort plugin and the PreEnqueue plugins, in order
     queue_sort: str = "PrioritySort"
-    pre_enqueue: list = field(default_factory=lambda: ["SchedulingGates", "DefaultPreemption"])
+    pre_enqueue: list = field(default_factory=lambda: ["SchedulingGates", "DynamicResources", "DefaultPreemption"])
 
 
 @dataclass

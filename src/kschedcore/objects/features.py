@@ -14,13 +14,9 @@ if TYPE_CHECKING:
 
 
 def check_supported(pod: Pod) -> None:
-    """Raises UnsupportedError if `pod` (pending or bound) would make preemption or the
-    DynamicResources plugin act."""
-    spec = pod.raw.get("spec") or {}
+    """Raises UnsupportedError if `pod` (pending or bound) would make preemption act."""
     obj = f"pod {pod.key}"
     if (pod.raw.get("status") or {}).get("nominatedNodeName"):
         raise UnsupportedError(obj, "status.nominatedNodeName",
                                "a pod that arrives already nominated is not supported yet "
                                "(nominations are made by this scheduler's own preemption)")
-    if spec.get("resourceClaims"):
-        raise UnsupportedError(obj, "spec.resourceClaims", "dynamic resource allocation is not implemented yet")

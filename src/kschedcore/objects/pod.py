@@ -78,6 +78,8 @@ class Pod:
     compiled: Any = field(default=None, repr=False, compare=False)
     volumes: tuple = ()               # spec.volumes as the volume plugins see them (PodVolume)
     gated: bool = False               # spec.schedulingGates is not empty (PreEnqueue holds it)
+    #: spec.resourceClaims (dicts: name, resourceClaimName or resourceClaimTemplateName)
+    resource_claims: tuple = ()
     #: status.startTime in ns since the epoch, None if unset (MoreImportantPod ranks by it)
     start_time: int | None = None
     #: metadata.creationTimestamp / deletionTimestamp in ns since the epoch, None if unset
@@ -132,6 +134,27 @@ renamed = _copier(("name", "uid"))
 #: a pod of a remembered spec: the spec's template Pod with the pod's own metadata
 _from_template = _copier(("namespace", "name", "key", "uid", "labels", "terminating", "raw", "created", "deleted",
                           "start_time", "node_name"))
+
+
+def _resource_claims(r, spec) -> tuple:
+    """spec.resourceClaims, as the API server validates them (names unique DNS labels, one
+    source each)."""
+    out, seen = [], set()
+    for i, e in enumerate(r.seq(spec, "resourceClaims", "spec.resourceClaims")):
+        path = f"spec.resourceClaims[{i}]"
+        e = r.item(e, path)
+        name = r.string(e, "name", f"{path}.name")
+        if not name:
+            r.fail(f"{path}.name", "Required value")
+        if name in seen:
+            r.fail(f"{path}.name", f'Duplicate value: "{name}"')
+        seen.add(name)
+        sources = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if r.string(e, k, f"{path}.{k}")]
+        if len(sources) != 1:
+            r.fail(path, f'Invalid value: "{name}": must specify one of: `resourceClaimName`, '
+                         f'`resourceClaimTemplateName`')
+        out.append(e)
+    return tuple(out)
 
 
 def normalize_image(name: str) -> str:
@@ -514,4 +537,5 @@ def _spec_fields(r, spec, status, ns, name) -> dict:
         nominated_node_name=r.string(status, "nominatedNodeName", "status.nominatedNodeName"),
         volumes=parse_pod_volumes(r, spec, name),
         gated=bool(r.seq(spec, "schedulingGates", "spec.schedulingGates")),
+        resource_claims=_resource_claims(r, spec),
     )

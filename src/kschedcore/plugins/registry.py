@@ -37,7 +37,7 @@ IN_TREE.register("VolumeBinding", VolumeBinding, ("preFilter", "filter", "preSco
 IN_TREE.register("VolumeZone", VolumeZone, ("preFilter", "filter"))
 IN_TREE.register("PodTopologySpread", PodTopologySpread, ("preFilter", "filter", "preScore", "score"))
 IN_TREE.register("InterPodAffinity", InterPodAffinity, ("preFilter", "filter", "preScore", "score"))
-IN_TREE.register("DynamicResources", DynamicResources, ("preFilter", "filter", "postFilter", "reserve", "preBind"))
+IN_TREE.register("DynamicResources", DynamicResources, ("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"))
 IN_TREE.register("DefaultPreemption", DefaultPreemption, ("postFilter", "preEnqueue"))
 IN_TREE.register("NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocation, ("preScore", "score"))
 IN_TREE.register("ImageLocality", ImageLocality, ("score",))

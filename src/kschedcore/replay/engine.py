@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError, WorkloadError
 from ..objects.node import parse_node
+from ..objects.resource import RESOURCE_KINDS
+from ..scheduler.dra_events import resource_object
 from ..scheduler.loop import Simulation, gc_frozen
 from ..util.gomath import parse_go_duration
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
@@ -80,7 +82,8 @@ class Replay:
         self.clock = self.sim.clock
         if api_server not in ("fake", "real"):
             raise WorkloadError("replay", "api_server", f'must be "fake" or "real", got {api_server!r}')
-        self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake")
+        self.recorder = Recorder(self.clock, on_bound=self._bound, stale_copy=api_server == "fake",
+                                 claims_of=self.sim.sched.claim_allocations)
         self.sim.listener = self.recorder
         self.timeline = list(events)
         self.parsed: dict = {}              # timeline index -> its parsed Pod or Node
@@ -335,7 +338,9 @@ class Replay:
             sim.add_node(self.parsed[i])
 
     def _apply_object(self, ev):
-        if ev.kind == "Namespace":
+        if ev.kind in RESOURCE_KINDS:
+            resource_object(self.sim, ev.type, ev.kind, ev.obj, ev.where)
+        elif ev.kind == "Namespace":
             self.sched.add_namespace(ev.obj)
         elif ev.type == "DELETED":
             if ev.kind != "PodDisruptionBudget":
@@ -367,7 +372,8 @@ class Replay:
         self._delete(dep.key)
 
 
-#: other kinds a replay applies (ADDED / MODIFIED: added or replaced; DELETED: PDBs only)
+#: other kinds a replay applies (ADDED / MODIFIED: added or replaced; DELETED: PDBs and
+#: resource.k8s.io objects only)
 OBJECT_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicaSet", "StatefulSet",
                 "ReplicationController", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
-                "CSIDriver", "CSIStorageCapacity")
+                "CSIDriver", "CSIStorageCapacity", *RESOURCE_KINDS)

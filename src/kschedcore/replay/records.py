@@ -28,6 +28,8 @@ class PodRecord:
     bound_event: int | None = None    # timeline position of the event during which it was first bound
     withdrawn: bool = False           # settle mode gave up a pending pod that settled unplaced
     skipped: bool = False             # popped while being deleted: never attempted again
+    #: its claims' allocations as PreBind wrote them (pods with resource claims, once bound)
+    claims: dict | None = None
     written: str | None = field(default=None, repr=False)    # the condition's message in the API
     seen: str | None = field(default=None, repr=False)       # ... in the scheduler's copy of the pod
 
@@ -36,15 +38,19 @@ class PodRecord:
                 "nominatedNode": self.nominated_node, "victims": sorted(self.victims),
                 "preemptedBy": self.preempted_by, "messages": self.messages, "attempts": self.attempts,
                 "boundAt": self.bound_at, "departedAt": self.departed_at, "boundEvent": self.bound_event,
-                "withdrawn": self.withdrawn, "skipped": self.skipped}
+                "withdrawn": self.withdrawn, "skipped": self.skipped,
+                **({"claims": self.claims} if self.claims is not None else {})}
 
 
 class Recorder(SimulationListener):
     """Keeps the PodRecords from what the Simulation tells (and the replay's own arrivals and
     departures), and how many arrived pods are pending."""
 
-    def __init__(self, clock: Any, on_bound: Callable[[str, Any], Any] | None = None, stale_copy: bool = True) -> None:
+    def __init__(self, clock: Any, on_bound: Callable[[str, Any], Any] | None = None, stale_copy: bool = True,
+                 claims_of: Callable[[str], dict | None] | None = None) -> None:
         self.clock = clock
+        #: pod key -> its claims' allocations, or None (Scheduler.claim_allocations)
+        self.claims_of = claims_of
         #: the scheduler's copy of a pod is refreshed only when an attempt fails (client-go's
         #: fake API server: no resourceVersion, so the scheduler never hears its own status
         #: writes): a condition is written unless it equals the copy from the failure before
@@ -108,6 +114,8 @@ class Recorder(SimulationListener):
         rec.node = node
         rec.seen = rec.written
         rec.bindings += 1
+        if self.claims_of is not None:
+            rec.claims = self.claims_of(key)
         if rec.bound_at is None:
             rec.bound_at = self.clock.now()
             rec.bound_event = self.event

@@ -95,7 +95,9 @@ class BindingCycle:
 
     def unreserve(self, pod, node) -> None:
         """RunReservePluginsUnreserve: every Reserve plugin, in reverse order (the pod's
-        binding cycle ends: its CycleState goes)."""
+        binding cycle ends: its CycleState goes). DynamicResources' Unreserve first: the pod's
+        reservations of its claims are dropped (a claim reserved by nobody is deallocated)."""
+        self.sim.sched.unreserve_claims(pod)
         if not self.any_plugins:
             return
         for plugin in reversed(self.plugins(pod).reserve):

@@ -33,6 +33,7 @@ from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from .binding import BindingCycle, BindingPlugins
+from .dra_events import claim_events
 from .result import DELETING_REASON
 
 __all__ = ["Outcome", "Simulation", "SimulationListener"]
@@ -85,6 +86,7 @@ class Simulation:
                  plugins=(), bind_dispatch=None, listener=None, **queue_options):
         fix_mmap_threshold()         # long runs: the C heap gives back what node churn frees
         self.sched = scheduler
+        scheduler.cache.dra.log = []      # claim changes become cluster events (dra_events.py)
         self.listener = listener or SimulationListener()
         self.clock = clock or VirtualClock()
         self.seq = itertools.count()
@@ -164,6 +166,8 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, pod)
         else:
             self.outcomes[pod.key] = Outcome(pod.key, None, 0)
+            self.sched.make_claims(pod)     # the resourceclaim controller's claims come first
+            claim_events(self)
             self.queue.add(pod)
 
     def update_pod(self, pod) -> None:
@@ -201,6 +205,8 @@ class Simulation:
         else:
             self.queue.delete(pod)
             self._left_nominated(pod)
+        self.sched.release_claims(pod)
+        claim_events(self)
         self._written_nnn.pop(key, None)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
@@ -289,9 +295,11 @@ class Simulation:
         self.listener.attempted(pod.key)
         if result.node is None:
             self._failed(pod, outcome, result, pinfo)
+            claim_events(self)             # a claim PostFilter deallocated
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched.assume_scheduled(pod, result)
+        claim_events(self)                 # its claims allocated and reserved (PreBind)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
@@ -390,7 +398,8 @@ class Simulation:
         """An assumed pod is forgotten (rejected at Reserve/Permit, or its binding failed) and
         requeued, `plugins` its rejectors."""
         pod = self.pods[key]
-        self.sched.remove_pod(key)
+        self.sched.remove_pod(key, deleted=False)
+        claim_events(self)                  # its claims unreserved (DynamicResources' Unreserve)
         self.outcomes[key].message = message
         written = self.listener.failed(key, message)
         if self.queue.hears_events():

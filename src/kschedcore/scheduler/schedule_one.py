@@ -125,7 +125,7 @@ class ScheduleOne:
         cycle.ran = (scan, start, processed, nf, fw.passes)
         if only_rows is None:
             self.next_start_node_index = (start + processed) % n_all
-        if pod.volumes:
+        if pod.volumes or pod.resource_claims:
             error = fw.filter_error(cycle)
             if error:        # a Filter's Error: findNodesThatFitPod returns no feasible node
                 return ScheduleResult(pod.key, None, 0, processed, error=error, cycle_state=state, cycle=cycle)

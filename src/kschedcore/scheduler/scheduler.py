@@ -24,6 +24,8 @@ from ..objects.features import check_supported
 from ..objects.node import Node, parse_node
 from ..objects.pod import Pod, parse_pod
 from ..objects.priority_class import admit
+from ..objects.resource import RESOURCE_KINDS
+from ..backend.cache.dra import claim_allocations
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
 from ..util import collector
@@ -125,7 +127,7 @@ class Scheduler(WhatIfOperations):
             raise UnsupportedError("VolumeAttachment", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
         for kind in ("Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
-                     "PriorityClass", *STORAGE_KINDS):
+                     "PriorityClass", *STORAGE_KINDS, *RESOURCE_KINDS):
             for i, obj in enumerate(workload.objects.get(kind, ())):
                 sched.add_object(obj, f"{kind}[{i}]")
         for i, node in enumerate(workload.nodes):
@@ -223,6 +225,7 @@ class Scheduler(WhatIfOperations):
         if pod.node_name:
             self.cache.add_pod(pod)
         else:
+            self.make_claims(pod)
             self.pending.append(pod)
         return pod
 
@@ -232,6 +235,7 @@ class Scheduler(WhatIfOperations):
         pod = self.parse_pod(pod)
         if self._left_out(pod):
             return None
+        self.make_claims(pod)
         self.pending.append(pod)
         return pod
 
@@ -245,14 +249,43 @@ class Scheduler(WhatIfOperations):
             return True
         return False
 
-    def remove_pod(self, key: str, missing_ok: bool = False) -> bool:
+    def make_claims(self, pod: Pod) -> list:
+        """The resourceclaim controller's part for a pod that arrives pending: its claims from
+        templates created, named `<pod name>-<pod claim name>` and owned by the pod."""
+        return self.cache.dra.create_template_claims(pod) if pod.resource_claims else []
+
+    def release_claims(self, pod: Pod) -> list:
+        """The resourceclaim controller's part for a pod that is gone: its template claims
+        deleted, its reservations of the others removed (deallocated when unreserved)."""
+        return self.cache.dra.release(pod) if pod.resource_claims else []
+
+    def unreserve_claims(self, pod: Pod) -> list:
+        """DynamicResources' Unreserve for a pod whose binding failed: its reservations of its
+        claims dropped (deallocated where nobody else reserves them)."""
+        return self.cache.dra.unreserve(pod) if pod.resource_claims else []
+
+    def claim_allocations(self, key: str) -> dict | None:
+        """A placed pod's claims as the records show them: claim name -> {"devices": [{request,
+        driver, pool, device, adminAccess (only when true)}], "nodeSelector"}; None for a pod
+        without claims (or not placed)."""
+        placed = self.cache.placement(key)
+        if placed is None or not placed.pod.resource_claims:
+            return None
+        return claim_allocations(self.cache.dra, placed.pod)
+
+    def remove_pod(self, key: str, missing_ok: bool = False, deleted: bool = True) -> bool:
         """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node
         the cluster does not have). An unknown key is a NotFoundError, or, with missing_ok,
-        returns False (as for kube-scheduler, deleting an unknown pod changes nothing)."""
-        if self.cache.remove_pod(key) is not None:
+        returns False (as for kube-scheduler, deleting an unknown pod changes nothing).
+        `deleted` False: an assumed pod forgotten, not gone (its claims stay)."""
+        placed = self.cache.remove_pod(key)
+        if placed is not None:
+            if deleted:
+                self.release_claims(placed.pod)
             return True
         for i, p in enumerate(self.pending):
             if p.key == key:
+                self.release_claims(p)
                 del self.pending[i]
                 return True
         if self.cache.remove_orphan(key):
@@ -264,10 +297,11 @@ class Scheduler(WhatIfOperations):
     def assume(self, pod: Pod | dict, node_name: str) -> None:
         """Counts `pod` on `node_name` for every later cycle (kube-scheduler's assume). If the
         pod's profile last ran a cycle for this very pod, what its in-tree Reserve commits
-        (VolumeBinding's claims) is committed too."""
+        (VolumeBinding's claims, DynamicResources' allocations) is committed too."""
         pod = self.parse_pod(pod)
         fw = self.profiles.get(pod.scheduler_name)
-        if fw is not None and pod.volumes and node_name in self.cache.table.row_of and pod.key not in self.cache:
+        if (fw is not None and (pod.volumes or pod.resource_claims) and node_name in self.cache.table.row_of
+                and pod.key not in self.cache):
             fw.run_reserve_in_tree(None, node_name, pod)
         self.cache.assume(pod, node_name)
 
@@ -417,6 +451,9 @@ class Scheduler(WhatIfOperations):
                 # mixed_small team-b/pod-0007); the real scheduler binds it as is (schedule_pending).
                 if result.node:
                     self.assume_scheduled(pod, result)
+                    claims = self.claim_allocations(pod.key) if rec is not None else None
+                    if claims is not None:
+                        rec["claims"] = claims
                 else:
                     self.pending.append(pod)
             if rec is None:

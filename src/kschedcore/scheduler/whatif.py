@@ -50,15 +50,18 @@ class WhatIfOperations:
     def drain(self, name: str) -> list[Pod]:
         """kubectl drain: cordons the node and evicts its pods, which return to `pending`
         (their nodeName cleared) to be scheduled elsewhere; DaemonSet pods stay, as drain
-        leaves them. Returns the evicted pods."""
+        leaves them. An evicted pod's devices are freed: its claims from templates are made
+        anew (unallocated), its reservations of other claims dropped. Returns the evicted pods."""
         self.cordon(name)
         evicted = []
         for pod in self.cache.pods_on(name):
             if _owner_kind(pod) == "DaemonSet":
                 continue
             self.cache.remove_pod(pod.key)
+            self.release_claims(pod)
             moved = replace(pod, node_name="", compiled=None)
             moved.checked = True
+            self.make_claims(moved)
             self.pending.append(moved)
             evicted.append(moved)
         return evicted

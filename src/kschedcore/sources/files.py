@@ -32,7 +32,8 @@ EXTRA_KEYS = {"services": "Service", "replicaSets": "ReplicaSet", "statefulSets"
               "persistentVolumeClaims": "PersistentVolumeClaim", "persistentVolumes": "PersistentVolume",
               "storageClasses": "StorageClass", "csiNodes": "CSINode", "csiDrivers": "CSIDriver",
               "csiStorageCapacities": "CSIStorageCapacity", "podDisruptionBudgets": "PodDisruptionBudget",
-              "priorityClasses": "PriorityClass"}
+              "priorityClasses": "PriorityClass", "deviceClasses": "DeviceClass", "resourceSlices": "ResourceSlice",
+              "resourceClaims": "ResourceClaim", "resourceClaimTemplates": "ResourceClaimTemplate"}
 #: the kinds besides Node and Pod that kschedcore reads
 READ_KINDS = frozenset((*EXTRA_KEYS.values(), "VolumeAttachment"))
 #: workload-document keys that describe it and are not read
@@ -49,8 +50,7 @@ OTHER_KINDS = frozenset("""
     IPAddress ServiceCIDR EndpointSlice Lease RuntimeClass CertificateSigningRequest ClusterTrustBundle
     MutatingWebhookConfiguration ValidatingWebhookConfiguration ValidatingAdmissionPolicy
     ValidatingAdmissionPolicyBinding MutatingAdmissionPolicy MutatingAdmissionPolicyBinding
-    CustomResourceDefinition APIService FlowSchema PriorityLevelConfiguration ResourceClaim
-    ResourceClaimTemplate DeviceClass ResourceSlice PodMetrics NodeMetrics StorageVersion
+    CustomResourceDefinition APIService FlowSchema PriorityLevelConfiguration PodMetrics NodeMetrics StorageVersion
     StorageVersionMigration LeaseCandidate ServiceAccountToken TokenReview SubjectAccessReview
     SelfSubjectReview SelfSubjectAccessReview SelfSubjectRulesReview LocalSubjectAccessReview
 """.split())

@@ -19,8 +19,10 @@ from ...objects.namespace import parse_namespace
 from ...objects.node import Node
 from ...objects.pod import Pod
 from ...objects.priority_class import parse_priority_class
+from ...objects.resource import RESOURCE_KINDS
 from ...objects.storage import STORAGE_KINDS
 from ..._native.table import add_usage as table_add_usage
+from .dra import DRAState
 from .fork import CacheJournal
 from .node_table import NodeTable, pack_port
 from .pod_counters import PodCounters
@@ -53,6 +55,7 @@ class Cache:
         self._placed = {}          # pod key -> Placement
         self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
+        self.dra = DRAState()                      # resource.k8s.io objects, devices in use
         self.namespaces, self.namespace_version = {}, 0     # Namespace name -> labels; its changes
         self.objects = {}                          # kind -> [raw]: Services, controllers
         self.pdbs = {}                             # "ns/name" -> PodDisruptionBudget
@@ -389,13 +392,14 @@ class Cache:
     # ---- other objects -----------------------------------------------------------------------
     def add_object(self, obj, index_hint: str = "") -> None:
         """Adds a cluster object other than a node, pod or namespace: Services and controllers
-        (their selectors give default spread constraints), storage objects (the volume plugins;
-        a second object of a name replaces the first), PodDisruptionBudgets (preemption),
-        PriorityClasses (the pods added later get their priority)."""
+        (default spread constraints), storage and resource.k8s.io objects (a second object of a
+        name replaces the first), PodDisruptionBudgets, PriorityClasses (for later pods)."""
         self._no_fork("add an object")
         kind = obj.get("kind") if isinstance(obj, dict) else None
         if kind in STORAGE_KINDS:
             self.volumes.add_object(obj, index_hint)
+        elif kind in RESOURCE_KINDS:
+            self.dra.add(obj, index_hint)
         elif kind == "PodDisruptionBudget":
             pdb = parse_pdb(obj, index_hint)
             self.pdbs[f"{pdb.namespace}/{pdb.name}"] = pdb
@@ -407,7 +411,7 @@ class Cache:
         else:
             raise ValidationError(f"object {index_hint}".strip(), "kind",
                                   f"expected a {', '.join(SELECTOR_KINDS)}, PodDisruptionBudget, PriorityClass, "
-                                  + ", ".join(STORAGE_KINDS))
+                                  + ", ".join((*STORAGE_KINDS, *RESOURCE_KINDS)))
 
     def remove_object(self, kind: str, namespace: str, name: str) -> bool:
         """Removes a Service or controller added by add_object; False if there is none."""

@@ -131,6 +131,7 @@ class CacheJournal:
         self.priorities = Counter(cache._priorities)
         self.next_unstarted = cache._next_unstarted
         self.relabelled = False    # a node was updated: the pod counters were rebuilt in the fork
+        self.dra = cache.dra.snapshot()     # claims allocated, reserved, made or released in the fork
 
     def pod(self, cache, key: str) -> None:
         if key not in self.keys:
@@ -173,6 +174,7 @@ class CacheJournal:
                 else:
                     store[key] = value
         cache._priorities = Counter(self.priorities)
+        cache.dra.restore(self.dra)
         cache._next_unstarted = self.next_unstarted
         rebuild = structural or self.relabelled
         for pod, row, sign in reversed(self.placements):

@@ -37,8 +37,9 @@ class Screened:
 
 
 def resources_decide(pod, framework, cache) -> bool:
-    """No Filter that sees other pods acts on the pod, and no custom PreFilter follows them."""
-    if framework.custom.prefilter_extensions or any(fid >= F_CUSTOM_0 for fid in framework.filters):
+    """No Filter that sees other pods acts on the pod, and no custom PreFilter follows them;
+    no claims (DynamicResources' verdict per node is read by the exact dry runs)."""
+    if pod.resource_claims or framework.custom.prefilter_extensions or any(fid >= F_CUSTOM_0 for fid in framework.filters):
         return False
     return not any(p.sees_other_pods(pod, cache) for p in framework.filters.values() if isinstance(p, KernelPlugin))
 

@@ -1,38 +1,252 @@
-"""DynamicResources (plugins/dynamicresources), as far as kschedcore meets it: pods with
-resource claims are refused at input (not implemented), so its PreFilter always skips; its
-PostFilter still speaks in every failed cycle's message, as kube-scheduler's does."""
-from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
-from ...framework.interface import Error, Unschedulable
+"""DynamicResources (plugins/dynamicresources), as kube-scheduler v1.34.1 with its default
+feature gates: PreEnqueue (the pod's claims exist), PreFilter (claims gathered, allocated
+claims' node selectors, the structured allocator made), Filter (per node row, handed to the
+kernel as a per-row status the way the volume plugins do: the last in-tree Filter, so only
+nodes that pass every other Filter count its verdict), PostFilter (deallocating a claim only
+this pod uses), Reserve + PreBind (the allocation and the reservation written to the claim).
+
+Every status but an allocator error is UnschedulableAndUnresolvable (upstream's
+statusUnschedulable): preemption passes over the nodes it rejects. Not done here, refused
+nowhere because they cannot arise: extended resources backed by DRA (alpha gate, off) and
+device binding conditions (alpha, off). DRASchedulerFilterTimeout's 10 s per node is not
+enforced (an allocation that long depends on upstream's own speed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._native import F_DYNAMIC_RESOURCES, VOLUME_UU
+from ...backend.cache.dra import ClaimLookupError
+from ...dra.allocator import Allocator, AllocatorError, Features, SelectorCache
+from ...dra.pools import selector_matches
+from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
+from ...framework.interface import Error, PreFilterRejection, Unschedulable
+from ...framework.kernel_plugin import KernelPlugin
 
 NO_CLAIMS = "no new claims to deallocate"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
+DEALLOCATED = "deallocation of ResourceClaim completed"
 #: its PostFilter after its PreFilter never ran (an earlier in-tree PreFilter ended the cycle)
 NOT_FOUND = "not found"
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+#: a row's status detail
+ALLOCATE_FAILS, UNAVAILABLE, FILTER_ERROR = 1, 2, 3
+RESERVED_FOR_MAX = 256
 
 
-class DynamicResources:
+class DynamicResources(KernelPlugin):
     name = "DynamicResources"
+    filter_id = F_DYNAMIC_RESOURCES
+    dynamic = True
+    applies_when = "resource_claims"
     in_tree_post_filter = True      # post_filter gets the failed Cycle, not a statuses map
+    ERROR_DETAIL = FILTER_ERROR     # the rows where Filter returns `filter_error`
 
     def __init__(self, args=None, handle=None):
-        pass
+        super().__init__(args, handle)
+        self.features = Features()
+        self.cel = SelectorCache()
+        self.filter_error = ""
+        self.last = None            # _CycleClaims of the last cycle of a pod with claims
 
+    def reasons(self, detail: int, table) -> list:
+        return [{ALLOCATE_FAILS: CANNOT_ALLOCATE, UNAVAILABLE: NOT_AVAILABLE}.get(detail, self.filter_error)]
+
+    def prefilter_skips(self, pod) -> bool:
+        return self.last is None or self.last.pod is not pod or not self.last.claims
+
+    # ---- PreEnqueue --------------------------------------------------------------------------------
+    def pre_enqueue(self, pod) -> str | None:
+        """The pod waits until each of its claims exists (and is its own, for a template's)."""
+        if not pod.resource_claims or self.handle is None:
+            return None
+        try:
+            self.handle.cache.dra.pod_claims(pod)
+        except ClaimLookupError as e:
+            return str(e)
+        return None
+
+    # ---- PreFilter + Filter ------------------------------------------------------------------------
+    def pre_filter(self, cycle):
+        pod, kernel, cache = cycle.pod, cycle.framework.kernel, cycle.cache
+        last = self.last
+        if cycle.what_if and last is not None and last.pod is pod and last.status is not None:
+            # preemption's dry runs keep the cycle's state: the same allocator, the same verdicts
+            kernel.set_volume_status(self.filter_id, last.status)
+            cycle.acted(self.name, True, False)
+            return
+        self.armed = True
+        self.filter_error = ""
+        self.last = None
+        kernel.set_volume_status(self.filter_id, None)
+        if pod.resource_claims:
+            self.last = _CycleClaims(pod, [])        # a rejection below leaves no claims
+            try:
+                claims = cache.dra.pod_claims(pod)
+            except ClaimLookupError as e:
+                raise PreFilterRejection(self.name, str(e)) from None
+            self._check_claims(pod, claims, cache.dra)
+            self.last.claims = claims
+        if self.last is None or not self.last.claims:
+            self.armed = False
+            return
+        status = self.last.status = self._statuses(cache)
+        kernel.set_volume_status(self.filter_id, status)
+        cycle.acted(self.name, True, False)
+
+    def _check_claims(self, pod, claims, dra):
+        for claim in claims:
+            alloc, reserved = claim.allocation, claim.reserved_for
+            if alloc is not None:
+                if len(reserved) >= RESERVED_FOR_MAX and not any(uid == pod.uid for _, _, uid in reserved):
+                    raise PreFilterRejection(self.name, "resourceclaim in use")
+                continue
+            for request in (claim.v1.get("spec") or {}).get("devices", {}).get("requests") or ():
+                if request.get("exactly") is not None:
+                    self._check_class(dra, request["exactly"].get("deviceClassName"), request["name"])
+                else:
+                    for sub in request.get("firstAvailable") or ():
+                        self._check_class(dra, sub.get("deviceClassName"), f"{request['name']}/{sub['name']}")
+
+    def _check_class(self, dra, class_name, request_name):
+        if class_name not in dra.classes:
+            raise PreFilterRejection(self.name, f"request {request_name}: device class {class_name} does not exist")
+
+    def _statuses(self, cache) -> np.ndarray:
+        """Filter on every node row: the allocated claims' node selectors, then the allocator
+        for the claims still to allocate."""
+        table, dra, last = cache.table, cache.dra, self.last
+        to_allocate = [c.v1 for c in last.claims if c.allocation is None]
+        allocator = None
+        if to_allocate:
+            allocator = Allocator(self.features, dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(), self.cel)
+        status = np.zeros(table.labels.shape[0], np.int8)
+        # without slices that reach every node, a node with no slice of its own has no device:
+        # a claim whose every request needs one cannot be allocated there (no allocator call)
+        local = dra.local_slice_nodes() if allocator is not None and _all_need_devices(to_allocate) else None
+        for row, node in enumerate(table.nodes):
+            if node is None:
+                continue
+            if local is not None and node.name not in local:
+                status[row] = ALLOCATE_FAILS | VOLUME_UU
+                continue
+            raw = node.raw
+            unavailable = [i for i, c in enumerate(last.claims)
+                           if c.allocation is not None and c.allocation.get("nodeSelector") is not None
+                           and not selector_matches(c.allocation["nodeSelector"], raw)]
+            if allocator is not None:
+                try:
+                    results = allocator.allocate(raw, to_allocate)
+                except AllocatorError as e:
+                    status[row] = FILTER_ERROR | VOLUME_UU
+                    self.filter_error = self.filter_error or f'running "{self.name}" filter plugin: {e}'
+                    continue
+                if results is None:
+                    status[row] = ALLOCATE_FAILS | VOLUME_UU
+                    continue
+                last.results[row] = results
+            if unavailable:
+                last.unavailable[row] = unavailable
+                status[row] = UNAVAILABLE | VOLUME_UU
+        return status
+
+    # ---- PostFilter --------------------------------------------------------------------------------
     def post_filter(self, state, pod, cycle):
         rejection = cycle.rejection
-        if rejection is not None and rejection.in_tree:
+        if rejection is not None and rejection.in_tree and rejection.plugin != self.name:
             return Error(NOT_FOUND)       # reading its PreFilter's state fails
-        return Unschedulable(NO_CLAIMS)
+        last = self.last
+        if last is None or last.pod is not pod or not last.claims:
+            return _NO_CLAIMS
+        dra = cycle.cache.dra
+        for index in sorted(self._unavailable_claims(cycle)):
+            claim = dra.claims.get(last.claims[index].key)
+            if claim is None:
+                continue
+            reserved = claim.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0][2] == pod.uid):
+                dra.deallocate(claim)
+                return Unschedulable(DEALLOCATED)
+        return Unschedulable(STILL_NOT_SCHEDULABLE)
+
+    def _unavailable_claims(self, cycle) -> set:
+        """The claims whose allocation did not fit a node the Filter reached."""
+        if self.last.unavailable and cycle.rejection is None:
+            k = cycle.framework.kernel
+            rows = cycle.examined_rows()
+            hit = rows[(np.asarray(k.st_plugin)[rows] == self.filter_id) & (np.asarray(k.st_detail)[rows] == UNAVAILABLE)]
+            return {i for row in hit.tolist() for i in self.last.unavailable.get(row, ())}
+        return set()
 
     def settles(self, pod, below):
-        return True
+        return not pod.resource_claims
 
     def settled(self, pod, below, unschedulable, n_all):
-        """post_filter's answer after a cycle no PreFilter rejected (a node-local one)."""
+        """post_filter's answer after a cycle no PreFilter rejected, for a pod without claims."""
         return _NO_CLAIMS
+
+    # ---- Reserve + PreBind ---------------------------------------------------------------------------
+    def reserve(self, pod, row, node_name, cache):
+        """Reserve + PreBind on the chosen node: each claim allocated (devices now in use for
+        the next pods, as the assume cache makes them) and reserved for the pod."""
+        last, self.last = self.last, None
+        if last is None or last.pod is not pod:
+            return
+        results = iter(last.results.get(row, ()))
+        dra = cache.dra
+        for claim in last.claims:
+            current = dra.claims.get(claim.key, claim)
+            dra.bind(pod, current, next(results) if claim.allocation is None else None)
+
+    def after_claim_change(self, pod, old, new):
+        """isSchedulableAfterClaimChange: a deallocation retries every pod; otherwise only a
+        pod whose claims all exist and include this one, for a new claim or a new status."""
+        if self.handle is None:
+            return Queue
+        try:
+            uses = any(c.key == new.key for c in self.handle.cache.dra.pod_claims(pod))
+        except ClaimLookupError:
+            return QueueSkip
+        if old is not None and old.allocation is not None and new.allocation is None:
+            return Queue
+        if not uses:
+            return QueueSkip
+        if old is None:
+            return Queue
+        return QueueSkip if old.v1.get("status") == new.v1.get("status") else Queue
 
     def events_to_register(self):
         return [with_hint(R.Node, A.Add | A.UpdateNodeLabel | A.UpdateNodeAllocatable),
-                with_hint(R.ResourceClaim, A.Add | A.Update), with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
+                with_hint(R.ResourceClaim, A.Add | A.Update, self.after_claim_change),
+                with_hint(R.Pod, A.UpdatePodGeneratedResourceClaim),
                 with_hint(R.DeviceClass, A.Add | A.Update), with_hint(R.ResourceSlice, A.Add | A.Update)]
+
+
+def _all_need_devices(claims) -> bool:
+    """Every claim has a request and every request (each of its subrequests) asks for an
+    ExactCount of one device or more."""
+    def needs(r):
+        return r.get("allocationMode", "ExactCount") == "ExactCount" and r.get("count", 1) >= 1
+    for claim in claims:
+        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+        if not requests:
+            return False
+        for r in requests:
+            if not (needs(r["exactly"]) if r.get("exactly") is not None else all(map(needs, r["firstAvailable"]))):
+                return False
+    return True
+
+
+class _CycleClaims:
+    """What a cycle of a pod with claims found: its claims, per row the allocation results and
+    the claims whose allocation does not fit the node."""
+
+    __slots__ = ("pod", "claims", "results", "unavailable", "status")
+
+    def __init__(self, pod, claims):
+        self.pod, self.claims, self.status = pod, claims, None
+        self.results: dict[int, list] = {}
+        self.unavailable: dict[int, list] = {}
 
 
 _NO_CLAIMS = Unschedulable(NO_CLAIMS)
