@@ -434,7 +434,7 @@ class Scheduler(WhatIfOperations):
         for k, pod in enumerate(pending, 1):
             collector.collect_young(k)
             wanted = only is None or pod.key in only
-            rec = None
+            rec: dict | None = None
             if pod.gated:
                 if wanted:
                     rec = explain_output.gated_record(pod, GATED_MESSAGE)
@@ -452,7 +452,7 @@ class Scheduler(WhatIfOperations):
                 if result.node:
                     self.assume_scheduled(pod, result)
                     claims = self.claim_allocations(pod.key) if rec is not None else None
-                    if claims is not None:
+                    if claims is not None and rec is not None:
                         rec["claims"] = claims
                 else:
                     self.pending.append(pod)

@@ -4,10 +4,12 @@ the devices in use, and the resourceclaim controller's part (claims made from te
 pending pods, released when their pods go)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ...errors import ValidationError
 from ...objects import resource as R
 
-_PARSERS = {"DeviceClass": R.parse_device_class, "ResourceSlice": R.parse_resource_slice,
+_PARSERS: dict[str, Any] = {"DeviceClass": R.parse_device_class, "ResourceSlice": R.parse_resource_slice,
             "ResourceClaim": R.parse_resource_claim, "ResourceClaimTemplate": R.parse_resource_claim_template}
 
 
@@ -37,10 +39,10 @@ class DRAState:
         self.version, self.generated, self._allocated = version + 1, dict(generated), None
 
     # ---- objects ---------------------------------------------------------------------------------
-    def add(self, raw, index_hint: str = ""):
+    def add(self, raw, index_hint: str = "") -> Any:
         """Adds (or replaces) a resource.k8s.io object; returns the parsed object."""
         kind = raw.get("kind") if isinstance(raw, dict) else None
-        parse = _PARSERS.get(kind)
+        parse = _PARSERS.get(kind or "")
         if parse is None:
             raise ValidationError(f"object {index_hint}".strip(), "kind", f"expected one of {', '.join(_PARSERS)}")
         obj = parse(raw)
@@ -60,8 +62,9 @@ class DRAState:
 
     def remove(self, kind: str, namespace: str, name: str) -> bool:
         """Removes an object by kind and name; False if there is none."""
-        store = {"DeviceClass": self.classes, "ResourceSlice": self.slices, "ResourceClaim": self.claims,
-                 "ResourceClaimTemplate": self.templates}.get(kind)
+        stores: dict[str, dict[str, Any]] = {"DeviceClass": self.classes, "ResourceSlice": self.slices,
+                                             "ResourceClaim": self.claims, "ResourceClaimTemplate": self.templates}
+        store = stores.get(kind)
         key = f"{namespace}/{name}" if kind in ("ResourceClaim", "ResourceClaimTemplate") else name
         if store is None or store.pop(key, None) is None:
             return False

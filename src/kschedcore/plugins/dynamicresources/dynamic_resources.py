@@ -12,6 +12,8 @@ device binding conditions (alpha, off). DRASchedulerFilterTimeout's 10 s per nod
 enforced (an allocation that long depends on upstream's own speed)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..._native import F_DYNAMIC_RESOURCES, VOLUME_UU
@@ -47,7 +49,7 @@ class DynamicResources(KernelPlugin):
         self.features = Features()
         self.cel = SelectorCache()
         self.filter_error = ""
-        self.last = None            # _CycleClaims of the last cycle of a pod with claims
+        self.last: Any = None       # _CycleClaims of the last cycle of a pod with claims
 
     def reasons(self, detail: int, table) -> list:
         return [{ALLOCATE_FAILS: CANNOT_ALLOCATE, UNAVAILABLE: NOT_AVAILABLE}.get(detail, self.filter_error)]
