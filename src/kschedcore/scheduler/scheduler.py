@@ -25,7 +25,6 @@ from ..objects.node import Node, parse_node
 from ..objects.pod import Pod, parse_pod
 from ..objects.priority_class import admit
 from ..objects.resource import RESOURCE_KINDS
-from ..backend.cache.dra import claim_allocations
 from ..objects.storage import STORAGE_KINDS
 from ..output import explain as explain_output
 from ..util import collector
@@ -33,6 +32,7 @@ from . import batches
 from .handle import Handle
 from .result import DELETING_REASON, GATED_MESSAGE, ScheduleResult
 from .schedule_one import ScheduleOne
+from .claims import ClaimOperations
 from .whatif import WhatIfOperations
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _with_overrides(config: SchedulerConfig, plugin_args: dict | None, weights: 
     return replace(config, profiles=profiles)
 
 
-class Scheduler(WhatIfOperations):
+class Scheduler(ClaimOperations, WhatIfOperations):
     """kube-scheduler's profiles over an in-process node table (not thread-safe: one thread
     drives one Scheduler; the kernel releases the GIL, so several Schedulers run in parallel).
 
@@ -248,30 +248,6 @@ class Scheduler(WhatIfOperations):
             self.ignored[DELETING_REASON] += 1
             return True
         return False
-
-    def make_claims(self, pod: Pod) -> list:
-        """The resourceclaim controller's part for a pod that arrives pending: its claims from
-        templates created, named `<pod name>-<pod claim name>` and owned by the pod."""
-        return self.cache.dra.create_template_claims(pod) if pod.resource_claims else []
-
-    def release_claims(self, pod: Pod) -> list:
-        """The resourceclaim controller's part for a pod that is gone: its template claims
-        deleted, its reservations of the others removed (deallocated when unreserved)."""
-        return self.cache.dra.release(pod) if pod.resource_claims else []
-
-    def unreserve_claims(self, pod: Pod) -> list:
-        """DynamicResources' Unreserve for a pod whose binding failed: its reservations of its
-        claims dropped (deallocated where nobody else reserves them)."""
-        return self.cache.dra.unreserve(pod) if pod.resource_claims else []
-
-    def claim_allocations(self, key: str) -> dict | None:
-        """A placed pod's claims as the records show them: claim name -> {"devices": [{request,
-        driver, pool, device, adminAccess (only when true)}], "nodeSelector"}; None for a pod
-        without claims (or not placed)."""
-        placed = self.cache.placement(key)
-        if placed is None or not placed.pod.resource_claims:
-            return None
-        return claim_allocations(self.cache.dra, placed.pod)
 
     def remove_pod(self, key: str, missing_ok: bool = False, deleted: bool = True) -> bool:
         """Removes a pod ("namespace/name") wherever it is (placed, pending, or bound to a node

@@ -47,8 +47,7 @@ class Placement:
 
 
 class Cache:
-    """Nodes, the pods placed on them, and the cluster objects plugins read (not thread-safe:
-    one owner serialises every change)."""
+    """Nodes, the pods on them, the objects plugins read (one owner serialises every change)."""
 
     def __init__(self):
         self.table = NodeTable()
