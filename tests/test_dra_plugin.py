@@ -14,7 +14,6 @@ from kschedcore.errors import ValidationError
 from kschedcore.sources.files import Workload
 
 DATA = Path(__file__).parent / "data" / "parity"
-SRC = Path(__file__).parent.parent / "src"
 
 
 def _claims_key(claims):
@@ -34,7 +33,7 @@ def test_dra_a_replay_matches_kube_scheduler(tmp_path):
     pending = workload.pop("pending")
     (tmp_path / "cluster.json").write_text(json.dumps(workload))
     (tmp_path / "events.jsonl").write_text("".join(json.dumps({"type": "ADDED", "object": p}) + "\n" for p in pending))
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}   # the kschedcore under test
     out = subprocess.run([sys.executable, "-m", "kschedcore", "replay", str(tmp_path / "cluster.json"),
                           str(tmp_path / "events.jsonl"), "--arrival", "settle", "--api-server", "real", "-o", "jsonl"],
                          capture_output=True, text=True, env=env, check=True).stdout
@@ -236,7 +235,7 @@ def test_replay_stream_of_slices_and_claims(tmp_path):
               {"type": "DELETED", "object": gpu_slice("n2", n=1)}, {"type": "ADDED", "object": pod("p1")}]
     (tmp_path / "c.json").write_text(json.dumps(cluster))
     (tmp_path / "e.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}   # the kschedcore under test
     out = subprocess.run([sys.executable, "-m", "kschedcore", "replay", str(tmp_path / "c.json"), str(tmp_path / "e.jsonl"),
                           "--arrival", "settle", "-o", "jsonl"], capture_output=True, text=True, env=env, check=True).stdout
     recs = {r["pod"]: r for r in map(json.loads, out.splitlines())}
