@@ -148,22 +148,28 @@ def parse_resource_slice(raw) -> ResourceSlice:
     return ResourceSlice(name, driver, pool_name, generation, count, node_name, all_nodes, has_selector, v1)
 
 
+
+def _unique_name(r: FieldReader, item: dict, path: str, seen: set) -> str:
+    """An item's `name`: required, a DNS label, unique among `seen` (which it joins)."""
+    name = r.string(item, "name", f"{path}.name")
+    if not name:
+        raise ObjectError(r.obj, f"{path}.name", "Required value")
+    apival.check(r.obj, f"{path}.name", name, apival.dns1123_label_errors(name))
+    if name in seen:
+        raise ObjectError(r.obj, f"{path}.name", f"Duplicate value: {apival.go_quote(name)}")
+    seen.add(name)
+    return name
+
 def _devices(r: FieldReader, spec: dict):
     devices = r.seq(spec, "devices", "spec.devices")
     if len(devices) > RESOURCE_SLICE_DEVICES_MAX:
         raise ObjectError(r.obj, "spec.devices", f"Too many: {len(devices)}: must have at most "
                                                  f"{RESOURCE_SLICE_DEVICES_MAX} items")
-    seen = set()
+    seen: set[str] = set()
     for i, d in enumerate(devices):
         path = f"spec.devices[{i}]"
         d = r.item(d, path)
-        name = r.string(d, "name", f"{path}.name")
-        if not name:
-            raise ObjectError(r.obj, f"{path}.name", "Required value")
-        apival.check(r.obj, f"{path}.name", name, apival.dns1123_label_errors(name))
-        if name in seen:
-            raise ObjectError(r.obj, f"{path}.name", f"Duplicate value: {apival.go_quote(name)}")
-        seen.add(name)
+        name = _unique_name(r, d, path, seen)
         for key, attr in r.mapping(d, "attributes", f"{path}.attributes").items():
             apath = f"{path}.attributes[{apival.go_quote(key)}]"
             attr = r.item(attr, apath)
@@ -218,17 +224,11 @@ def _claim_spec(r: FieldReader, spec: dict, path: str):
     if len(requests) > DEVICE_REQUESTS_MAX:
         raise ObjectError(r.obj, f"{path}.devices.requests",
                           f"Too many: {len(requests)}: must have at most {DEVICE_REQUESTS_MAX} items")
-    names = set()
+    names: set[str] = set()
     for i, req in enumerate(requests):
         rpath = f"{path}.devices.requests[{i}]"
         req = r.item(req, rpath)
-        name = r.string(req, "name", f"{rpath}.name")
-        if not name:
-            raise ObjectError(r.obj, f"{rpath}.name", "Required value")
-        apival.check(r.obj, f"{rpath}.name", name, apival.dns1123_label_errors(name))
-        if name in names:
-            raise ObjectError(r.obj, f"{rpath}.name", f"Duplicate value: {apival.go_quote(name)}")
-        names.add(name)
+        name = _unique_name(r, req, rpath, names)
         exactly, first = req.get("exactly"), req.get("firstAvailable")
         if (exactly is None) == (not first):
             raise ObjectError(r.obj, rpath, "Required value: exactly one of `exactly` or `firstAvailable` is required")
