@@ -127,16 +127,21 @@ def test_missing_device_class_rejects_in_prefilter():
         "0/2 nodes are available: request gpu: device class nope does not exist. no new claims to deallocate")
 
 
+def claim_allocated_on_n1() -> dict:
+    """The claim "shared" allocated on n1's gpu-0 and reserved by nobody."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "default", "uid": "c1"},
+            "spec": template()["spec"]["spec"],
+            "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                                               "pool": "n1", "device": "gpu-0"}]},
+                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                          {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+
+
 def test_allocated_claim_elsewhere_is_deallocated_by_postfilter():
     """A claim allocated on n1 and reserved by nobody: n2 says the claim is not available, and
     PostFilter deallocates it (the pod's next attempt may allocate it anew)."""
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": "shared", "namespace": "default", "uid": "c1"},
-             "spec": template()["spec"]["spec"],
-             "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
-                                                                "pool": "n1", "device": "gpu-0"}]},
-                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                                           {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+    claim = claim_allocated_on_n1()
     s = scheduler(nodes=("n1", "n2"), claims=(claim,))
     s.cordon("n1")
     r = schedule(s, pod("p", resourceClaimName="shared"))
@@ -197,13 +202,7 @@ def test_loop_retries_a_pod_after_postfilter_deallocates_its_claim():
     PostFilter deallocates it, the claim's update requeues the pod (isSchedulableAfterClaimChange)
     and the next attempt allocates it on the other node."""
     from kschedcore.scheduler.loop import Simulation
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": "shared", "namespace": "default", "uid": "c1"},
-             "spec": template()["spec"]["spec"],
-             "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
-                                                                "pool": "n1", "device": "gpu-0"}]},
-                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                                           {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+    claim = claim_allocated_on_n1()
     s = scheduler(nodes=("n1", "n2"), slices=("n1", "n2"), claims=(claim,))
     s.cordon("n1")
     sim = Simulation(s)

@@ -444,31 +444,26 @@ def _transform_map(rf, it1, it2, fns):
     return run
 
 
-def _opt_map(rf, it1, it2, fns):
-    body = fns[0]
+def _optional_map(wrap):
+    """optMap (the body's value wrapped in an optional) and optFlatMap (the body's optional as
+    it is): an empty optional stays empty, the body is not evaluated."""
+    def macro(rf, it1, it2, fns):
+        body = fns[0]
 
-    def run(v):
-        o = _unwrap(rf(v))
-        if not o.has:
-            return o
-        inner = dict(v)
-        inner[it1] = o.value
-        return Optional(body(inner))
-    return run
-
-
-def _opt_flat_map(rf, it1, it2, fns):
-    body = fns[0]
-
-    def run(v):
-        o = _unwrap(rf(v))
-        if not o.has:
-            return o
-        inner = dict(v)
-        inner[it1] = o.value
-        return _unwrap(body(inner))
-    return run
+        def run(v):
+            o = _unwrap(rf(v))
+            if not o.has:
+                return o
+            inner = dict(v)
+            inner[it1] = o.value
+            return wrap(body(inner))
+        return run
+    return macro
 
 
-MACROS = {"optMap": _opt_map, "optFlatMap": _opt_flat_map, "all": _all, "exists": _exists, "exists_one": _exists_one, "existsOne": _exists_one,
-          "map": _map_macro, "filter": _filter, "transformList": _map_macro, "transformMap": _transform_map}
+_opt_map = _optional_map(Optional)
+_opt_flat_map = _optional_map(_unwrap)
+
+
+MACROS = {"optMap": _opt_map, "optFlatMap": _opt_flat_map, "all": _all, "exists": _exists,
+          "exists_one": _exists_one, "existsOne": _exists_one, "map": _map_macro, "filter": _filter, "transformList": _map_macro, "transformMap": _transform_map}

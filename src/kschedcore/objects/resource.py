@@ -280,14 +280,19 @@ def _reserved_for(r: FieldReader, status: dict) -> tuple:
     return tuple(out)
 
 
-def parse_resource_claim(raw) -> ResourceClaim:
-    """A ResourceClaim: spec and status (allocation, reservedFor)."""
-    ns, name, v1 = as_v1("ResourceClaim", raw)
-    obj = f"ResourceClaim {ns}/{name}"
+def _namespaced(kind: str, raw) -> tuple[str, str, dict, FieldReader]:
+    """A namespaced object read as v1, its metadata checked: (namespace, name, v1, reader)."""
+    ns, name, v1 = as_v1(kind, raw)
+    obj = f"{kind} {ns}/{name}"
     if not ns:
         raise ObjectError(obj, "metadata.namespace", "Required value")
     apival.check_meta(obj, ns, name, v1["metadata"])
-    r = FieldReader(obj)
+    return ns, name, v1, FieldReader(obj)
+
+
+def parse_resource_claim(raw) -> ResourceClaim:
+    """A ResourceClaim: spec and status (allocation, reservedFor)."""
+    ns, name, v1, r = _namespaced("ResourceClaim", raw)
     _claim_spec(r, r.mapping(v1, "spec", "spec"), "spec")
     reserved = _reserved_for(r, r.mapping(v1, "status", "status"))
     uid = r.string(v1["metadata"], "uid", "metadata.uid")
@@ -296,12 +301,7 @@ def parse_resource_claim(raw) -> ResourceClaim:
 
 def parse_resource_claim_template(raw) -> ResourceClaimTemplate:
     """A ResourceClaimTemplate: spec.spec is a ResourceClaimSpec."""
-    ns, name, v1 = as_v1("ResourceClaimTemplate", raw)
-    obj = f"ResourceClaimTemplate {ns}/{name}"
-    if not ns:
-        raise ObjectError(obj, "metadata.namespace", "Required value")
-    apival.check_meta(obj, ns, name, v1["metadata"])
-    r = FieldReader(obj)
+    ns, name, v1, r = _namespaced("ResourceClaimTemplate", raw)
     outer = r.mapping(v1, "spec", "spec")
     r.mapping(outer, "metadata", "spec.metadata")
     _claim_spec(r, r.mapping(outer, "spec", "spec.spec"), "spec.spec")
