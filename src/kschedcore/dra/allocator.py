@@ -84,3 +84,9 @@ class Allocator:
         once ``time.monotonic()`` passes ``deadline`` (checked at every search step, as
         upstream checks its context)."""
         return Search(self, node, list(claims), deadline).run()
+
+    def check(self, claims: Sequence[Mapping]) -> None:
+        """Raises the AllocatorError every allocate() call of these ExactCount claims would
+        raise before looking at a device (a missing class, an empty selector, the claim
+        limit), wherever the node."""
+        Search(self, None, list(claims)).prepare()

@@ -36,7 +36,7 @@ class Search:
         self.deadline = deadline
         self.node = node
         self.claims = claims
-        self.pools = alloc.pools(node)
+        self.pools = alloc.pools(node) if node is not None else []
         self.requests: dict[tuple, Request] = {}
         self.constraints: list[list] = []
         self.results: list[list[_Picked]] = [[] for _ in claims]
@@ -45,8 +45,7 @@ class Search:
 
     # -- the whole call
     def run(self) -> list[dict] | None:
-        for ci, claim in enumerate(self.claims):
-            self._prepare(ci, claim)
+        self.prepare()
         self.matched = {}           # upstream starts deviceMatchesRequest afresh here
         if sys.getrecursionlimit() < _DEPTH:
             sys.setrecursionlimit(_DEPTH)      # one frame pair per device picked; never lowered
@@ -57,6 +56,12 @@ class Search:
         if not done:
             return None
         return [allocation_result(self, ci, claim) for ci, claim in enumerate(self.claims)]
+
+    def prepare(self) -> None:
+        """The claims' requests validated (errors that do not depend on the node's devices,
+        except All mode's)."""
+        for ci, claim in enumerate(self.claims):
+            self._prepare(ci, claim)
 
     def _prepare(self, ci: int, claim: Mapping) -> None:
         devices = claim["spec"].get("devices") or {}

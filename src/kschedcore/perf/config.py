@@ -17,7 +17,7 @@ OPS = {
     "createNamespaces": {"prefix", "count", "countParam", "namespaceTemplatePath"},
     "createPods": {"count", "countParam", "podTemplatePath", "namespace", "collectMetrics", "skipWaitToCompletion",
                    "templateParams", "countMultiplierParam", "persistentVolumeTemplatePath",
-                   "persistentVolumeClaimTemplatePath"},
+                   "persistentVolumeClaimTemplatePath", "steadyState", "duration", "durationParam"},
     "createPodSets": {"count", "countParam", "namespacePrefix", "createPodsOp"},
     "deletePods": {"namespace", "labelSelector", "skipWaitToCompletion", "deletePodsPerSecond"},
     "barrier": {"namespaces", "stageRequirement", "labelSelector"},
@@ -26,14 +26,23 @@ OPS = {
     "createAny": {"templatePath", "namespace", "count", "countParam", "templateParams"},
     "startCollectingMetrics": {"name", "namespaces", "labelSelector"},
     "stopCollectingMetrics": set(),
+    "createResourceDriver": {"driverName", "nodes", "maxClaimsPerNode", "maxClaimsPerNodeParam"},
+    "createResourceClaims": {"namespace", "count", "countParam", "templatePath"},
+    "allocResourceClaims": {"namespace"},
 }
+#: feature gates the suites set, at their kube-scheduler v1.34 defaults (pkg/features): a workload
+#: setting one to this value changes nothing, so it is not reported as a gate not applied
+V1_34_DEFAULTS = {"DynamicResourceAllocation": True, "DRAPrioritizedList": True, "DRAAdminAccess": True,
+                  "DRAResourceClaimDeviceStatus": True, "SchedulerQueueingHints": True,
+                  "SchedulerAsyncAPICalls": True, "SchedulerAsyncPreemption": True, "SchedulerPopFromBackoffQ": True,
+                  "DRADeviceTaints": False, "DRAPartitionableDevices": False, "DRAExtendedResource": False,
+                  "DRAConsumableCapacity": False}
 #: createNodes' nodeAllocatableStrategy (test/utils NodeAllocatableStrategy)
 NODE_ALLOCATABLE_KEYS = {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}
 #: upstream ops kschedcore does not run (yet): refused by name
-UNSUPPORTED_OPS = {"createPodGroups", "createResourceClaims", "createResourceDriver", "allocResourceClaims",
-                   "updateAny", "startCollectingProfile", "stopCollectingProfile"}
+UNSUPPORTED_OPS = {"createPodGroups", "updateAny", "startCollectingProfile", "stopCollectingProfile"}
 #: createPods fields not run (yet)
-UNSUPPORTED_FIELDS = {"steadyState", "duration", "durationParam"}
+UNSUPPORTED_FIELDS: set = set()
 
 
 @dataclass

@@ -12,12 +12,15 @@ from pathlib import Path
 from ..errors import UnsupportedError, WorkloadError
 from ..framework.config import load_config
 from ..objects.selector_syntax import parse_selector
+from ..objects.resource import RESOURCE_KINDS
 from ..objects.storage import MIGRATED_PLUGINS_ANNOTATION
 from ..scheduler import Scheduler
 from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
 from ..sources.files import documents, read_text
 from ..util.gomath import parse_go_duration
-from .config import fill
+from ..scheduler.dra_events import resource_object
+from .config import V1_34_DEFAULTS, fill
+from .dra import DRAOps, check_feature_gates
 from .template import render
 from .throughput import ThroughputCollector
 
@@ -55,13 +58,15 @@ class WorkloadResult:
     ignored_feature_gates: dict = field(default_factory=dict)
 
 
-class Runner:
+class Runner(DRAOps):
     """Runs one workload of a test case: its ops in order (nodes, namespaces, pods, churn,
-    barriers) through kube-scheduler's loop, with scheduler_perf's throughput collector."""
+    barriers, DRA's) through kube-scheduler's loop, with scheduler_perf's throughput collector."""
 
     def __init__(self, case, workload, sample_interval: float = 0.01, seed: int = 0, options=None):
         self.case, self.workload = case, workload
         self.where = f"{case.name}/{workload.name}"
+        check_feature_gates({**case.feature_gates, **workload.feature_gates}, self.where)
+        self.seed = seed
         self.interval = sample_interval
         self.used: set = set()
         config = load_config(self._path(case.scheduler_config)) if case.scheduler_config else None
@@ -77,8 +82,9 @@ class Runner:
         self.names: dict[str, int] = {}  # generateName -> next index
         self.collectors: list = []
         self.churns: list = []
-        self.result = WorkloadResult(case.name, workload.name, workload.threshold,
-                                     ignored_feature_gates={**case.feature_gates, **workload.feature_gates})
+        gates = {**case.feature_gates, **workload.feature_gates}
+        self.result = WorkloadResult(case.name, workload.name, workload.threshold, ignored_feature_gates={
+            k: v for k, v in gates.items() if V1_34_DEFAULTS.get(k) != v})
 
     def _bound(self, key, node):
         ns = key.split("/", 1)[0]
@@ -234,27 +240,51 @@ class Runner:
             if op.get("skipWaitToCompletion"):
                 raise WorkloadError(self.where, "collectMetrics", "cannot be combined with skipWaitToCompletion")
             collector = self._start_collector(f"{self.where}/{ns}", [ns])
-        keys = self.created.setdefault(ns, [])
         volumes = self._volume_maker(op, ns)
-        mine = []
-        for i in range(count):
-            pod = make(i, params)
-            pod.setdefault("metadata", {})["namespace"] = ns
-            self._name(pod, "pod-")
-            if volumes is not None:
-                volumes(i, pod)
-            key = f"{ns}/{pod['metadata']['name']}"
-            self.unbound.add(key)
-            self.sim.add_pod(pod)
-            mine.append(key)
-        keys += mine
+
+        def create():
+            mine = []
+            for i in range(count):
+                pod = make(i, params)
+                pod.setdefault("metadata", {})["namespace"] = ns
+                self._name(pod, "pod-")
+                if volumes is not None:
+                    volumes(i, pod)
+                key = f"{ns}/{pod['metadata']['name']}"
+                self.unbound.add(key)
+                self.sim.add_pod(pod)
+                mine.append(key)
+            self.created.setdefault(ns, []).extend(mine)
+            return mine
+        if op.get("steadyState"):
+            self._steady_state(op, ns, create)
+        else:
+            self._wait_created(op, index, ns, count, create())
+        if collector is not None:
+            self._stop_collector(collector)
+
+    def _wait_created(self, op, index, ns, count, mine):
         if not op.get("skipWaitToCompletion") and not self._run(self._all_bound(mine)):
             left = sum(1 for k in mine if k not in self.sim.bound and k in self.sim.pods)
             raise WorkloadError(self.where, f"workloadTemplate[{index}]",
                                 f"{left} of {count} pods in {ns} cannot be scheduled (upstream waits 10 minutes "
                                 "and fails)")
-        if collector is not None:
-            self._stop_collector(collector)
+
+    def _steady_state(self, op, ns, create):
+        """createPods with steadyState: `count` pods pending at a time; once all are scheduled,
+        every pod of the namespace is deleted and `count` new ones are created, until `duration`
+        (wall time) ends. When the pods cannot progress, it ends early: upstream waits out the
+        duration, binding nothing more."""
+        duration = _seconds(self._param(op, "durationParam") if "durationParam" in op else op.get("duration"),
+                            self.where)
+        end = time.perf_counter() + duration
+        while True:
+            batch = create()
+            bound = self._all_bound(batch)
+            if not self._run(lambda: bound() or time.perf_counter() >= end) or not bound():
+                return
+            for key in self.created.pop(ns, []):
+                self.sim.delete_pod(key, missing_ok=True)
 
     def _volume_maker(self, op, ns):
         """With persistentVolume(Claim)TemplatePath, a function (i, pod) that adds claim pvc-i
@@ -317,6 +347,8 @@ class Runner:
             self.sim.add_pod(obj)
         elif kind == "Namespace":
             self.sched.add_namespace(obj)
+        elif kind in RESOURCE_KINDS:
+            resource_object(self.sim, "ADDED", kind, obj)
         else:
             self.sched.add_object(obj)
 

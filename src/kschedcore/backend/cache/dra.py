@@ -21,7 +21,16 @@ class DRAState:
         self.templates: dict[str, R.ResourceClaimTemplate] = {}
         #: bumped by every change of a class or slice (an allocator made for them is stale)
         self.version = 0
-        self._allocated = None          # the devices in use, made again after a claim changes
+        #: the devices in use, (driver, pool, device) -> allocated claims holding it; kept up to
+        #: date claim by claim once made (None: made again from the claims when asked)
+        self._in_use: dict | None = None
+        #: devices whose use began or ended, for a reader that keeps its own view (DeviceIndex)
+        self.in_use_log: list | None = None
+        #: pod uid -> keys of the claims it owns (ownerReferences) or reserves (reservedFor)
+        self._owned: dict[str, set] = {}
+        self._reserving: dict[str, set] = {}
+        self._added: dict[str, int] = {}    # claim key -> when it was added: self.claims' order
+        self._adds = 0
         #: pod key -> {pod claim name: claim name}: the controller's status.resourceClaimStatuses
         #: of the pods it made claims for here (pods that arrive with them keep their own)
         self.generated: dict[str, dict] = {}
@@ -35,8 +44,11 @@ class DRAState:
 
     def restore(self, saved: tuple) -> None:
         classes, slices, claims, templates, version, generated = saved
-        self.classes, self.slices, self.claims, self.templates = dict(classes), dict(slices), dict(claims), dict(templates)
-        self.version, self.generated, self._allocated = version + 1, dict(generated), None
+        self.classes, self.slices, self.templates = dict(classes), dict(slices), dict(templates)
+        self.version, self.generated = version + 1, dict(generated)
+        self.claims, self._owned, self._reserving, self._in_use, self._added = {}, {}, {}, None, {}
+        for claim in claims.values():
+            self._put_claim(claim)
 
     # ---- objects ---------------------------------------------------------------------------------
     def add(self, raw, index_hint: str = "") -> Any:
@@ -51,8 +63,7 @@ class DRAState:
         elif kind == "ResourceSlice":
             self.slices[obj.name] = obj
         elif kind == "ResourceClaim":
-            old, self.claims[obj.key] = self.claims.get(obj.key), obj
-            self._allocated = None
+            old = self._put_claim(obj)
             if self.log is not None:
                 self.log.append((old, obj))
         else:
@@ -66,11 +77,55 @@ class DRAState:
                                              "ResourceClaim": self.claims, "ResourceClaimTemplate": self.templates}
         store = stores.get(kind)
         key = f"{namespace}/{name}" if kind in ("ResourceClaim", "ResourceClaimTemplate") else name
-        if store is None or store.pop(key, None) is None:
+        if store is None or key not in store:
             return False
+        if kind == "ResourceClaim":
+            self._drop_claim(key)
+        else:
+            del store[key]
         self.version += kind in ("DeviceClass", "ResourceSlice")
-        self._allocated = None
         return True
+
+    # ---- claims, with what is kept of them --------------------------------------------------------
+    def _put_claim(self, claim):
+        """Adds or replaces a claim (in its place); returns the one it replaced."""
+        old = self.claims.get(claim.key)
+        if old is not None:
+            self._index(old, -1)
+        else:
+            self._added[claim.key] = self._adds = self._adds + 1
+        self.claims[claim.key] = claim
+        self._index(claim, 1)
+        return old
+
+    def _drop_claim(self, key: str):
+        claim = self.claims.pop(key, None)
+        if claim is not None:
+            self._index(claim, -1)
+            del self._added[key]
+        return claim
+
+    def _index(self, claim, sign: int) -> None:
+        """The claim's devices in use, its owner and its consumers, counted in (+1) or out (-1)."""
+        for ref in (claim.v1.get("metadata") or {}).get("ownerReferences") or ():
+            if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid"):
+                _count(self._owned, ref["uid"], claim.key, sign)
+        for _, _, uid in claim.reserved_for:
+            _count(self._reserving, uid, claim.key, sign)
+        if self._in_use is None:
+            return
+        alloc = claim.allocation
+        for r in ((alloc or {}).get("devices") or {}).get("results") or ():
+            if r.get("adminAccess"):
+                continue
+            did = (r["driver"], r["pool"], r["device"])
+            n = self._in_use.get(did, 0) + sign
+            if n > 0:
+                self._in_use[did] = n
+            else:
+                del self._in_use[did]
+            if self.in_use_log is not None and n == (1 if sign > 0 else 0):
+                self.in_use_log.append(did)
 
     def class_dicts(self) -> dict:
         return {name: c.v1 for name, c in self.classes.items()}
@@ -86,18 +141,23 @@ class DRAState:
         return {s.node_name for s in self.slices.values()}
 
     # ---- devices in use ----------------------------------------------------------------------------
-    def allocated_devices(self) -> set:
+    def allocated_devices(self):
         """(driver, pool, device) of every allocated claim's results, admin-access ones
-        excepted (ListAllAllocatedDevices: they do not make a device busy)."""
-        if self._allocated is None:
-            used = set()
+        excepted (ListAllAllocatedDevices: they do not make a device busy), as the keys of a
+        live set view, kept up to date as claims change."""
+        if self._in_use is None:
+            self._in_use = {}
+            log, self.in_use_log = self.in_use_log, None
             for c in self.claims.values():
-                alloc = c.allocation
-                for r in ((alloc or {}).get("devices") or {}).get("results") or ():
-                    if not r.get("adminAccess"):
-                        used.add((r["driver"], r["pool"], r["device"]))
-            self._allocated = used
-        return self._allocated
+                self._index_devices_only(c)
+            self.in_use_log = log
+        return self._in_use.keys()
+
+    def _index_devices_only(self, claim) -> None:
+        for r in ((claim.allocation or {}).get("devices") or {}).get("results") or ():
+            if not r.get("adminAccess"):
+                did = (r["driver"], r["pool"], r["device"])
+                self._in_use[did] = self._in_use.get(did, 0) + 1
 
     # ---- the claims of a pod -----------------------------------------------------------------------
     def pod_claims(self, pod) -> list:
@@ -158,25 +218,22 @@ class DRAState:
         controller does). Returns the claims changed."""
         changed = []
         self.generated.pop(pod.key, None)
-        for key, claim in list(self.claims.items()):
+        keys = self._owned.get(pod.uid, set()) | self._reserving.get(pod.uid, set())
+        for key in sorted(keys, key=self._added.__getitem__):
+            claim = self.claims[key]
             if claim.namespace != pod.namespace:
                 continue
             if _owned_by(claim, pod):
-                del self.claims[key]
+                self._drop_claim(key)
                 changed.append(claim)
             elif any(uid == pod.uid for _, _, uid in claim.reserved_for):
                 changed.append(self._unreserve(claim, pod.uid))
-        if changed:
-            self._allocated = None
         return changed
 
     def unreserve(self, pod) -> list:
         """The pod's reservations dropped from every claim (its binding failed)."""
-        changed = [self._unreserve(c, pod.uid) for c in list(self.claims.values())
-                   if c.namespace == pod.namespace and any(uid == pod.uid for _, _, uid in c.reserved_for)]
-        if changed:
-            self._allocated = None
-        return changed
+        keys = sorted(self._reserving.get(pod.uid, ()), key=self._added.__getitem__)
+        return [self._unreserve(self.claims[k], pod.uid) for k in keys if self.claims[k].namespace == pod.namespace]
 
     def _unreserve(self, claim, uid: str):
         status = dict(claim.v1.get("status") or {})
@@ -227,6 +284,16 @@ def claim_allocations(dra: DRAState, pod) -> dict:
 
 class ClaimLookupError(Exception):
     """A pod's claim cannot be used yet (upstream's error text)."""
+
+
+def _count(index: dict, uid: str, key: str, sign: int) -> None:
+    keys = index.setdefault(uid, set())
+    if sign > 0:
+        keys.add(key)
+    else:
+        keys.discard(key)
+        if not keys:
+            del index[uid]
 
 
 def _owned_by(claim, pod) -> bool:

@@ -23,6 +23,7 @@ from ...dra.pools import selector_matches
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.interface import Error, PreFilterRejection, Unschedulable
 from ...framework.kernel_plugin import KernelPlugin
+from .device_index import DeviceIndex
 
 NO_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
@@ -50,6 +51,8 @@ class DynamicResources(KernelPlugin):
         self.cel = SelectorCache()
         self.filter_error = ""
         self.last: Any = None       # _CycleClaims of the last cycle of a pod with claims
+        self.index = DeviceIndex()
+        self._alloc, self._alloc_key = None, None
 
     def reasons(self, detail: int, table) -> list:
         return [{ALLOCATE_FAILS: CANNOT_ALLOCATE, UNAVAILABLE: NOT_AVAILABLE}.get(detail, self.filter_error)]
@@ -115,30 +118,22 @@ class DynamicResources(KernelPlugin):
             raise PreFilterRejection(self.name, f"request {request_name}: device class {class_name} does not exist")
 
     def _statuses(self, cache) -> np.ndarray:
-        """Filter on every node row: the allocated claims' node selectors, then the allocator
-        for the claims still to allocate."""
+        """Filter on every node row: the claims still to allocate, decided by counting free
+        devices where that is exact (DeviceIndex) and by the allocator elsewhere; then, on
+        the rows that pass, the allocated claims' node selectors."""
         table, dra, last = cache.table, cache.dra, self.last
         to_allocate = [c.v1 for c in last.claims if c.allocation is None]
-        allocator = None
-        if to_allocate:
-            allocator = Allocator(self.features, dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(), self.cel)
         status = np.zeros(table.labels.shape[0], np.int8)
-        # without slices that reach every node, a node with no slice of its own has no device:
-        # a claim whose every request needs one cannot be allocated there (no allocator call)
-        local = dra.local_slice_nodes() if allocator is not None and _all_need_devices(to_allocate) else None
-        for row, node in enumerate(table.nodes):
-            if node is None:
-                continue
-            if local is not None and node.name not in local:
-                status[row] = ALLOCATE_FAILS | VOLUME_UU
-                continue
-            raw = node.raw
-            unavailable = [i for i, c in enumerate(last.claims)
-                           if c.allocation is not None and c.allocation.get("nodeSelector") is not None
-                           and not selector_matches(c.allocation["nodeSelector"], raw)]
-            if allocator is not None:
+        if to_allocate:
+            allocator = last.allocator = self._allocator(dra)
+            last.to_allocate = to_allocate
+            undecided = self._count_devices(table, dra, allocator, to_allocate, status)
+            for row in (range(len(table.nodes)) if undecided is None else undecided):
+                node = table.nodes[row]
+                if node is None or status[row] != 0:
+                    continue
                 try:
-                    results = allocator.allocate(raw, to_allocate)
+                    results = allocator.allocate(node.raw, to_allocate)
                 except AllocatorError as e:
                     status[row] = FILTER_ERROR | VOLUME_UU
                     self.filter_error = self.filter_error or f'running "{self.name}" filter plugin: {e}'
@@ -147,10 +142,60 @@ class DynamicResources(KernelPlugin):
                     status[row] = ALLOCATE_FAILS | VOLUME_UU
                     continue
                 last.results[row] = results
-            if unavailable:
-                last.unavailable[row] = unavailable
-                status[row] = UNAVAILABLE | VOLUME_UU
+        self._unavailable(table, last, status)
         return status
+
+    def _allocator(self, dra) -> Allocator:
+        """One allocator per state of the classes and slices; the devices in use are a live view."""
+        if self._alloc_key != (id(dra), dra.version):
+            self._alloc = Allocator(self.features, dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(),
+                                    self.cel)
+            self._alloc_key = (id(dra), dra.version)
+        return self._alloc
+
+    def _count_devices(self, table, dra, allocator, claims, status):
+        """Rows decided by counting free devices: those that cannot fit get ALLOCATE_FAILS;
+        returns the rows left to the allocator (None: every row)."""
+        need = _exact_counts(claims, dra)
+        if need is None or not self.index.refresh(dra, table, self.cel):
+            return None
+        try:
+            allocator.check(claims)
+        except AllocatorError:
+            return None                     # every row's allocator call says it
+        n = len(table.nodes)
+        index = self.index
+        fits = np.ones(n, bool)
+        decided = index.row_ok.copy()
+        for (cls, selectors), count in need.items():
+            free, errors = index.count(index.verdicts(dra.classes[cls].v1, selectors))
+            fits &= free >= count
+            decided &= ~errors
+        status[:n][decided & ~fits & (status[:n] == 0)] = ALLOCATE_FAILS | VOLUME_UU
+        # one kind of request: enough free devices is enough; several: the allocator matches them
+        return np.flatnonzero(~decided | (fits if len(need) > 1 else False)).tolist()
+
+    def _unavailable(self, table, last, status) -> None:
+        """Rows that passed, outside an allocated claim's node selector: UNAVAILABLE, with
+        those claims."""
+        for i, claim in enumerate(last.claims):
+            selector = claim.allocation.get("nodeSelector") if claim.allocation is not None else None
+            if selector is None:
+                continue
+            name = _single_node(selector)
+            if name is not None:        # node-local: every row but that node's (free rows too)
+                outside = np.ones(len(table.nodes), bool)
+                if name in table.row_of:
+                    outside[table.row_of[name]] = False
+                outside[table.free_rows] = False
+                rows = np.flatnonzero(outside).tolist()
+            else:
+                rows = [row for row, node in enumerate(table.nodes)
+                        if node is not None and not selector_matches(selector, node.raw)]
+            for row in rows:
+                if status[row] == 0 or row in last.unavailable:
+                    last.unavailable.setdefault(row, []).append(i)
+                    status[row] = UNAVAILABLE | VOLUME_UU
 
     # ---- PostFilter --------------------------------------------------------------------------------
     def post_filter(self, state, pod, cycle):
@@ -194,8 +239,11 @@ class DynamicResources(KernelPlugin):
         last, self.last = self.last, None
         if last is None or last.pod is not pod:
             return
-        results = iter(last.results.get(row, ()))
         dra = cache.dra
+        found = last.results.get(row)
+        if found is None and last.to_allocate:     # a row decided by counting: allocated now
+            found = last.allocator.allocate(cache.table.nodes[row].raw, last.to_allocate)
+        results = iter(found or ())
         for claim in last.claims:
             current = dra.claims.get(claim.key, claim)
             dra.bind(pod, current, next(results) if claim.allocation is None else None)
@@ -224,29 +272,49 @@ class DynamicResources(KernelPlugin):
                 with_hint(R.DeviceClass, A.Add | A.Update), with_hint(R.ResourceSlice, A.Add | A.Update)]
 
 
-def _all_need_devices(claims) -> bool:
-    """Every claim has a request and every request (each of its subrequests) asks for an
-    ExactCount of one device or more."""
-    def needs(r):
-        return r.get("allocationMode", "ExactCount") == "ExactCount" and r.get("count", 1) >= 1
+def _exact_counts(claims, dra) -> dict | None:
+    """(class, request selectors) -> devices asked, when every request is an ExactCount of an
+    existing class without admin access and no claim has a constraint; else None."""
+    need: dict = {}
     for claim in claims:
-        requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
-        if not requests:
-            return False
-        for r in requests:
-            if not (needs(r["exactly"]) if r.get("exactly") is not None else all(map(needs, r["firstAvailable"]))):
-                return False
-    return True
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        if devices.get("constraints"):
+            return None
+        for r in devices.get("requests") or ():
+            exact = r.get("exactly")
+            if exact is None or exact.get("allocationMode", "ExactCount") != "ExactCount" or exact.get("adminAccess") \
+                    or exact.get("capacity") is not None or exact.get("deviceClassName") not in dra.classes:
+                return None
+            try:
+                selectors = tuple(sel["cel"]["expression"] for sel in exact.get("selectors") or ())
+            except (KeyError, TypeError):
+                return None                 # the allocator's error says which
+            key = (exact["deviceClassName"], selectors)
+            need[key] = need.get(key, 0) + int(exact.get("count", 1))
+    return need
+
+
+def _single_node(selector) -> str | None:
+    """The node a selector names when it is one node's name (a node-local allocation)."""
+    terms = selector.get("nodeSelectorTerms") or ()
+    if len(terms) != 1 or terms[0].get("matchExpressions"):
+        return None
+    fields = terms[0].get("matchFields") or ()
+    if len(fields) != 1 or fields[0].get("key") != "metadata.name" or fields[0].get("operator") != "In" \
+            or len(fields[0].get("values") or ()) != 1:
+        return None
+    return fields[0]["values"][0]
 
 
 class _CycleClaims:
     """What a cycle of a pod with claims found: its claims, per row the allocation results and
     the claims whose allocation does not fit the node."""
 
-    __slots__ = ("pod", "claims", "results", "unavailable", "status")
+    __slots__ = ("pod", "claims", "results", "unavailable", "status", "allocator", "to_allocate")
 
     def __init__(self, pod, claims):
         self.pod, self.claims, self.status = pod, claims, None
+        self.allocator, self.to_allocate = None, []
         self.results: dict[int, list] = {}
         self.unavailable: dict[int, list] = {}
 
