@@ -90,3 +90,19 @@ class Allocator:
         raise before looking at a device (a missing class, an empty selector, the claim
         limit), wherever the node."""
         Search(self, None, list(claims)).prepare()
+
+    def allocate_in_order(self, node: Mapping, claims: Sequence[Mapping], devices) -> list[dict]:
+        """allocate() for claims whose requests are all ExactCount requests for one kind of
+        device, without constraints or admin access, on a node known to have enough of them:
+        ``devices`` are (pool, slice, index) of the node's free devices the requests accept, in
+        the search's order. The search takes the first ones without backtracking; so does this."""
+        search = Search(self, node, list(claims))
+        search.prepare()
+        picks = iter(devices)
+        for ci, claim in enumerate(search.claims):
+            for ri in range(len(claim["spec"]["devices"]["requests"])):
+                req = search.requests[(ci, ri, 0)]
+                for _ in range(req.num_devices):
+                    pool, s, index = next(picks)
+                    search.take(ci, ri, req, pool, s, index)
+        return search.results_of_claims()

@@ -299,6 +299,23 @@ def parse_resource_claim(raw) -> ResourceClaim:
     return ResourceClaim(ns, name, uid, v1, reserved)
 
 
+def with_status(claim: ResourceClaim, status: dict, metadata: dict | None = None) -> ResourceClaim:
+    """The claim with a status the scheduler or the resourceclaim controller wrote (well formed
+    by construction, so not read again)."""
+    reserved = tuple((e["resource"], e["name"], e["uid"]) for e in status.get("reservedFor") or ())
+    v1 = {**claim.v1, "status": status}
+    if metadata is not None:
+        v1["metadata"] = metadata
+    return ResourceClaim(claim.namespace, claim.name, claim.uid, v1, reserved)
+
+
+def parse_template_claim(raw: dict) -> ResourceClaim:
+    """A claim claim_from_template made: its metadata checked; its spec is the template's,
+    read with the template."""
+    ns, name, v1, r = _namespaced("ResourceClaim", raw)
+    return ResourceClaim(ns, name, r.string(v1["metadata"], "uid", "metadata.uid"), v1, ())
+
+
 def parse_resource_claim_template(raw) -> ResourceClaimTemplate:
     """A ResourceClaimTemplate: spec.spec is a ResourceClaimSpec."""
     ns, name, v1, r = _namespaced("ResourceClaimTemplate", raw)

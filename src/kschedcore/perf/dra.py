@@ -4,7 +4,8 @@ allocated up front (never reserved, so their devices stay in use for the whole w
 from __future__ import annotations
 
 import fnmatch
-import random
+
+import numpy as np
 
 from ..dra.allocator import Allocator, Features, SelectorCache
 from ..errors import UnsupportedError, WorkloadError
@@ -75,12 +76,12 @@ class DRAOps:
         allocator = Allocator(Features(), dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(),
                               SelectorCache())
         nodes = [n.raw for n in self.sched.cache.table.nodes if n is not None]
-        rng = random.Random(self.seed)
+        rng = np.random.default_rng(self.seed)
         for claim in claims:
             if claim.allocation is not None:
                 continue
-            rng.shuffle(nodes)
-            for node in nodes:
+            for i in rng.permutation(len(nodes)).tolist():
+                node = nodes[i]
                 results = allocator.allocate(node, [claim.v1])
                 if results is not None:
                     break

@@ -63,9 +63,7 @@ class DRAState:
         elif kind == "ResourceSlice":
             self.slices[obj.name] = obj
         elif kind == "ResourceClaim":
-            old = self._put_claim(obj)
-            if self.log is not None:
-                self.log.append((old, obj))
+            self.put(obj)
         else:
             self.templates[obj.key] = obj
         self.version += kind in ("DeviceClass", "ResourceSlice")
@@ -207,7 +205,8 @@ class DRAState:
                 break
             names[e["name"]] = f"{pod.name}-{e['name']}"
             if f"{pod.namespace}/{names[e['name']]}" not in self.claims:
-                made.append(self.add(R.claim_from_template({"metadata": meta}, e["name"], template)))
+                made.append(self.put(R.parse_template_claim(R.claim_from_template({"metadata": meta}, e["name"],
+                                                                                   template))))
         else:
             self.generated[pod.key] = names
         return made
@@ -243,7 +242,7 @@ class DRAState:
             status.pop("reservedFor")
             status.pop("allocation", None)
             status.pop("devices", None)
-        return self.add({**claim.v1, "status": status})
+        return self.put(R.with_status(claim, status))
 
     def bind(self, pod, claim, allocation: dict | None):
         """PreBind's write: the allocation (if new) and the pod in status.reservedFor."""
@@ -254,16 +253,24 @@ class DRAState:
         if not any(r.get("uid") == pod.uid for r in reserved):
             reserved.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
         status["reservedFor"] = reserved
-        meta = dict(claim.v1.get("metadata") or {})
+        meta = claim.v1.get("metadata") or {}
         if R.DELETE_PROTECTION_FINALIZER not in (meta.get("finalizers") or ()):
-            meta["finalizers"] = [*(meta.get("finalizers") or ()), R.DELETE_PROTECTION_FINALIZER]
-        return self.add({**claim.v1, "metadata": meta, "status": status})
+            meta = {**meta, "finalizers": [*(meta.get("finalizers") or ()), R.DELETE_PROTECTION_FINALIZER]}
+        return self.put(R.with_status(claim, status, meta))
 
     def deallocate(self, claim):
         """PostFilter's deallocation: allocation and reservations cleared."""
         status = {k: v for k, v in (claim.v1.get("status") or {}).items()
                   if k not in ("allocation", "reservedFor", "devices")}
-        return self.add({**claim.v1, "status": status})
+        return self.put(R.with_status(claim, status))
+
+    def put(self, claim):
+        """Adds or replaces a claim already read (a change the scheduler or the resourceclaim
+        controller made); returns it."""
+        old = self._put_claim(claim)
+        if self.log is not None:
+            self.log.append((old, claim))
+        return claim
 
 
 def claim_allocations(dra: DRAState, pod) -> dict:

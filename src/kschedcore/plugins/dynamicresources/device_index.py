@@ -34,7 +34,7 @@ class DeviceIndex:
         return self.usable
 
     def _build(self, dra, table, cel) -> None:
-        self.cel, self.sigs = cel, {}
+        self.cel, self.kinds = cel, {}
         slices = [s.v1 for s in dra.slices.values()]
         self.usable = all(s["spec"].get("nodeName") and s["spec"].get("perDeviceNodeSelection") is None
                           for s in slices)
@@ -45,8 +45,10 @@ class DeviceIndex:
             by_node.setdefault(s["spec"]["nodeName"], []).append(s)
         rows, devices, plain, self.ids = [], [], [], {}
         self.n_rows = len(table.nodes)
+        self.start = np.zeros(self.n_rows + 1, np.intp)   # a row's devices: start[row]:start[row + 1]
         self.row_ok = np.ones(self.n_rows, bool)       # no invalid pool
         for row, node in enumerate(table.nodes):
+            self.start[row] = len(rows)
             mine = by_node.get(node.name) if node is not None else None
             if not mine:
                 continue
@@ -58,13 +60,14 @@ class DeviceIndex:
                     for index, dev in enumerate(s["spec"].get("devices") or ()):
                         self.ids[(pool.driver, pool.name, dev["name"])] = len(rows)
                         rows.append(row)
-                        devices.append((s, index))
+                        devices.append((pool, s, index))
                         # binding conditions: never selectable; consumed counters: never taken
                         plain.append(not dev.get("bindingConditions") and not dev.get("consumesCounters"))
+        self.start[self.n_rows] = len(rows)
         self.dev_row = np.asarray(rows, np.intp)
         self.devices = devices
         self.plain = np.asarray(plain, bool)
-        self.no_binding = np.asarray([not s["spec"]["devices"][i].get("bindingConditions") for s, i in devices],
+        self.no_binding = np.asarray([not s["spec"]["devices"][i].get("bindingConditions") for _, s, i in devices],
                                      bool)
         self.free = np.ones(len(rows), bool)
         in_use = dra.allocated_devices()
@@ -78,24 +81,30 @@ class DeviceIndex:
         log, in_use = dra.in_use_log, dra.allocated_devices()
         for did in log:
             i = self.ids.get(did)
-            if i is not None:
-                self.free[i] = did not in in_use
+            if i is None or self.free[i] == (did not in in_use):
+                continue
+            self.free[i] = not self.free[i]
+            delta = 1 if self.free[i] else -1
+            row = self.dev_row[i]
+            for kind in self.kinds.values():
+                kind.device_changed(i, row, delta)
         log.clear()
 
-    def verdicts(self, class_obj, selectors: tuple) -> np.ndarray:
-        """Per device MATCH, NO_MATCH or ERROR for a request of this class with these
-        selectors: the class's selectors, then the request's, the first false or failing one
-        ending it, as the allocator's isSelectable evaluates them."""
+    def kind(self, class_obj, selectors: tuple) -> "RequestKind":
+        """The devices a request of this class with these selectors can take, counted per row."""
         sig = (class_obj["metadata"]["name"], selectors)
-        out = self.sigs.get(sig)
-        if out is None:
+        kind = self.kinds.get(sig)
+        if kind is None:
             expressions = [sel["cel"]["expression"] for sel in (class_obj.get("spec") or {}).get("selectors") or ()]
             expressions += selectors
-            out = self.sigs[sig] = np.fromiter((self._verdict(expressions, s, i) for s, i in self.devices),
-                                               np.int8, len(self.devices))
-        return out
+            verdicts = np.fromiter((self._verdict(expressions, s, i) for _, s, i in self.devices), np.int8,
+                                   len(self.devices))
+            kind = self.kinds[sig] = RequestKind(self, verdicts)
+        return kind
 
     def _verdict(self, expressions, s, index) -> int:
+        """isSelectable's verdict: the class's selectors, then the request's, the first false
+        or failing one ending it."""
         for expression in expressions:
             try:
                 if not self.cel.matches(expression, s, index):
@@ -104,10 +113,43 @@ class DeviceIndex:
                 return ERROR
         return MATCH
 
-    def count(self, verdicts: np.ndarray) -> tuple:
-        """(free devices the request can take per row, rows where a free device's selector
-        fails to evaluate)."""
-        free = self.free
-        fits = np.bincount(self.dev_row[(verdicts == MATCH) & free & self.plain], minlength=self.n_rows)
-        errors = np.bincount(self.dev_row[(verdicts == ERROR) & free & self.no_binding], minlength=self.n_rows)
-        return fits, errors > 0
+
+class RequestKind:
+    """One kind of request (class and selectors) over a DeviceIndex: per row the free devices
+    it can take, and the free devices on which its selectors fail to evaluate."""
+
+    def __init__(self, index: DeviceIndex, verdicts: np.ndarray):
+        self.index = index
+        self.takes = (verdicts == MATCH) & index.plain
+        self.fails = (verdicts == ERROR) & index.no_binding
+        self.free_count = np.bincount(index.dev_row[self.takes & index.free], minlength=index.n_rows)
+        self.error_count = None
+        if self.fails.any():
+            self.error_count = np.bincount(index.dev_row[self.fails & index.free], minlength=index.n_rows)
+        else:
+            self._decided = index.row_ok
+            self._undecided = np.flatnonzero(~index.row_ok).tolist()
+
+    def device_changed(self, i: int, row: int, delta: int) -> None:
+        if self.takes[i]:
+            self.free_count[row] += delta
+        if self.fails[i]:
+            self.error_count[row] += delta
+
+    def decided(self) -> np.ndarray:
+        """The rows counting decides: pools valid, no free device failing the selectors."""
+        if self.error_count is None:
+            return self._decided
+        return self.index.row_ok & (self.error_count == 0)
+
+    def undecided(self) -> list:
+        if self.error_count is None:
+            return self._undecided
+        return np.flatnonzero(~self.decided()).tolist()
+
+    def takeable(self, row: int) -> list:
+        """(pool, slice, index) of the row's free devices it can take, in the allocator's order
+        (pools by driver and name, their slices by name, devices in order)."""
+        index = self.index
+        a, b = index.start[row], index.start[row + 1]
+        return [index.devices[a + i] for i in np.flatnonzero(self.takes[a:b] & index.free[a:b]).tolist()]

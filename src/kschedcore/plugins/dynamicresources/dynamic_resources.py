@@ -53,6 +53,7 @@ class DynamicResources(KernelPlugin):
         self.last: Any = None       # _CycleClaims of the last cycle of a pod with claims
         self.index = DeviceIndex()
         self._alloc, self._alloc_key = None, None
+        self._needs: dict = {}
 
     def reasons(self, detail: int, table) -> list:
         return [{ALLOCATE_FAILS: CANNOT_ALLOCATE, UNAVAILABLE: NOT_AVAILABLE}.get(detail, self.filter_error)]
@@ -151,29 +152,43 @@ class DynamicResources(KernelPlugin):
             self._alloc = Allocator(self.features, dra.allocated_devices(), dra.class_dicts(), dra.slice_dicts(),
                                     self.cel)
             self._alloc_key = (id(dra), dra.version)
+            self._needs = {}
         return self._alloc
 
     def _count_devices(self, table, dra, allocator, claims, status):
         """Rows decided by counting free devices: those that cannot fit get ALLOCATE_FAILS;
         returns the rows left to the allocator (None: every row)."""
-        need = _exact_counts(claims, dra)
+        need = self._need(claims, dra, allocator)
         if need is None or not self.index.refresh(dra, table, self.cel):
             return None
-        try:
-            allocator.check(claims)
-        except AllocatorError:
-            return None                     # every row's allocator call says it
-        n = len(table.nodes)
-        index = self.index
-        fits = np.ones(n, bool)
-        decided = index.row_ok.copy()
-        for (cls, selectors), count in need.items():
-            free, errors = index.count(index.verdicts(dra.classes[cls].v1, selectors))
-            fits &= free >= count
-            decided &= ~errors
-        status[:n][decided & ~fits & (status[:n] == 0)] = ALLOCATE_FAILS | VOLUME_UU
-        # one kind of request: enough free devices is enough; several: the allocator matches them
-        return np.flatnonzero(~decided | (fits if len(need) > 1 else False)).tolist()
+        n, index = len(table.nodes), self.index
+        kinds = [(index.kind(dra.classes[cls].v1, selectors), count) for (cls, selectors), count in need.items()]
+        if len(kinds) == 1:         # one kind of request: enough free devices is enough
+            kind, count = kinds[0]
+            self.last.kind = kind
+            status[:n][kind.decided() & (kind.free_count < count)] = ALLOCATE_FAILS | VOLUME_UU
+            return kind.undecided()
+        fits, decided = np.ones(n, bool), index.row_ok.copy()
+        for kind, count in kinds:
+            fits &= kind.free_count >= count
+            decided &= kind.decided()
+        status[:n][decided & ~fits] = ALLOCATE_FAILS | VOLUME_UU
+        return np.flatnonzero(~decided | fits).tolist()     # several: the allocator matches them
+
+    def _need(self, claims, dra, allocator) -> dict | None:
+        """_exact_counts of claims the allocator's checks pass (None: not decided by counting),
+        kept per claim spec: claims made from one template share theirs."""
+        key = tuple(id(c["spec"]) for c in claims)
+        hit = self._needs.get(key)
+        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], claims)):
+            need = _exact_counts(claims, dra)
+            if need is not None:
+                try:
+                    allocator.check(claims)
+                except AllocatorError:
+                    need = None             # every row's allocator call says it
+            hit = self._needs[key] = ([c["spec"] for c in claims], need)
+        return hit[1]
 
     def _unavailable(self, table, last, status) -> None:
         """Rows that passed, outside an allocated claim's node selector: UNAVAILABLE, with
@@ -242,7 +257,8 @@ class DynamicResources(KernelPlugin):
         dra = cache.dra
         found = last.results.get(row)
         if found is None and last.to_allocate:     # a row decided by counting: allocated now
-            found = last.allocator.allocate(cache.table.nodes[row].raw, last.to_allocate)
+            found = last.allocator.allocate_in_order(cache.table.nodes[row].raw, last.to_allocate,
+                                                     last.kind.takeable(row))
         results = iter(found or ())
         for claim in last.claims:
             current = dra.claims.get(claim.key, claim)
@@ -310,11 +326,11 @@ class _CycleClaims:
     """What a cycle of a pod with claims found: its claims, per row the allocation results and
     the claims whose allocation does not fit the node."""
 
-    __slots__ = ("pod", "claims", "results", "unavailable", "status", "allocator", "to_allocate")
+    __slots__ = ("pod", "claims", "results", "unavailable", "status", "allocator", "to_allocate", "kind")
 
     def __init__(self, pod, claims):
         self.pod, self.claims, self.status = pod, claims, None
-        self.allocator, self.to_allocate = None, []
+        self.allocator, self.to_allocate, self.kind = None, [], None
         self.results: dict[int, list] = {}
         self.unavailable: dict[int, list] = {}
 
