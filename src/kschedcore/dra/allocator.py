@@ -57,6 +57,7 @@ class Allocator:
         self.cel = cel_cache if cel_cache is not None else SelectorCache()
         self.cel.keep_only(self.slices)
         self._pools: dict = {}
+        self._prepared_specs: dict = {}
         # node-local slices by node: a node's pools come from its own slices and the others
         self._local: dict[str, list] = {}
         self._shared: list = []
@@ -97,7 +98,7 @@ class Allocator:
         ``devices`` are (pool, slice, index) of the node's free devices the requests accept, in
         the search's order. The search takes the first ones without backtracking; so does this."""
         search = Search(self, node, list(claims))
-        search.prepare()
+        search.requests, search.constraints = self._prepared(search)
         picks = iter(devices)
         for ci, claim in enumerate(search.claims):
             for ri in range(len(claim["spec"]["devices"]["requests"])):
@@ -106,3 +107,17 @@ class Allocator:
                     pool, s, index = next(picks)
                     search.take(ci, ri, req, pool, s, index)
         return search.results_of_claims()
+
+    def _prepared(self, search: Search) -> tuple:
+        """The requests and constraints Search.prepare makes for these claims, made once per
+        list of claim specs (claims from one template share theirs): unchanged by a search
+        of ExactCount requests."""
+        key = tuple(id(c["spec"]) for c in search.claims)
+        hit = self._prepared_specs.get(key)
+        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], search.claims)):
+            search.prepare()
+            if len(self._prepared_specs) > 1024:
+                self._prepared_specs.clear()
+            hit = self._prepared_specs[key] = ([c["spec"] for c in search.claims], search.requests,
+                                               search.constraints)
+        return hit[1], hit[2]

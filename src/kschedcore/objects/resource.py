@@ -310,10 +310,14 @@ def with_status(claim: ResourceClaim, status: dict, metadata: dict | None = None
 
 
 def parse_template_claim(raw: dict) -> ResourceClaim:
-    """A claim claim_from_template made: its metadata checked; its spec is the template's,
-    read with the template."""
-    ns, name, v1, r = _namespaced("ResourceClaim", raw)
-    return ResourceClaim(ns, name, r.string(v1["metadata"], "uid", "metadata.uid"), v1, ())
+    """A claim claim_from_template made for a pod already read: its spec is the template's,
+    read with the template; its name, the pod's and the pod claim's joined by "-", is a valid
+    name when short enough; labels from the template are checked."""
+    md = raw["metadata"]
+    if len(md["name"]) > 253 or md.get("labels"):
+        ns, name, v1, r = _namespaced("ResourceClaim", raw)
+        return ResourceClaim(ns, name, "", v1, ())
+    return ResourceClaim(md["namespace"], md["name"], "", raw, ())
 
 
 def parse_resource_claim_template(raw) -> ResourceClaimTemplate:

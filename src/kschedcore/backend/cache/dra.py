@@ -183,7 +183,7 @@ class DRAState:
                 raise ClaimLookupError(f'resourceclaim.resource.k8s.io "{name}" not found')
             if (claim.v1.get("metadata") or {}).get("deletionTimestamp"):
                 raise ClaimLookupError(f'resourceclaim "{name}" is being deleted')
-            if must_own and not _owned_by(claim, pod):
+            if must_own and claim.key not in self._owned.get(pod.uid, ()):
                 raise ClaimLookupError(f"ResourceClaim {claim.key} was not created for pod {pod.key} "
                                        f"(pod is not owner)")
             out.append(claim)
@@ -222,7 +222,7 @@ class DRAState:
             claim = self.claims[key]
             if claim.namespace != pod.namespace:
                 continue
-            if _owned_by(claim, pod):
+            if key in self._owned.get(pod.uid, ()):
                 self._drop_claim(key)
                 changed.append(claim)
             elif any(uid == pod.uid for _, _, uid in claim.reserved_for):
@@ -301,8 +301,3 @@ def _count(index: dict, uid: str, key: str, sign: int) -> None:
         keys.discard(key)
         if not keys:
             del index[uid]
-
-
-def _owned_by(claim, pod) -> bool:
-    refs = (claim.v1.get("metadata") or {}).get("ownerReferences") or ()
-    return any(r.get("controller") and r.get("uid") == pod.uid and r.get("kind") == "Pod" for r in refs)

@@ -45,7 +45,7 @@ class DeviceIndex:
             by_node.setdefault(s["spec"]["nodeName"], []).append(s)
         rows, devices, plain, self.ids = [], [], [], {}
         self.n_rows = len(table.nodes)
-        self.start = np.zeros(self.n_rows + 1, np.intp)   # a row's devices: start[row]:start[row + 1]
+        self.start = [0] * (self.n_rows + 1)        # a row's devices: start[row]:start[row + 1]
         self.row_ok = np.ones(self.n_rows, bool)       # no invalid pool
         for row, node in enumerate(table.nodes):
             self.start[row] = len(rows)
@@ -75,17 +75,19 @@ class DeviceIndex:
             i = self.ids.get(did)
             if i is not None:
                 self.free[i] = False
+        self.free_list, self.row_list = self.free.tolist(), rows
         dra.in_use_log = []
 
     def _drain(self, dra) -> None:
-        log, in_use = dra.in_use_log, dra.allocated_devices()
+        log, in_use, free, ids = dra.in_use_log, dra.allocated_devices(), self.free_list, self.ids
         for did in log:
-            i = self.ids.get(did)
-            if i is None or self.free[i] == (did not in in_use):
+            i = ids.get(did)
+            now = did not in in_use
+            if i is None or free[i] == now:
                 continue
-            self.free[i] = not self.free[i]
-            delta = 1 if self.free[i] else -1
-            row = self.dev_row[i]
+            free[i] = self.free[i] = now
+            delta = 1 if now else -1
+            row = self.row_list[i]
             for kind in self.kinds.values():
                 kind.device_changed(i, row, delta)
         log.clear()
@@ -121,6 +123,7 @@ class RequestKind:
     def __init__(self, index: DeviceIndex, verdicts: np.ndarray):
         self.index = index
         self.takes = (verdicts == MATCH) & index.plain
+        self.takes_list = self.takes.tolist()
         self.fails = (verdicts == ERROR) & index.no_binding
         self.free_count = np.bincount(index.dev_row[self.takes & index.free], minlength=index.n_rows)
         self.error_count = None
@@ -131,9 +134,9 @@ class RequestKind:
             self._undecided = np.flatnonzero(~index.row_ok).tolist()
 
     def device_changed(self, i: int, row: int, delta: int) -> None:
-        if self.takes[i]:
+        if self.takes_list[i]:
             self.free_count[row] += delta
-        if self.fails[i]:
+        if self.error_count is not None and self.fails[i]:
             self.error_count[row] += delta
 
     def decided(self) -> np.ndarray:
@@ -150,6 +153,5 @@ class RequestKind:
     def takeable(self, row: int) -> list:
         """(pool, slice, index) of the row's free devices it can take, in the allocator's order
         (pools by driver and name, their slices by name, devices in order)."""
-        index = self.index
-        a, b = index.start[row], index.start[row + 1]
-        return [index.devices[a + i] for i in np.flatnonzero(self.takes[a:b] & index.free[a:b]).tolist()]
+        index, takes, free = self.index, self.takes_list, self.index.free_list
+        return [index.devices[i] for i in range(index.start[row], index.start[row + 1]) if takes[i] and free[i]]
