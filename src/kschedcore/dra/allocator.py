@@ -57,6 +57,7 @@ class Allocator:
         self.cel = cel_cache if cel_cache is not None else SelectorCache()
         self.cel.keep_only(self.slices)
         self._pools: dict = {}
+        self._pools_of: dict = {}      # id(node object) -> (node, pools)
         self._prepared_specs: dict = {}
         # node-local slices by node: a node's pools come from its own slices and the others
         self._local: dict[str, list] = {}
@@ -71,12 +72,18 @@ class Allocator:
     def pools(self, node: Mapping):
         """The pools reaching the node, gathered once per node-local answer: a node's pools
         depend only on its name and labels."""
+        seen = self._pools_of.get(id(node))
+        if seen is not None and seen[0] is node:
+            return seen[1]
         md = node.get("metadata") or {}
         key = (md.get("name", ""), tuple(sorted((md.get("labels") or {}).items())))
         pools = self._pools.get(key)
         if pools is None:
             mine = self._local.get(key[0], [])
             pools = self._pools[key] = gather_pools(mine + self._shared if self._shared else mine, node)
+        if len(self._pools_of) > 100_000:
+            self._pools_of.clear()
+        self._pools_of[id(node)] = (node, pools)     # the node object held: its id stays its own
         return pools
 
     def allocate(self, node: Mapping, claims: Sequence[Mapping], deadline: float | None = None) -> list[dict] | None:

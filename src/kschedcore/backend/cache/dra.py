@@ -89,11 +89,11 @@ class DRAState:
         """Adds or replaces a claim (in its place); returns the one it replaced."""
         old = self.claims.get(claim.key)
         if old is not None:
-            self._index(old, -1)
+            self._index(old, -1, claim)
         else:
             self._added[claim.key] = self._adds = self._adds + 1
         self.claims[claim.key] = claim
-        self._index(claim, 1)
+        self._index(claim, 1, old)
         return old
 
     def _drop_claim(self, key: str):
@@ -103,16 +103,20 @@ class DRAState:
             del self._added[key]
         return claim
 
-    def _index(self, claim, sign: int) -> None:
-        """The claim's devices in use, its owner and its consumers, counted in (+1) or out (-1)."""
-        for ref in (claim.v1.get("metadata") or {}).get("ownerReferences") or ():
-            if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid"):
-                _count(self._owned, ref["uid"], claim.key, sign)
-        for _, _, uid in claim.reserved_for:
-            _count(self._reserving, uid, claim.key, sign)
-        if self._in_use is None:
-            return
+    def _index(self, claim, sign: int, other=None) -> None:
+        """The claim's devices in use, its owner and its consumers, counted in (+1) or out (-1);
+        what it shares with `other` (the claim replacing it or replaced) is left as it is."""
+        refs = (claim.v1.get("metadata") or {}).get("ownerReferences")
+        if other is None or refs is not (other.v1.get("metadata") or {}).get("ownerReferences"):
+            for ref in refs or ():
+                if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid"):
+                    _count(self._owned, ref["uid"], claim.key, sign)
+        if other is None or claim.reserved_for != other.reserved_for:
+            for _, _, uid in claim.reserved_for:
+                _count(self._reserving, uid, claim.key, sign)
         alloc = claim.allocation
+        if self._in_use is None or (other is not None and alloc is other.allocation):
+            return
         for r in ((alloc or {}).get("devices") or {}).get("results") or ():
             if r.get("adminAccess"):
                 continue

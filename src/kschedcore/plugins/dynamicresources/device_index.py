@@ -132,12 +132,25 @@ class RequestKind:
         else:
             self._decided = index.row_ok
             self._undecided = np.flatnonzero(~index.row_ok).tolist()
+        self.all_decided = self.error_count is None and not self._undecided
+        self.free_list = self.free_count.tolist()
+        self._short: dict = {}        # (count, value) -> per row `value` where fewer than count are free
 
     def device_changed(self, i: int, row: int, delta: int) -> None:
         if self.takes_list[i]:
-            self.free_count[row] += delta
+            self.free_count[row] = n = self.free_list[row] = self.free_list[row] + delta
+            for (count, value), short in self._short.items():
+                short[row] = value if n < count else 0
         if self.error_count is not None and self.fails[i]:
             self.error_count[row] += delta
+
+    def short_rows(self, count: int, value: int) -> np.ndarray:
+        """Per row `value` where fewer than `count` devices are free, else 0 (int8), kept up to
+        date device by device; only where every row is decided (all_decided)."""
+        short = self._short.get((count, value))
+        if short is None:
+            short = self._short[(count, value)] = (self.free_count < count).astype(np.int8) * np.int8(value)
+        return short
 
     def decided(self) -> np.ndarray:
         """The rows counting decides: pools valid, no free device failing the selectors."""

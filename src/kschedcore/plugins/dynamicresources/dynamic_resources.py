@@ -166,6 +166,9 @@ class DynamicResources(KernelPlugin):
         if len(kinds) == 1:         # one kind of request: enough free devices is enough
             kind, count = kinds[0]
             self.last.kind = kind
+            if kind.all_decided:
+                status[:n] = kind.short_rows(count, ALLOCATE_FAILS | VOLUME_UU)
+                return ()
             status[:n][kind.decided() & (kind.free_count < count)] = ALLOCATE_FAILS | VOLUME_UU
             return kind.undecided()
         fits, decided = np.ones(n, bool), index.row_ok.copy()
