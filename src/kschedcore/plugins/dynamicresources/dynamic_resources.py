@@ -158,11 +158,15 @@ class DynamicResources(KernelPlugin):
     def _count_devices(self, table, dra, allocator, claims, status):
         """Rows decided by counting free devices: those that cannot fit get ALLOCATE_FAILS;
         returns the rows left to the allocator (None: every row)."""
-        need = self._need(claims, dra, allocator)
-        if need is None or not self.index.refresh(dra, table, self.cel):
+        entry = self._need(claims, dra, allocator)
+        index = self.index
+        if entry[1] is None or not index.refresh(dra, table, self.cel):
             return None
-        n, index = len(table.nodes), self.index
-        kinds = [(index.kind(dra.classes[cls].v1, selectors), count) for (cls, selectors), count in need.items()]
+        if entry[2] is not index.kinds:     # the request kinds, found again once the index is made anew
+            entry[3] = [(index.kind(dra.classes[cls].v1, selectors), count)
+                        for (cls, selectors), count in entry[1].items()]
+            entry[2] = index.kinds
+        n, kinds = len(table.nodes), entry[3]
         if len(kinds) == 1:         # one kind of request: enough free devices is enough
             kind, count = kinds[0]
             self.last.kind = kind
@@ -178,9 +182,10 @@ class DynamicResources(KernelPlugin):
         status[:n][decided & ~fits] = ALLOCATE_FAILS | VOLUME_UU
         return np.flatnonzero(~decided | fits).tolist()     # several: the allocator matches them
 
-    def _need(self, claims, dra, allocator) -> dict | None:
-        """_exact_counts of claims the allocator's checks pass (None: not decided by counting),
-        kept per claim spec: claims made from one template share theirs."""
+    def _need(self, claims, dra, allocator) -> list:
+        """[claim specs, _exact_counts of the claims if the allocator's checks pass (else None:
+        not decided by counting), the DeviceIndex's kinds and those kinds with their counts, as
+        _count_devices found them], kept per claim spec: claims from one template share theirs."""
         key = tuple(id(c["spec"]) for c in claims)
         hit = self._needs.get(key)
         if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], claims)):
@@ -190,8 +195,8 @@ class DynamicResources(KernelPlugin):
                     allocator.check(claims)
                 except AllocatorError:
                     need = None             # every row's allocator call says it
-            hit = self._needs[key] = ([c["spec"] for c in claims], need)
-        return hit[1]
+            hit = self._needs[key] = [[c["spec"] for c in claims], need, None, None]
+        return hit
 
     def _unavailable(self, table, last, status) -> None:
         """Rows that passed, outside an allocated claim's node selector: UNAVAILABLE, with
