@@ -157,6 +157,22 @@ def test_allocator_error_is_a_scheduler_error():
     assert "no such key: model" in r.error
 
 
+def test_filter_reports_the_allocation_before_an_allocated_claims_node():
+    """A pod with a claim allocated on n1 and one to allocate: where the second cannot be
+    allocated (n1: its device is the first claim's; n2: no slice) Filter says so, and only n3,
+    where it can, says the first claim is not available there (upstream's order)."""
+    claim = claim_allocated_on_n1()
+    s = scheduler(nodes=("n1", "n2", "n3"), slices=(), claims=(claim,))
+    for n, devices in (("n1", 1), ("n3", 1)):
+        s.add_object(gpu_slice(n, devices))
+    raw = pod("p", resourceClaimName="shared")
+    raw["spec"]["resourceClaims"].append({"name": "more", "resourceClaimTemplateName": "gpu-1"})
+    r = schedule(s, raw)
+    assert r.fit_error.full_message.startswith(
+        "0/3 nodes are available: 1 resourceclaim not available on the node, 2 cannot allocate all claims. "
+        "deallocation of ResourceClaim completed")
+
+
 def test_pod_whose_claim_is_missing_waits_in_preenqueue():
     s = scheduler()
     fw = next(iter(s.profiles.values()))
