@@ -159,7 +159,7 @@ def test_template_params_and_count_multiplier(tmp_path):
      'workloadTemplate[0].opcode: the op "createPodGroups" is not supported by kschedcore perf'),
     ({"workloadTemplate": [{"opcode": "creatPods", "count": 1}]}, 'unknown opcode "creatPods"'),
     ({"workloadTemplate": [{"opcode": "createPods", "count": 1, "steadyState": True}]},
-     '"steadyState" of createPods is not supported'),
+     "workloadTemplate[0].steadyState: needs duration or durationParam"),
     ({"workloadz": []}, "workloadz: unknown field"),
     ({"workloads": [{"name": "w", "params": {"nodes": 1, "extra": 2}}],
       "workloadTemplate": [{"opcode": "createNodes", "countParam": "$nodes"}]}, 'unused param "extra"'),

@@ -41,8 +41,6 @@ V1_34_DEFAULTS = {"DynamicResourceAllocation": True, "DRAPrioritizedList": True,
 NODE_ALLOCATABLE_KEYS = {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}
 #: upstream ops kschedcore does not run (yet): refused by name
 UNSUPPORTED_OPS = {"createPodGroups", "updateAny", "startCollectingProfile", "stopCollectingProfile"}
-#: createPods fields not run (yet)
-UNSUPPORTED_FIELDS: set = set()
 
 
 @dataclass
@@ -121,11 +119,11 @@ def _check_op(op, where, path):
     if code not in OPS:
         raise WorkloadError(where, path + ".opcode", f'unknown opcode "{code}" (known: {", ".join(sorted(OPS))})')
     fields = set(op) - {"opcode"}
-    for f in sorted(fields & UNSUPPORTED_FIELDS if code == "createPods" else ()):
-        raise UnsupportedError(where, f"{path}.{f}", f'"{f}" of {code} is not supported by kschedcore perf')
-    unknown = sorted(fields - OPS[code] - (UNSUPPORTED_FIELDS if code == "createPods" else set()))
+    unknown = sorted(fields - OPS[code])
     if unknown:
         raise WorkloadError(where, f"{path}.{unknown[0]}", f"unknown field of {code}")
+    if code == "createPods" and op.get("steadyState") and not (op.get("duration") or op.get("durationParam")):
+        raise WorkloadError(where, path + ".steadyState", "needs duration or durationParam")
     if code == "createPods" and ("persistentVolumeTemplatePath" in op) != ("persistentVolumeClaimTemplatePath" in op):
         raise WorkloadError(where, path, "persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together")
     strategy = op.get("nodeAllocatableStrategy") if code == "createNodes" else None
