@@ -31,7 +31,8 @@ ALLOWED = {
     "reference": {"objects", "framework", "sources"},
     "replay": {"scheduler", "sources", "objects", "output"},
     "capacity": {"scheduler", "framework", "sources", "objects"},
-    "perf": {"scheduler", "framework", "sources", "objects"},
+    # dra: allocResourceClaims runs the structured allocator, as upstream's test driver does
+    "perf": {"scheduler", "framework", "sources", "objects", "dra"},
     "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
     "testing": {"scheduler", "framework", "sources"},
 }

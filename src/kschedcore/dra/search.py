@@ -31,7 +31,7 @@ class _Picked:
 class Search:
     """The state of one allocation attempt for a node."""
 
-    def __init__(self, alloc, node: Mapping, claims: list, deadline: float | None = None):
+    def __init__(self, alloc, node: Mapping | None, claims: list, deadline: float | None = None):
         self.alloc = alloc
         self.deadline = deadline
         self.node = node

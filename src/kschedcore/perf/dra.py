@@ -4,6 +4,7 @@ allocated up front (never reserved, so their devices stay in use for the whole w
 from __future__ import annotations
 
 import fnmatch
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,15 @@ def driver_slice(node_name: str, driver: str, devices: int) -> dict:
 
 class DRAOps:
     """Mixed into the perf Runner: the DRA ops, by opcode."""
+    # the Runner's, which these ops use
+    where: str
+    seed: int
+    sched: Any
+    sim: Any
+    _param: Any
+    _template: Any
+    _count: Any
+    _add_any: Any
 
     def op_createResourceDriver(self, op, index):
         where = f"workloadTemplate[{index}]"

@@ -156,10 +156,12 @@ class DRAState:
         return self._in_use.keys()
 
     def _index_devices_only(self, claim) -> None:
+        in_use = self._in_use
+        assert in_use is not None
         for r in ((claim.allocation or {}).get("devices") or {}).get("results") or ():
             if not r.get("adminAccess"):
                 did = (r["driver"], r["pool"], r["device"])
-                self._in_use[did] = self._in_use.get(did, 0) + 1
+                in_use[did] = in_use.get(did, 0) + 1
 
     # ---- the claims of a pod -----------------------------------------------------------------------
     def pod_claims(self, pod) -> list:

@@ -34,7 +34,8 @@ class DeviceIndex:
         return self.usable
 
     def _build(self, dra, table, cel) -> None:
-        self.cel, self.kinds = cel, {}
+        self.cel = cel
+        self.kinds: dict = {}
         slices = [s.v1 for s in dra.slices.values()]
         self.usable = all(s["spec"].get("nodeName") and s["spec"].get("perDeviceNodeSelection") is None
                           for s in slices)
@@ -43,7 +44,10 @@ class DeviceIndex:
         by_node: dict[str, list] = {}
         for s in slices:
             by_node.setdefault(s["spec"]["nodeName"], []).append(s)
-        rows, devices, plain, self.ids = [], [], [], {}
+        rows: list = []
+        devices: list = []
+        plain: list = []
+        self.ids: dict = {}
         self.n_rows = len(table.nodes)
         self.start = [0] * (self.n_rows + 1)        # a row's devices: start[row]:start[row + 1]
         self.row_ok = np.ones(self.n_rows, bool)       # no invalid pool

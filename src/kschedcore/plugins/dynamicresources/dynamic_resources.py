@@ -52,7 +52,8 @@ class DynamicResources(KernelPlugin):
         self.filter_error = ""
         self.last: Any = None       # _CycleClaims of the last cycle of a pod with claims
         self.index = DeviceIndex()
-        self._alloc, self._alloc_key = None, None
+        self._alloc: Any = None
+        self._alloc_key: Any = None
         self._needs: dict = {}
 
     def reasons(self, detail: int, table) -> list:
@@ -320,10 +321,10 @@ def _exact_counts(claims, dra) -> dict | None:
 
 def _single_node(selector) -> str | None:
     """The node a selector names when it is one node's name (a node-local allocation)."""
-    terms = selector.get("nodeSelectorTerms") or ()
+    terms: list = selector.get("nodeSelectorTerms") or []
     if len(terms) != 1 or terms[0].get("matchExpressions"):
         return None
-    fields = terms[0].get("matchFields") or ()
+    fields: list = terms[0].get("matchFields") or []
     if len(fields) != 1 or fields[0].get("key") != "metadata.name" or fields[0].get("operator") != "In" \
             or len(fields[0].get("values") or ()) != 1:
         return None
