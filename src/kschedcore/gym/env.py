@@ -1,0 +1,157 @@
+"""SchedulingEnv: kube-scheduler's scheduling decisions as a Gymnasium environment.
+
+Each step places the pod kube-scheduler is deciding now on the node the action names (an index
+in the workload's node order). The Scheduler is built once; every episode runs in a fork of it
+(`Scheduler.fork`), so `reset()` reverts what the last episode changed instead of reloading.
+"""
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from ..errors import StateError, UnsupportedError, ValidationError
+from ..framework.config import SchedulerConfig, load_config
+from ..scheduler import Scheduler
+from ..sources.files import Workload, load_workload, workload_from_documents
+from .episode import BatchEpisode
+from .observations import Observer, observation_space
+from .rewards import Reward, resolve
+
+MODES = ("batch", "loop")
+
+
+def _workload(workload: Any) -> Workload:
+    if isinstance(workload, Workload):
+        return workload
+    if isinstance(workload, (str, PathLike)):
+        return load_workload(workload)
+    if isinstance(workload, dict):
+        return workload_from_documents([workload])
+    raise ValidationError("environment", "workload",
+                          f"must be a file path, a Workload or a workload document, got {type(workload).__name__}")
+
+
+def _config(config: Any) -> SchedulerConfig | None:
+    if config is None or isinstance(config, SchedulerConfig):
+        return config
+    if isinstance(config, (str, PathLike)):
+        return load_config(config)
+    raise ValidationError("environment", "config",
+                          f"must be a SchedulerConfig or a file path, got {type(config).__name__}")
+
+
+class SchedulingEnv(gymnasium.Env):
+    """kube-scheduler's pending pods, one decision per step (docs/gym.md).
+
+    workload: a workload file's path, a Workload, or a workload document (dict).
+    config: a SchedulerConfig or a KubeSchedulerConfiguration file; default: the default profile.
+    percentage_of_nodes_to_score: 100 (default: the action mask covers every node), 0 for
+        kube-scheduler's adaptive number, None for the configuration's.
+    tie_break: "random" (seeded by reset's seed) or "first" (the first node in node order).
+    mode: "batch" (the pending pods once each, in order, each assumed before the next).
+    reward: a callable reward(env, pod, node) or a name in kschedcore.gym.REWARDS.
+    invalid_action_reward: the reward of an action on a node the pod does not fit (the pod is
+        then recorded unschedulable).
+    views: node arrays of the observation are read-only views of the node table, changed in
+        place by later steps (faster; copy what you keep) instead of copies.
+    Other keyword arguments go to the Scheduler (plugin_args, weights, plugins).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, workload: Any, config: Any = None, percentage_of_nodes_to_score: int | None = 100,
+                 tie_break: str = "random", mode: str = "batch", reward: str | Reward = "utilization",
+                 invalid_action_reward: float = -1.0, views: bool = False, seed: int = 0,
+                 **scheduler_options: Any) -> None:
+        if mode not in MODES:
+            raise ValidationError("environment", "mode", f'must be "batch" or "loop", got {mode!r}')
+        if mode == "loop":
+            raise NotImplementedError('mode="loop" (the scheduling queue on the virtual clock) is not '
+                                      'implemented by kschedcore.gym yet; use mode="batch"')
+        self.reward_fn = resolve(reward)
+        self.invalid_action_reward = float(invalid_action_reward)
+        self.scheduler = sched = Scheduler.from_workload(
+            _workload(workload), config=_config(config), percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            tie_break=tie_break, seed=seed, **scheduler_options)
+        if sched.cycles.extenders:
+            raise UnsupportedError("environment", "config", "scheduler extenders are not supported")
+        self.node_names = sched.node_names
+        if [sched.table.row_of[n] for n in self.node_names] != list(range(len(self.node_names))):
+            raise StateError("environment", "workload", "the node table's rows are not in node order")
+        for pod in sched.pending:       # their resources get their columns before the first fork
+            sched.prepare(pod)
+        t = sched.table
+        n, k = len(self.node_names), len(t.resources)
+        #: the resource names of the observation's resource axis, by column
+        self.resource_names: list[str] = list(t.resources.items)
+        self.resource_columns = {name: i for i, name in enumerate(self.resource_names)}
+        self.action_space = spaces.Discrete(n)
+        self.observation_space = observation_space(n, k)
+        self.observer = Observer(t, n, k, views)
+        self.fork: Any = None
+        self.episode: BatchEpisode | None = None
+        #: the node kube-scheduler chose for the decision being stepped (the rewards read it)
+        self.kube_scheduler_node: str | None = None
+
+    # ---- the Gymnasium API ----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        super().reset(seed=seed)
+        sched = self.scheduler
+        if self.fork is not None:
+            self.fork.revert()
+        self.fork = sched.fork(save_table=True)
+        # ties among equal best totals: drawn from the episode's generator
+        draw = self.np_random.integers(0, 2**63, size=len(sched.profiles) + 1)
+        for fw, d in zip(sched.profiles.values(), draw.tolist()):
+            fw.kernel.seed(d)
+        sched.cycles.rng.seed(int(draw[-1]))
+        self.episode = BatchEpisode(sched)
+        return self._observe(), self._info()
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        ep = self.episode
+        if ep is None:
+            raise StateError("environment", "", "call reset() before step()")
+        d = ep.decision
+        if d is None:
+            raise StateError("environment", "", "the episode is over: call reset()")
+        row = self._row(action)
+        self.kube_scheduler_node = self.node_names[d.kube_action]
+        node = ep.place(row)
+        reward = self.invalid_action_reward if node is None else float(self.reward_fn(self, d.pod, node))
+        ep.step()
+        return self._observe(), reward, ep.decision is None, False, self._info()
+
+    def close(self) -> None:
+        if self.fork is not None:
+            self.fork.revert()
+            self.fork = self.episode = None
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def _row(self, action: Any) -> int:
+        try:
+            row = int(action)
+        except (TypeError, ValueError):
+            raise ValidationError("environment", "action", f"must be a node index, got {action!r}") from None
+        if row != action or not 0 <= row < len(self.node_names):
+            raise ValidationError("environment", "action",
+                                  f"must be a node index in 0..{len(self.node_names) - 1}, got {action!r}")
+        return row
+
+    def _observe(self) -> dict:
+        d = self.episode.decision if self.episode is not None else None
+        return self.observer.observe(d.pod if d is not None else None)
+
+    def _info(self) -> dict:
+        """What the next decision is; after the last, the episode's placements."""
+        ep = self.episode
+        assert ep is not None
+        d = ep.decision
+        if d is None:
+            return {"action_mask": np.zeros(len(self.node_names), np.int8), "kube_scheduler_action": -1,
+                    "pod": None, "placements": dict(ep.placements)}
+        return {"action_mask": d.mask, "kube_scheduler_action": d.kube_action, "pod": d.pod.key}

@@ -1,0 +1,67 @@
+"""The observation: the node table's columns (one row per node, in the workload's node order)
+and the pod being decided.
+
+Node arrays are the table's own columns: read-only views (`views=True`; each step changes
+them in place) or copies of them (the default: gymnasium expects observations that later calls
+do not change).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+INT64 = np.iinfo(np.int64)
+INT32 = np.iinfo(np.int32)
+#: observation key -> the node table column it shows
+NODE_COLUMNS = {"allocatable": "alloc", "requested": "requested", "pod_count": "pod_count",
+                "allowed_pods": "allowed_pods", "unschedulable": "unschedulable"}
+
+
+def observation_space(n_nodes: int, n_resources: int) -> spaces.Dict:
+    nr = (n_nodes, n_resources)
+    return spaces.Dict({
+        "allocatable": spaces.Box(0, INT64.max, nr, np.int64),
+        "requested": spaces.Box(0, INT64.max, nr, np.int64),
+        "pod_count": spaces.Box(0, INT64.max, (n_nodes,), np.int64),
+        "allowed_pods": spaces.Box(0, INT64.max, (n_nodes,), np.int64),
+        "unschedulable": spaces.Box(0, 1, (n_nodes,), np.uint8),
+        "pod_requests": spaces.Box(0, INT64.max, (n_resources,), np.int64),
+        "pod_priority": spaces.Box(INT32.min, INT32.max, (1,), np.int64),
+    })
+
+
+class Observer:
+    """Makes observations from a node table of `n_nodes` rows and its first `n_resources`
+    resource columns."""
+
+    def __init__(self, table: Any, n_nodes: int, n_resources: int, views: bool) -> None:
+        self.table, self.n_nodes, self.n_resources, self.views = table, n_nodes, n_resources, views
+        self.layout = -1
+        self.columns: dict[str, np.ndarray] = {}
+
+    def _refresh(self) -> None:
+        """Views of the columns, made again when the table reallocated them."""
+        t, n, k = self.table, self.n_nodes, self.n_resources
+        self.columns = {}
+        for key, name in NODE_COLUMNS.items():
+            col = getattr(t, name)
+            view = col[:n, :k] if col.ndim == 2 else col[:n]
+            view.flags.writeable = False
+            self.columns[key] = view
+        self.layout = t.layout
+
+    def observe(self, pod: Any) -> dict[str, np.ndarray]:
+        if self.layout != self.table.layout:
+            self._refresh()
+        obs = dict(self.columns) if self.views else {k: v.copy() for k, v in self.columns.items()}
+        requests = np.zeros(self.n_resources, np.int64)
+        priority = np.zeros(1, np.int64)
+        if pod is not None:
+            cols, vals, _ = pod.compiled[1].usage      # what placing it adds to `requested`
+            keep = cols < self.n_resources
+            requests[cols[keep]] = vals[keep]
+            priority[0] = pod.priority
+        obs["pod_requests"], obs["pod_priority"] = requests, priority
+        return obs
