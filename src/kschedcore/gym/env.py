@@ -109,6 +109,7 @@ class SchedulingEnv(gymnasium.Env):
         for fw, d in zip(sched.profiles.values(), draw.tolist()):
             fw.kernel.seed(d)
         sched.cycles.rng.seed(int(draw[-1]))
+        self.observer.refresh()
         self.episode = BatchEpisode(sched)
         return self._observe(), self._info()
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import StateError
-from ..framework.status import Code
 
 if TYPE_CHECKING:
     from ..objects.pod import Pod
@@ -31,16 +30,12 @@ class Decision:
 
 
 def feasible_mask(result: ScheduleResult, n_nodes: int) -> np.ndarray:
-    """1 for the nodes the cycle found feasible (int8, by node row = node index), from the
-    kernel's per-node statuses of the rows the cycle examined -- no per-node Python."""
+    """1 for the nodes the cycle found feasible (int8, by node row = node index), written by the
+    kernel from its record of the cycle (NodeKernel.feasible_into) -- no per-node Python."""
     cycle = result.cycle
     assert cycle is not None
-    codes = np.asarray(cycle.framework.kernel.st_code)
-    if cycle.processed == n_nodes:          # every node examined (the rows 0..n-1)
-        return (codes[:n_nodes] == Code.SUCCESS).view(np.int8)
-    rows = cycle.examined_rows()
     mask = np.zeros(n_nodes, np.int8)
-    mask[rows[codes[rows] == Code.SUCCESS]] = 1
+    cycle.framework.kernel.feasible_into(mask, cycle.feasible)
     return mask
 
 
