@@ -17,12 +17,12 @@ import numpy as np
 
 from ._native.arith cimport div_small, uniform_below
 from ._native.cycle cimport begin_cycle
-from ._native.equivalence cimport Columns, EqRow, EquivalenceCache
+from ._native.equivalence cimport Columns, EquivalenceCache
 from ._native.copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from ._native.dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from ._native.fit_error cimport hist_of_statuses
 from ._native.scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
-from ._native.ids cimport (C_SUCCESS, H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
+from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
@@ -171,31 +171,6 @@ cdef class NodeKernel:
             self._select(&self.fill_config, &self.fill_cycle, f, False)
             self.rng_state = rng
         return 0
-
-    def feasible_into(self, int8_t[::1] out, Py_ssize_t nf):
-        """Sets out[row] = 1 for every row the last cycle found feasible (`nf` of them): from the
-        feasible list, or, after a cycle through the equivalence cache's columns, from its slot's
-        entries -- without making the statuses and scores a pass would have written."""
-        cdef Py_ssize_t i, row, pos = self.fill_start, n
-        cdef const int32_t[::1] scan
-        cdef const EqRow* entries
-        if self.fill_slot < 0:
-            for i in range(nf):
-                row = self._feasible[i]
-                if row < out.shape[0]:
-                    out[row] = 1
-            return
-        if self.equivalence.version != self.fill_version:
-            raise RuntimeError("the kernel's statuses were read after another cycle took its cache slot")
-        scan, entries = self.fill_scan, self.equivalence.view(self.fill_slot)
-        n = scan.shape[0]
-        for i in range(self.fill_processed):
-            row = scan[pos]
-            pos += 1
-            if pos == n:
-                pos = 0
-            if entries[row].code == C_SUCCESS and row < out.shape[0]:
-                out[row] = 1
 
     cdef bint _start_pool(self) noexcept:
         """Starts the helper thread once; False if it cannot run (then scans stay sequential)."""

@@ -30,12 +30,11 @@ class Decision:
 
 
 def feasible_mask(result: ScheduleResult, n_nodes: int) -> np.ndarray:
-    """1 for the nodes the cycle found feasible (int8, by node row = node index), written by the
-    kernel from its record of the cycle (NodeKernel.feasible_into) -- no per-node Python."""
-    cycle = result.cycle
-    assert cycle is not None
+    """1 for the nodes the cycle found feasible (int8, by node row = node index), written from
+    the kernel's record of the cycle (Cycle.feasible_into) -- no per-node Python."""
+    assert result.cycle is not None
     mask = np.zeros(n_nodes, np.int8)
-    cycle.framework.kernel.feasible_into(mask, cycle.feasible)
+    result.cycle.feasible_into(mask)
     return mask
 
 
