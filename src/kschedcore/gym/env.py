@@ -22,6 +22,7 @@ from .observations import Observer, observation_space
 from .rewards import Reward, resolve
 
 MODES = ("batch", "loop")
+"""The modes an environment may name; "loop" is refused (not implemented yet)."""
 
 
 def _workload(workload: Any) -> Workload:
