@@ -15,10 +15,11 @@ gymnasium = pytest.importorskip("gymnasium", reason="kschedcore.gym needs gymnas
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import kschedcore.gym  # noqa: E402,F401  (registers the environment)
-from kschedcore import Scheduler, ValidationError  # noqa: E402
+from kschedcore import Scheduler, ValidationError, load_workload  # noqa: E402
 from kschedcore.errors import StateError  # noqa: E402
 from kschedcore.gym import ENV_ID, SchedulingEnv  # noqa: E402
 from kschedcore.sources.files import workload_from_documents  # noqa: E402
+from kschedcore.sources.generator import generate  # noqa: E402
 
 from parity import DATA, PARITY_WORKLOADS, load  # noqa: E402
 
@@ -140,6 +141,21 @@ def test_real_schedulers_choices_end_in_its_placements(name):
     _, rewards, last = _run(env, follow)
     assert last["placements"] == real
     assert min(rewards) >= 0          # no infeasible action
+
+
+@pytest.mark.parametrize("percentage", [100, 30, 0])
+@pytest.mark.parametrize("name", ["dra_a.json", "preemption_a.json.gz", "generated"])
+def test_kube_scheduler_actions_equal_schedule_pending(name, percentage):
+    """Claims and devices, priorities and PodDisruptionBudgets (PostFilter runs, as in a batch),
+    a generated cluster; below 100% of nodes the rotating start index is kube-scheduler's too."""
+    workload = generate(nodes=200, pods=600, seed=3) if name == "generated" else load_workload(DATA / name)
+    options = {"percentage_of_nodes_to_score": percentage, "tie_break": "first"}
+    env = SchedulingEnv(workload, **options)
+    infos, _, last = _run(env, _kube)
+    assert all(i["action_mask"][_kube(i)] == 1 for i in infos)
+    if percentage < 100:            # the mask: the feasible nodes among those the cycle examined
+        assert any(i["action_mask"].sum() < len(env.node_names) for i in infos)
+    assert last["placements"] == {r.pod: r.node for r in Scheduler.from_workload(workload, **options).schedule_pending()}
 
 
 def test_other_choices_change_what_kube_scheduler_decides_next():

@@ -66,7 +66,8 @@ class BatchEpisode:
                 self.left_pending(pod)
                 continue
             result = sched.cycles.schedule_pod(pod)
-            if result.node is None:
+            if result.node is None:     # PostFilter runs as in schedule_pending (DRA may deallocate)
+                sched.cycles.post_filter(pod, result, keep=False)
                 self.left_pending(pod)
                 continue
             # read now: the next cycle reuses the kernel's buffers
