@@ -15,6 +15,6 @@ ENV_ID = "kschedcore/Scheduling-v0"
 """The id gymnasium.make knows the environment by."""
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(ENV_ID, entry_point=SchedulingEnv)
+    gymnasium.register(ENV_ID, entry_point="kschedcore.gym.env:SchedulingEnv")
 
 __all__ = ["SchedulingEnv", "ENV_ID", "MODES", "REWARDS"]
