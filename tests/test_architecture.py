@@ -34,7 +34,7 @@ ALLOWED = {
     "perf": {"scheduler", "framework", "sources", "objects"},
     "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
     "testing": {"scheduler", "framework", "sources"},
-    "gym": {"scheduler", "framework", "sources", "objects"},
+    "gym": {"scheduler", "framework", "sources", "objects", "replay"},
 }
 
 

@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -15,9 +16,10 @@ gymnasium = pytest.importorskip("gymnasium", reason="kschedcore.gym needs gymnas
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import kschedcore.gym  # noqa: E402,F401  (registers the environment)
-from kschedcore import Scheduler, ValidationError, load_workload  # noqa: E402
+from kschedcore import Scheduler, UnsupportedError, ValidationError, load_workload  # noqa: E402
 from kschedcore.errors import StateError  # noqa: E402
 from kschedcore.gym import ENV_ID, SchedulingEnv  # noqa: E402
+from kschedcore.replay import load_replay  # noqa: E402
 from kschedcore.sources.files import workload_from_documents  # noqa: E402
 from kschedcore.sources.generator import generate  # noqa: E402
 
@@ -85,6 +87,7 @@ def test_kube_scheduler_actions_reproduce_its_placements(name):
     env = SchedulingEnv(_workload(name), **EXACT)
     infos, _, last = _run(env, _kube)
     placements = last["placements"]
+    assert _run(env, _kube)[2]["placements"] == placements        # the next episode, from the fork's revert
     # kschedcore's own batch scheduling
     sched = Scheduler.from_workload(_workload(name), **EXACT)
     assert placements == {r.pod: r.node for r in sched.schedule_pending()}
@@ -240,9 +243,84 @@ def test_bad_arguments_name_themselves(options, match):
         SchedulingEnv(**{"workload": _workload("taints"), **options})
 
 
-def test_loop_mode_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match='mode="loop"'):
-        SchedulingEnv(_workload("taints"), mode="loop")
+def test_arrival_is_a_loop_mode_option():
+    with pytest.raises(ValidationError, match="arrival"):
+        SchedulingEnv(_workload("taints"), arrival="settle")
+    with pytest.raises(ValidationError, match="arrival"):
+        SchedulingEnv(str(DATA / "taints.json"), mode="loop", arrival="later")
+
+
+# ---- loop mode: kube-scheduler's queue, binding and events on the virtual clock ---------------------
+def _replayed(files, arrival, **options):
+    """A Replay's placements: kschedcore's loop without the environment."""
+    replay = load_replay(files, Scheduler(**options), arrival=arrival)
+    replay.run()
+    return {key: rec.node for key, rec in replay.recorder.records.items()}
+
+
+def test_loop_mode_passes_check_env():
+    check_env(SchedulingEnv(str(DATA / "taints.json"), mode="loop", arrival="all"), skip_render_check=True)
+
+
+@pytest.mark.parametrize("name, arrival", [("preemption_a.json.gz", "settle"), ("mixed_small.json.gz", "settle"),
+                                           ("topology_spread.json", "all"), ("interpod_affinity.json", "all")])
+def test_loop_mode_kube_scheduler_actions_reproduce_the_loop(name, arrival):
+    files = [DATA / name]
+    env = SchedulingEnv(files, mode="loop", arrival=arrival, **EXACT)
+    infos, _, last = _run(env, _kube)
+    assert last["placements"] == _replayed(files, arrival, **EXACT)
+    assert len(infos) == sum(node is not None for node in last["placements"].values()) or name.startswith("preemption")
+    _, _, again = _run(env, _kube)              # the next episode, from the fork's revert
+    assert again["placements"] == last["placements"]
+
+
+def test_loop_mode_preemption_ends_as_the_real_scheduler_ended_it():
+    """Pods arriving one at a time (each once the loop settled), preemption acted on: victims
+    evicted, the preemptor nominated and then placed -- as kube-scheduler v1.34.1 did."""
+    env = SchedulingEnv([DATA / "preemption_a.json.gz"], mode="loop", arrival="settle", **EXACT)
+    infos, _, last = _run(env, _kube)
+    with gzip.open(DATA / "preemption_a.trace.jsonl.gz", "rt") as f:
+        trace = [json.loads(line) for line in f]
+    assert {t["pod"]: last["placements"][t["pod"]] or "" for t in trace} == {t["pod"]: t["node"] for t in trace}
+    assert any(t["victims"] for t in trace)
+    preemptors = {t["pod"] for t in trace if t["victims"]}
+    assert {i["pod"] for i in infos} >= preemptors       # placed after their victims left
+
+
+def test_loop_mode_requeues_a_pod_whose_action_was_infeasible():
+    env = SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)
+    _, info = env.reset()
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    _, reward, _, _, nxt = env.step(bad)
+    assert reward == -1
+    infos, _, last = _run_on_collect(env, nxt)
+    assert info["pod"] in [i["pod"] for i in infos]          # popped again after its backoff
+    assert last["placements"][info["pod"]] is not None
+
+
+def _run_on_collect(env, info):
+    infos, rewards = [], []
+    while "placements" not in info:
+        infos.append(info)
+        _, reward, _, _, info = env.step(_kube(info))
+        rewards.append(reward)
+    return infos, rewards, info
+
+
+def test_loop_mode_reset_stops_the_loop_thread():
+    before = threading.active_count()
+    env = SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)
+    env.reset()
+    env.step(_kube(env.reset()[1]))
+    assert threading.active_count() == before + 1
+    env.close()
+    assert threading.active_count() == before
+
+
+def test_loop_mode_refuses_timelines_that_add_nodes():
+    files = [DATA / "replay_churn_a.cluster.json.gz", DATA / "replay_churn_a.events.jsonl.gz"]
+    with pytest.raises(UnsupportedError, match="Node ADDED"):
+        SchedulingEnv(files, mode="loop")
 
 
 def test_rewards():

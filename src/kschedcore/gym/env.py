@@ -3,6 +3,8 @@
 Each step places the pod kube-scheduler is deciding now on the node the action names (an index
 in the workload's node order). The Scheduler is built once; every episode runs in a fork of it
 (`Scheduler.fork`), so `reset()` reverts what the last episode changed instead of reloading.
+Batch mode walks the pending pods (episode.py), loop mode runs kube-scheduler's loop over the
+workload's timeline (loop.py).
 """
 from __future__ import annotations
 
@@ -15,14 +17,17 @@ from gymnasium import spaces
 
 from ..errors import StateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig, load_config
+from ..objects.pod import Pod
+from ..replay import ARRIVALS, Replay, WatchEvent, default_arrival, read_inputs, workload_events
 from ..scheduler import Scheduler
 from ..sources.files import Workload, load_workload, workload_from_documents
 from .episode import BatchEpisode
+from .loop import LoopEpisode
 from .observations import Observer, observation_space
 from .rewards import Reward, resolve
 
 MODES = ("batch", "loop")
-"""The modes an environment may name; "loop" is refused (not implemented yet)."""
+"""The environment's modes: the pending pods once each in order, or kube-scheduler's loop."""
 
 
 def _workload(workload: Any) -> Workload:
@@ -32,8 +37,24 @@ def _workload(workload: Any) -> Workload:
         return load_workload(workload)
     if isinstance(workload, dict):
         return workload_from_documents([workload])
-    raise ValidationError("environment", "workload",
-                          f"must be a file path, a Workload or a workload document, got {type(workload).__name__}")
+    raise ValidationError("environment", "workload", "must be a file path, a list of paths (loop mode), a Workload "
+                          f"or a workload document, got {type(workload).__name__}")
+
+
+def _events(workload: Any) -> tuple[list[WatchEvent], list[WatchEvent]]:
+    """Loop mode's input: (the cluster's events, the timeline), as `kschedcore replay` reads them.
+    The timeline may add and delete pods and change nodes, not add or delete them: the nodes are
+    the action space."""
+    if isinstance(workload, (list, tuple)) or isinstance(workload, (str, PathLike)):
+        paths = [workload] if isinstance(workload, (str, PathLike)) else list(workload)
+        cluster, timeline = read_inputs(paths)
+    else:
+        cluster, timeline = workload_events(_workload(workload))
+    for ev in timeline:
+        if ev.kind not in ("Pod", "Node") or (ev.kind == "Node" and ev.type != "MODIFIED"):
+            raise UnsupportedError(ev.where, "kind", f"loop mode replays pods arriving and leaving and nodes "
+                                   f"changing; not a {ev.kind} {ev.type} event (the nodes are the action space)")
+    return cluster, timeline
 
 
 def _config(config: Any) -> SchedulerConfig | None:
@@ -67,24 +88,36 @@ class SchedulingEnv(gymnasium.Env):
     def __init__(self, workload: Any, config: Any = None, percentage_of_nodes_to_score: int | None = 100,
                  tie_break: str = "random", mode: str = "batch", reward: str | Reward = "utilization",
                  invalid_action_reward: float = -1.0, views: bool = False, seed: int = 0,
-                 **scheduler_options: Any) -> None:
+                 arrival: str | None = None, **scheduler_options: Any) -> None:
         if mode not in MODES:
             raise ValidationError("environment", "mode", f'must be "batch" or "loop", got {mode!r}')
-        if mode == "loop":
-            raise NotImplementedError('mode="loop" (the scheduling queue on the virtual clock) is not '
-                                      'implemented by kschedcore.gym yet; use mode="batch"')
+        if arrival is not None and (mode != "loop" or arrival not in ARRIVALS):
+            raise ValidationError("environment", "arrival", f"must be one of {', '.join(ARRIVALS)} in loop mode, "
+                                  f"got {arrival!r}" + ("" if mode == "loop" else " in batch mode"))
+        self.mode = mode
         self.reward_fn = resolve(reward)
         self.invalid_action_reward = float(invalid_action_reward)
-        self.scheduler = sched = Scheduler.from_workload(
-            _workload(workload), config=_config(config), percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-            tie_break=tie_break, seed=seed, **scheduler_options)
+        options = dict(config=_config(config), percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+                       tie_break=tie_break, seed=seed, **scheduler_options)
+        # pods are compiled before the first fork: the resources, labels and values they name get
+        # their table columns and ids for good (a fork's revert cuts back what it interned)
+        if mode == "batch":
+            self.scheduler = sched = Scheduler.from_workload(_workload(workload), **options)
+            for pod in sched.pending:
+                sched.prepare(pod)
+        else:
+            cluster, self.timeline = _events(workload)
+            self.scheduler = sched = Scheduler(**options)
+            Replay(sched, cluster, [])      # applies the cluster's events (its loop is not run)
+            self.arrival = arrival or default_arrival(self.timeline)
+            for obj in self._replay().parsed.values():     # the timeline's pods, read and compiled
+                if isinstance(obj, Pod):
+                    sched.prepare(obj)
         if sched.cycles.extenders:
             raise UnsupportedError("environment", "config", "scheduler extenders are not supported")
         self.node_names = sched.node_names
         if [sched.table.row_of[n] for n in self.node_names] != list(range(len(self.node_names))):
             raise StateError("environment", "workload", "the node table's rows are not in node order")
-        for pod in sched.pending:       # their resources get their columns before the first fork
-            sched.prepare(pod)
         t = sched.table
         n, k = len(self.node_names), len(t.resources)
         #: the resource names of the observation's resource axis, by column
@@ -94,7 +127,7 @@ class SchedulingEnv(gymnasium.Env):
         self.observation_space = observation_space(n, k)
         self.observer = Observer(t, n, k, views)
         self.fork: Any = None
-        self.episode: BatchEpisode | None = None
+        self.episode: BatchEpisode | LoopEpisode | None = None
         #: the node kube-scheduler chose for the decision being stepped (the rewards read it)
         self.kube_scheduler_node: str | None = None
 
@@ -102,8 +135,7 @@ class SchedulingEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)
         sched = self.scheduler
-        if self.fork is not None:
-            self.fork.revert()
+        self._end_episode()
         self.fork = sched.fork(save_table=True)
         # ties among equal best totals: drawn from the episode's generator
         draw = self.np_random.integers(0, 2**63, size=len(sched.profiles) + 1)
@@ -111,7 +143,10 @@ class SchedulingEnv(gymnasium.Env):
             fw.kernel.seed(d)
         sched.cycles.rng.seed(int(draw[-1]))
         self.observer.refresh()
-        self.episode = BatchEpisode(sched)
+        if self.mode == "batch":
+            self.episode = BatchEpisode(sched)
+        else:
+            self.episode = LoopEpisode(sched, self._replay, len(self.node_names))
         return self._observe(), self._info()
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
@@ -129,9 +164,18 @@ class SchedulingEnv(gymnasium.Env):
         return self._observe(), reward, ep.decision is None, False, self._info()
 
     def close(self) -> None:
+        self._end_episode()
+
+    def _end_episode(self) -> None:
+        if self.episode is not None:
+            self.episode.stop()
         if self.fork is not None:
             self.fork.revert()
-            self.fork = self.episode = None
+        self.fork = self.episode = None
+
+    def _replay(self) -> Replay:
+        """Loop mode's episode: the timeline replayed on the Scheduler (in the episode's fork)."""
+        return Replay(self.scheduler, [], self.timeline, arrival=self.arrival)
 
     # ---- helpers --------------------------------------------------------------------------------
     def _row(self, action: Any) -> int:

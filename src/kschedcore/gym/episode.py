@@ -98,3 +98,6 @@ class BatchEpisode:
 
     def step(self) -> None:
         self.decision = self.advance()
+
+    def stop(self) -> None:
+        """Nothing runs between steps in a batch."""
