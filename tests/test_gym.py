@@ -262,6 +262,18 @@ def test_loop_mode_passes_check_env():
     check_env(SchedulingEnv(str(DATA / "taints.json"), mode="loop", arrival="all"), skip_render_check=True)
 
 
+def test_loop_mode_in_a_vector_env():
+    envs = gymnasium.vector.SyncVectorEnv(
+        [lambda: SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)] * 2)
+    _, infos = envs.reset(seed=0)
+    ended = 0
+    for _ in range(200):        # past the end of the first episodes: autoreset
+        _, rewards, terminated, _, infos = envs.step(infos["kube_scheduler_action"].clip(0))
+        ended += int(terminated.sum())
+    assert ended == 2 and (infos["kube_scheduler_action"] >= 0).all()
+    envs.close()
+
+
 @pytest.mark.parametrize("name, arrival", [("preemption_a.json.gz", "settle"), ("mixed_small.json.gz", "settle"),
                                            ("topology_spread.json", "all"), ("interpod_affinity.json", "all")])
 def test_loop_mode_kube_scheduler_actions_reproduce_the_loop(name, arrival):

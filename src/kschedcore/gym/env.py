@@ -67,19 +67,24 @@ def _config(config: Any) -> SchedulerConfig | None:
 
 
 class SchedulingEnv(gymnasium.Env):
-    """kube-scheduler's pending pods, one decision per step (docs/gym.md).
+    """kube-scheduler's decisions, one per step: the agent places the pod kube-scheduler is
+    deciding now (docs/gym.md).
 
-    workload: a workload file's path, a Workload, or a workload document (dict).
+    workload: a workload file's path, a Workload, or a workload document (dict); in loop mode
+        also a list of paths (workload files, watch-event streams), as `kschedcore replay` reads them.
     config: a SchedulerConfig or a KubeSchedulerConfiguration file; default: the default profile.
     percentage_of_nodes_to_score: 100 (default: the action mask covers every node), 0 for
         kube-scheduler's adaptive number, None for the configuration's.
     tie_break: "random" (seeded by reset's seed) or "first" (the first node in node order).
-    mode: "batch" (the pending pods once each, in order, each assumed before the next).
+    mode: "batch" (the pending pods once each, in order, each assumed before the next) or
+        "loop" (kube-scheduler's queue, preemption and binding over the workload's timeline).
     reward: a callable reward(env, pod, node) or a name in kschedcore.gym.REWARDS.
     invalid_action_reward: the reward of an action on a node the pod does not fit (the pod is
-        then recorded unschedulable).
+        then recorded unschedulable; in loop mode its cycle fails and the loop requeues it).
     views: node arrays of the observation are read-only views of the node table, changed in
         place by later steps (faster; copy what you keep) instead of copies.
+    arrival: loop mode's arrivals, one of kschedcore.replay.ARRIVALS (default: timestamps when
+        every event has a time, else settle).
     Other keyword arguments go to the Scheduler (plugin_args, weights, plugins).
     """
 
