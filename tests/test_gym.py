@@ -329,10 +329,30 @@ def test_loop_mode_reset_stops_the_loop_thread():
     assert threading.active_count() == before
 
 
-def test_loop_mode_refuses_timelines_that_add_nodes():
+def test_loop_mode_churn_ends_as_the_real_scheduler_ended_it():
+    """Pods arriving and leaving, nodes cordoned, uncordoned and added over time: the nodes the
+    timeline adds are on the node axis from the start (not in the cluster yet: mask 0, zero
+    columns), and kube-scheduler's actions end as kube-scheduler v1.34.1 ended the stream."""
     files = [DATA / "replay_churn_a.cluster.json.gz", DATA / "replay_churn_a.events.jsonl.gz"]
-    with pytest.raises(UnsupportedError, match="Node ADDED"):
-        SchedulingEnv(files, mode="loop")
+    env = SchedulingEnv(files, mode="loop", arrival="settle", **EXACT)
+    obs, info = env.reset()
+    added = [i for i, n in enumerate(env.node_names) if n not in env.scheduler.node_names]
+    assert len(added) == 3 and info["action_mask"][added].sum() == 0 and obs["allocatable"][added].sum() == 0
+    infos, _, last = _run(env, _kube)
+    assert any(i["action_mask"][added].any() for i in infos)          # they joined and took pods
+    with gzip.open(DATA / "replay_churn_a.trace.jsonl.gz", "rt") as f:
+        trace = [json.loads(line) for line in f]
+    assert {t["pod"]: last["placements"][t["pod"]] or "" for t in trace} == {t["pod"]: t["node"] for t in trace}
+    assert last["placements"] == _replayed(files, "settle", **EXACT)
+
+
+def test_loop_mode_refuses_timelines_of_other_objects(tmp_path):
+    stream = tmp_path / "events.jsonl"
+    stream.write_text(json.dumps({"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Service",
+                                                              "metadata": {"name": "web", "namespace": "default"},
+                                                              "spec": {"selector": {"app": "web"}}}}) + "\n")
+    with pytest.raises(UnsupportedError, match="Service"):
+        SchedulingEnv([DATA / "taints.json", stream], mode="loop")
 
 
 def test_rewards():

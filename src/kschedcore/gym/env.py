@@ -23,6 +23,7 @@ from ..scheduler import Scheduler
 from ..sources.files import Workload, load_workload, workload_from_documents
 from .episode import BatchEpisode
 from .loop import LoopEpisode
+from .nodes import NodeIndex
 from .observations import Observer, observation_space
 from .rewards import Reward, resolve
 
@@ -43,17 +44,17 @@ def _workload(workload: Any) -> Workload:
 
 def _events(workload: Any) -> tuple[list[WatchEvent], list[WatchEvent]]:
     """Loop mode's input: (the cluster's events, the timeline), as `kschedcore replay` reads them.
-    The timeline may add and delete pods and change nodes, not add or delete them: the nodes are
-    the action space."""
+    The timeline may add, change and delete pods and nodes; other objects go in the cluster
+    (they cannot change inside the episode's fork)."""
     if isinstance(workload, (list, tuple)) or isinstance(workload, (str, PathLike)):
         paths = [workload] if isinstance(workload, (str, PathLike)) else list(workload)
         cluster, timeline = read_inputs(paths)
     else:
         cluster, timeline = workload_events(_workload(workload))
     for ev in timeline:
-        if ev.kind not in ("Pod", "Node") or (ev.kind == "Node" and ev.type != "MODIFIED"):
-            raise UnsupportedError(ev.where, "kind", f"loop mode replays pods arriving and leaving and nodes "
-                                   f"changing; not a {ev.kind} {ev.type} event (the nodes are the action space)")
+        if ev.kind not in ("Pod", "Node"):
+            raise UnsupportedError(ev.where, "kind", f"loop mode replays pods and nodes over time, not {ev.kind} "
+                                   "objects: give them with the cluster")
     return cluster, timeline
 
 
@@ -120,17 +121,21 @@ class SchedulingEnv(gymnasium.Env):
                     sched.prepare(obj)
         if sched.cycles.extenders:
             raise UnsupportedError("environment", "config", "scheduler extenders are not supported")
-        self.node_names = sched.node_names
-        if [sched.table.row_of[n] for n in self.node_names] != list(range(len(self.node_names))):
-            raise StateError("environment", "workload", "the node table's rows are not in node order")
+        #: the node axis: the workload's nodes in order (loop mode: then those its timeline adds)
+        self.node_names: list[str] = sched.node_names
+        if mode == "loop":
+            for ev in self.timeline:
+                if ev.kind == "Node" and ev.type == "ADDED" and ev.key not in self.node_names:
+                    self.node_names.append(ev.key)
         t = sched.table
+        self.nodes = NodeIndex(t, self.node_names)
         n, k = len(self.node_names), len(t.resources)
         #: the resource names of the observation's resource axis, by column
         self.resource_names: list[str] = list(t.resources.items)
         self.resource_columns = {name: i for i, name in enumerate(self.resource_names)}
         self.action_space = spaces.Discrete(n)
         self.observation_space = observation_space(n, k)
-        self.observer = Observer(t, n, k, views)
+        self.observer = Observer(t, self.nodes, k, views)
         self.fork: Any = None
         self.episode: BatchEpisode | LoopEpisode | None = None
         #: the node kube-scheduler chose for the decision being stepped (the rewards read it)
@@ -149,9 +154,9 @@ class SchedulingEnv(gymnasium.Env):
         sched.cycles.rng.seed(int(draw[-1]))
         self.observer.refresh()
         if self.mode == "batch":
-            self.episode = BatchEpisode(sched)
+            self.episode = BatchEpisode(sched, self.nodes)
         else:
-            self.episode = LoopEpisode(sched, self._replay, len(self.node_names))
+            self.episode = LoopEpisode(sched, self._replay, self.nodes)
         return self._observe(), self._info()
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:

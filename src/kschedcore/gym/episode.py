@@ -4,8 +4,8 @@
 A pod becomes a decision only when its scheduling cycle found a feasible node. Pre-bound pods
 join their node, gated pods and pods no node fits are recorded unschedulable -- as
 `schedule_pending` does -- without a step. The cycle is kschedcore's own
-(`ScheduleOne.schedule_pod`): its kernel statuses give the feasible nodes, its result the node
-kube-scheduler chooses.
+(`ScheduleOne.schedule_pod`): the kernel's record of it gives the feasible nodes, its result
+the node kube-scheduler chooses.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..errors import StateError
 if TYPE_CHECKING:
     from ..objects.pod import Pod
     from ..scheduler import ScheduleResult, Scheduler
+    from .nodes import NodeIndex
 
 
 class Decision:
@@ -29,21 +30,17 @@ class Decision:
         self.pod, self.result, self.mask, self.kube_action = pod, result, mask, kube_action
 
 
-def feasible_mask(result: ScheduleResult, n_nodes: int) -> np.ndarray:
-    """1 for the nodes the cycle found feasible (int8, by node row = node index), written from
-    the kernel's record of the cycle (Cycle.feasible_into) -- no per-node Python."""
-    assert result.cycle is not None
-    mask = np.zeros(n_nodes, np.int8)
-    result.cycle.feasible_into(mask)
-    return mask
+def decision(nodes: NodeIndex, pod: Pod, result: ScheduleResult) -> Decision:
+    """The decision a cycle that found a node makes (read at once: the next cycle reuses the
+    kernel's buffers)."""
+    return Decision(pod, result, nodes.mask(result.cycle), nodes.index(result.node or ""))
 
 
 class BatchEpisode:
     """Walks a Scheduler's pending pods (its state at the episode's start: the caller forks)."""
 
-    def __init__(self, sched: Scheduler) -> None:
-        self.sched = sched
-        self.n_nodes = len(sched.node_names)
+    def __init__(self, sched: Scheduler, nodes: NodeIndex) -> None:
+        self.sched, self.nodes = sched, nodes
         self.pending = sched.pending
         sched.pending = []
         self.next = 0
@@ -70,24 +67,22 @@ class BatchEpisode:
                 sched.cycles.post_filter(pod, result, keep=False)
                 self.left_pending(pod)
                 continue
-            # read now: the next cycle reuses the kernel's buffers
-            mask = feasible_mask(result, self.n_nodes)
-            return Decision(pod, result, mask, sched.table.row_of[result.node])
+            return decision(self.nodes, pod, result)
         return None
 
     def left_pending(self, pod: Pod) -> None:
         self.placements[pod.key] = None
         self.sched.pending.append(pod)
 
-    def place(self, row: int) -> str | None:
-        """Assumes the decision's pod on node `row` if the cycle found it feasible (its node
-        name), else records the pod unschedulable (None). Moves to the next decision."""
+    def place(self, index: int) -> str | None:
+        """Assumes the decision's pod on node `index` if the cycle found it feasible (its node
+        name), else records the pod unschedulable (None)."""
         d = self.decision
         if d is None:
             raise StateError("episode", "", "no decision is left: call reset()")
         node: str | None = None
-        if d.mask[row]:
-            node = self.sched.table.nodes[row].name
+        if d.mask[index]:
+            node = self.nodes.names[index]
             d.result.node = node
             self.sched.assume_scheduled(d.pod, d.result)
             self.placements[d.pod.key] = node

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..scheduler import ScheduleResult
-from .episode import Decision, feasible_mask
+from .episode import Decision, decision
 
 if TYPE_CHECKING:
     from ..replay import Replay
     from ..scheduler import Scheduler
+    from .nodes import NodeIndex
 
 INVALID_ACTION_MESSAGE = "the node chosen for the pod does not pass its Filter plugins"
 """A cycle's error when the action names a node the pod does not fit: the loop requeues the pod."""
@@ -31,8 +32,8 @@ class Stopped(BaseException):
 class LoopEpisode:
     """Runs `make_replay()` on a thread, pausing at each decision."""
 
-    def __init__(self, sched: Scheduler, make_replay: Callable[[], Replay], n_nodes: int) -> None:
-        self.sched, self.n_nodes = sched, n_nodes
+    def __init__(self, sched: Scheduler, make_replay: Callable[[], Replay], nodes: NodeIndex) -> None:
+        self.sched, self.nodes = sched, nodes
         self.cycle = sched.attempt
         self.to_agent: queue.SimpleQueue = queue.SimpleQueue()
         self.to_loop: queue.SimpleQueue = queue.SimpleQueue()
@@ -60,13 +61,13 @@ class LoopEpisode:
         result = self.cycle(pod, nominator, counted)
         if result.node is None or result.cycle is None:
             return result
-        d = Decision(pod, result, feasible_mask(result, self.n_nodes), self.sched.table.row_of[result.node])
+        d = decision(self.nodes, pod, result)
         self.to_agent.put(d)
-        row = self.to_loop.get()
-        if row is None:
+        index = self.to_loop.get()
+        if index is None:
             raise Stopped
-        if d.mask[row]:
-            result.node = self.sched.table.nodes[row].name
+        if d.mask[index]:
+            result.node = self.nodes.names[index]
             return result
         return ScheduleResult(pod.key, None, 0, result.evaluated_nodes, error=INVALID_ACTION_MESSAGE)
 
@@ -78,13 +79,14 @@ class LoopEpisode:
             raise got
         return got
 
-    def place(self, row: int) -> str | None:
-        """The decision's pod goes to node `row` if the cycle found it feasible (its node name),
-        else its cycle fails (None) and the loop requeues it. The loop runs to the next decision."""
+    def place(self, index: int) -> str | None:
+        """The decision's pod goes to node `index` if the cycle found it feasible (its node
+        name), else its cycle fails (None) and the loop requeues it. The loop runs to the next
+        decision."""
         d = self.decision
         assert d is not None
-        node = self.sched.table.nodes[row].name if d.mask[row] else None
-        self.to_loop.put(row)
+        node = self.nodes.names[index] if d.mask[index] else None
+        self.to_loop.put(index)
         self.next = self.receive()
         return node
 
