@@ -93,8 +93,8 @@ class SchedulingEnv(gymnasium.Env):
 
     def __init__(self, workload: Any, config: Any = None, percentage_of_nodes_to_score: int | None = 100,
                  tie_break: str = "random", mode: str = "batch", reward: str | Reward = "utilization",
-                 invalid_action_reward: float = -1.0, views: bool = False, seed: int = 0,
-                 arrival: str | None = None, **scheduler_options: Any) -> None:
+                 invalid_action_reward: float = -1.0, views: bool = False, arrival: str | None = None,
+                 **scheduler_options: Any) -> None:
         if mode not in MODES:
             raise ValidationError("environment", "mode", f'must be "batch" or "loop", got {mode!r}')
         if arrival is not None and (mode != "loop" or arrival not in ARRIVALS):
@@ -104,7 +104,7 @@ class SchedulingEnv(gymnasium.Env):
         self.reward_fn = resolve(reward)
         self.invalid_action_reward = float(invalid_action_reward)
         options = dict(config=_config(config), percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                       tie_break=tie_break, seed=seed, **scheduler_options)
+                       tie_break=tie_break, **scheduler_options)
         # pods are compiled before the first fork: the resources, labels and values they name get
         # their table columns and ids for good (a fork's revert cuts back what it interned)
         if mode == "batch":
@@ -147,7 +147,7 @@ class SchedulingEnv(gymnasium.Env):
         sched = self.scheduler
         self._end_episode()
         self.fork = sched.fork(save_table=True)
-        # ties among equal best totals: drawn from the episode's generator
+        # ties among equal best totals: the Scheduler's generators, seeded from the episode's
         draw = self.np_random.integers(0, 2**63, size=len(sched.profiles) + 1)
         for fw, d in zip(sched.profiles.values(), draw.tolist()):
             fw.kernel.seed(d)
@@ -166,9 +166,9 @@ class SchedulingEnv(gymnasium.Env):
         d = ep.decision
         if d is None:
             raise StateError("environment", "", "the episode is over: call reset()")
-        row = self._row(action)
+        index = self._index(action)
         self.kube_scheduler_node = self.node_names[d.kube_action]
-        node = ep.place(row)
+        node = ep.place(index)
         reward = self.invalid_action_reward if node is None else float(self.reward_fn(self, d.pod, node))
         ep.step()
         return self._observe(), reward, ep.decision is None, False, self._info()
@@ -188,15 +188,15 @@ class SchedulingEnv(gymnasium.Env):
         return Replay(self.scheduler, [], self.timeline, arrival=self.arrival)
 
     # ---- helpers --------------------------------------------------------------------------------
-    def _row(self, action: Any) -> int:
+    def _index(self, action: Any) -> int:
         try:
-            row = int(action)
+            index = int(action)
         except (TypeError, ValueError):
             raise ValidationError("environment", "action", f"must be a node index, got {action!r}") from None
-        if row != action or not 0 <= row < len(self.node_names):
+        if index != action or not 0 <= index < len(self.node_names):
             raise ValidationError("environment", "action",
                                   f"must be a node index in 0..{len(self.node_names) - 1}, got {action!r}")
-        return row
+        return index
 
     def _observe(self) -> dict:
         d = self.episode.decision if self.episode is not None else None

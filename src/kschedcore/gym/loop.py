@@ -76,6 +76,7 @@ class LoopEpisode:
         got = self.to_agent.get()
         if isinstance(got, BaseException):
             self.thread.join()
+            self.sched.attempt = self.cycle
             raise got
         return got
 
