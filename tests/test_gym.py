@@ -340,6 +340,8 @@ def test_loop_mode_churn_ends_as_the_real_scheduler_ended_it():
     assert len(added) == 3 and info["action_mask"][added].sum() == 0 and obs["allocatable"][added].sum() == 0
     infos, _, last = _run(env, _kube)
     assert any(i["action_mask"][added].any() for i in infos)          # they joined and took pods
+    times = [i["time"] for i in infos]
+    assert times == sorted(times)
     with gzip.open(DATA / "replay_churn_a.trace.jsonl.gz", "rt") as f:
         trace = [json.loads(line) for line in f]
     assert {t["pod"]: last["placements"][t["pod"]] or "" for t in trace} == {t["pod"]: t["node"] for t in trace}

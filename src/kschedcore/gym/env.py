@@ -208,6 +208,10 @@ class SchedulingEnv(gymnasium.Env):
         assert ep is not None
         d = ep.decision
         if d is None:
-            return {"action_mask": np.zeros(len(self.node_names), np.int8), "kube_scheduler_action": -1,
+            info = {"action_mask": np.zeros(len(self.node_names), np.int8), "kube_scheduler_action": -1,
                     "pod": None, "placements": dict(ep.placements)}
-        return {"action_mask": d.mask, "kube_scheduler_action": d.kube_action, "pod": d.pod.key}
+        else:
+            info = {"action_mask": d.mask, "kube_scheduler_action": d.kube_action, "pod": d.pod.key}
+        if isinstance(ep, LoopEpisode):
+            info["time"] = ep.time
+        return info

@@ -95,6 +95,11 @@ class LoopEpisode:
         self.decision, self.next = self.next, None
 
     @property
+    def time(self) -> float:
+        """The loop's virtual clock, in seconds (replay time)."""
+        return self.replay.clock.now() if self.replay is not None else 0.0
+
+    @property
     def placements(self) -> dict[str, str | None]:
         """Every pod the replay recorded: the node it was last bound to, or None."""
         if self.replay is None:
