@@ -35,6 +35,7 @@ ALLOWED = {
     "perf": {"scheduler", "framework", "sources", "objects", "dra"},
     "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
     "testing": {"scheduler", "framework", "sources"},
+    "gym": {"scheduler", "framework", "sources", "objects", "replay"},
 }
 
 

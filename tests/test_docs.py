@@ -3,6 +3,7 @@ reference pages, and the site builds with `mkdocs build --strict` (when MkDocs i
 import ast
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import os
 import re
@@ -25,6 +26,7 @@ MODULES = (
     "kschedcore.perf", "kschedcore.testing", "kschedcore.custom", "kschedcore.framework.interface",
     "kschedcore.framework.status", "kschedcore.framework.registry", "kschedcore.plugins.coscheduling",
     "kschedcore.backend.cache", "kschedcore.backend.queue", "kschedcore.reference", "kschedcore.extender",
+    *(("kschedcore.gym",) if importlib.util.find_spec("gymnasium") else ()),    # the gym extra
 )
 
 

@@ -269,3 +269,20 @@ def test_rows_in_scan_order_follow_node_adds_removes_and_reverts():
         sched.remove_node("n4")
         check()
     check()
+
+
+@pytest.mark.parametrize("structural_first", ["save_table", "add_node"])
+def test_ids_interned_after_a_structural_change_are_cut_back_for_compiled_pods(structural_first):
+    """A fork whose table was saved whole before a pod interned a new resource: at revert the
+    interners come back from the saved copy, and the pods compiled in the fork (with the cut
+    column) compile again -- they do not read past the table's columns."""
+    gpu = dict(node(0), status={"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20", "nvidia.com/gpu": "1"}})
+    s = Scheduler([dict(gpu, metadata={"name": f"g{i}"}) for i in range(3)], tie_break="first")
+    s.queue({"metadata": {"name": "fpga", "namespace": "default"}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"example.com/fpga": "1"}, "limits": {"example.com/fpga": "1"}}}]}})
+    for _ in range(2):
+        f = s.fork(save_table=structural_first == "save_table")
+        if structural_first == "add_node":
+            s.add_node(dict(gpu, metadata={"name": "g9"}))
+        assert [r.node for r in s.schedule_pending()] == [None]    # no node has the resource
+        f.revert()

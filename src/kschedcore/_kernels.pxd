@@ -62,9 +62,11 @@ cdef class NodeKernel:
     cdef int pool_state      # 0 not started, 1 running, -1 failed to start
 
     # a cycle through the equivalence cache: its statuses, copied from its slot when read
-    cdef Py_ssize_t fill_slot, fill_start, fill_processed, fill_nf
-    cdef int64_t fill_version
-    cdef object fill_scan
+    # (fill_slot -1: none to copy; readonly: Cycle.feasible_into reads the slot's entries)
+    cdef readonly Py_ssize_t fill_slot, fill_start, fill_processed
+    cdef Py_ssize_t fill_nf
+    cdef readonly int64_t fill_version
+    cdef readonly object fill_scan
     cdef Config fill_config
     cdef Cycle fill_cycle
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .arith cimport __builtin_prefetch
 from .fit_error cimport hist_count
-from .ids cimport H_TAINT
+from .ids cimport C_SUCCESS, H_TAINT
 
 #: bytes per row and slot (an EqRow)
 ROW_BYTES = sizeof(EqRow)
@@ -112,6 +112,18 @@ cdef class EquivalenceCache:
         self.synced[s] = -1
         self.seen[s, 0] = self.seen[s, 1] = 0
         return s
+
+    def feasible_into(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t pos, Py_ssize_t count,
+                      int8_t[::1] out):
+        """out[row] = 1 for each row whose entry in `slot` passes, over `count` scan positions
+        from `pos` (wrapping): the feasible rows of a cycle through the slot's columns."""
+        cdef Py_ssize_t i, row, n = scan.shape[0]
+        cdef const EqRow* entries = self.view(slot)
+        for i in range(count):
+            row = scan[pos]
+            pos = pos + 1 if pos + 1 < n else 0
+            if entries[row].code == C_SUCCESS and row < out.shape[0]:
+                out[row] = 1
 
     def clear(self):
         self.key = None

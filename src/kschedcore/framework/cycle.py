@@ -67,6 +67,18 @@ class Cycle:
         self._check_current()
         return np.asarray(self.framework.kernel.feasible)[:max(self.feasible, 1)].copy()
 
+    def feasible_into(self, out: np.ndarray) -> None:
+        """Sets out[row] = 1 (an int8 array over the table's rows) for every row the pass found
+        feasible (read right after the pass). A cycle through the equivalence cache's columns
+        left no feasible list: its slot's entries are read, without making the statuses and
+        scores a pass would have written (NodeKernel.feasible)."""
+        self._check_current()
+        k = self.framework.kernel
+        if k.fill_slot >= 0 and k.fill_version == k.equivalence.version:
+            k.equivalence.feasible_into(k.fill_slot, k.fill_scan, k.fill_start, k.fill_processed, out)
+        elif self.feasible:
+            out[np.asarray(k.feasible)[:self.feasible]] = 1
+
     def count_status(self, code) -> int:
         """Diagnosis.count(code) of a failed pass, from the kernel's FitError counts while they
         are still this pass's (no per-node decoding: 100,000 rows at 100,000 nodes)."""

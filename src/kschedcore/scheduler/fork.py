@@ -15,9 +15,11 @@ from ..errors import StateError
 class Fork:
     """An open fork of a Scheduler (a context manager: reverted on exit unless committed)."""
 
-    def __init__(self, sched):
+    def __init__(self, sched, save_table: bool = False):
         self.sched = sched
         self.journal = sched.cache.begin_fork()
+        if save_table:      # one copy of the table now, instead of a row saved at each first change
+            self.journal.table.save_whole(sched.cache.table)
         self.pending = list(sched.pending)
         self.start_index = sched.cycles.next_start_node_index
         self.rng = sched.cycles.rng.getstate()

@@ -36,10 +36,13 @@ class WhatIfOperations:
         def schedule(self, pod: Any) -> ScheduleResult: ...
         def assume_scheduled(self, pod: Pod, result: ScheduleResult) -> None: ...
 
-    def fork(self) -> Fork:
+    def fork(self, save_table: bool = False) -> Fork:
         """Opens a fork: changes from now on are undone by `revert()` or kept by `commit()`
-        (scheduler/fork.py); `with sched.fork(): ...` reverts at the end of the block."""
-        return Fork(self)
+        (scheduler/fork.py); `with sched.fork(): ...` reverts at the end of the block.
+        save_table: save the whole node table at once (one O(nodes) copy) rather than each row
+        before its first change -- cheaper for a fork that changes many rows (a Gymnasium
+        episode places a pod per step); revert then writes the whole table back."""
+        return Fork(self, save_table)
 
     def cordon(self, name: str) -> None:
         """kubectl cordon: the node becomes unschedulable (spec.unschedulable)."""

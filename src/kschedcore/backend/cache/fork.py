@@ -75,6 +75,8 @@ class TableJournal:
 
     def restore(self, t) -> None:
         peak = {v: getattr(t, v) for v in VERSIONS}     # the latest values the fork used
+        # ids interned in the fork go (here, or with the interners saved whole before them)
+        cut = any(len(getattr(t, name)) > n for name, n in self.interned.items())
         if self.whole is not None:
             for name, saved in self.whole.items():
                 if isinstance(saved, tuple) and len(saved) == 2 and isinstance(saved[0], np.ndarray):
@@ -85,14 +87,12 @@ class TableJournal:
                     setattr(t, name, saved)    # the journal ends with the revert: no copy needed
         elif self.image_count is not None:
             t.image_count[:len(self.image_count)] = self.image_count
-        cut = False
         for name, n in self.interned.items():
             interner = getattr(t, name)
             if len(interner) > n:
                 for item in interner.items[n:]:
                     del interner.ids[item]
                 del interner.items[n:]
-                cut = True
         t.images_memo = {}           # its image ids may be cut ones
         if cut:
             t.taint_version += 1     # compiled pods are keyed by it: those with the cut ids recompile

@@ -1,0 +1,34 @@
+"""kschedcore.gym: environment steps per second on the SchedulingBasic workload at 5,000 nodes
+(10,000 pending pods, 100% of nodes scored so that the action mask covers every node), with
+observations: copies (the default) or read-only views of the node table. Timed: one episode of
+kube-scheduler's actions, 5,000 steps, from reset (the fork's revert) to the last step -- in
+batch mode, and in loop mode (the queue and binding on the virtual clock, every pod arriving
+at time 0).
+"""
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium", reason="kschedcore.gym needs gymnasium (the gym extra)")
+
+from kschedcore.gym import SchedulingEnv  # noqa: E402
+
+from workloads import basic  # noqa: E402
+
+STEPS = 5000
+
+
+@pytest.mark.parametrize("mode, views", [("batch", False), ("batch", True), ("loop", True)],
+                         ids=["batch-copies", "batch-views", "loop-views"])
+def test_gym_steps(benchmark, mode, views):
+    options = {"arrival": "all"} if mode == "loop" else {}
+    env = SchedulingEnv(basic(5000), percentage_of_nodes_to_score=100, tie_break="first", mode=mode, views=views,
+                        **options)
+
+    def episode():
+        _, info = env.reset(seed=0)
+        for _ in range(STEPS):
+            _, _, done, _, info = env.step(info["kube_scheduler_action"])
+            assert not done
+
+    benchmark.pedantic(episode, rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["stepsPerSecond"] = round(STEPS / benchmark.stats.stats.median)
+    env.close()

@@ -1,0 +1,102 @@
+"""The observation: the node table's columns (one row per node, in the workload's node order)
+and the pod being decided.
+
+Node arrays are the table's own columns: read-only views (`views=True`; each step changes
+them in place) or copies of them (the default: gymnasium expects observations that later calls
+do not change). While the table's rows are not the node axis (loop mode, a node not in the
+cluster yet or one removed), they are gathered by node index: copies, zeros for absent nodes.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from gymnasium import spaces
+
+if TYPE_CHECKING:
+    from .nodes import NodeIndex
+
+INT64 = np.iinfo(np.int64)
+INT32 = np.iinfo(np.int32)
+#: observation key -> the node table column it shows
+NODE_COLUMNS = {"allocatable": "alloc", "requested": "requested", "pod_count": "pod_count",
+                "allowed_pods": "allowed_pods", "unschedulable": "unschedulable"}
+
+
+def observation_space(n_nodes: int, n_resources: int) -> spaces.Dict:
+    nr = (n_nodes, n_resources)
+    return spaces.Dict({
+        "allocatable": spaces.Box(0, INT64.max, nr, np.int64),
+        "requested": spaces.Box(0, INT64.max, nr, np.int64),
+        "pod_count": spaces.Box(0, INT64.max, (n_nodes,), np.int64),
+        "allowed_pods": spaces.Box(0, INT64.max, (n_nodes,), np.int64),
+        "unschedulable": spaces.Box(0, 1, (n_nodes,), np.uint8),
+        "pod_requests": spaces.Box(0, INT64.max, (n_resources,), np.int64),
+        "pod_priority": spaces.Box(INT32.min, INT32.max, (1,), np.int64),
+    })
+
+
+class Observer:
+    """Makes observations from a node table's rows (by `nodes`) and its first `n_resources`
+    resource columns. Copies are made from contiguous mirrors of the columns, brought up to
+    date by the rows the table logged as changed (a strided copy of a column costs ten times
+    more than a contiguous one)."""
+
+    def __init__(self, table: Any, nodes: NodeIndex, n_resources: int, views: bool) -> None:
+        self.table, self.nodes, self.n_resources, self.views = table, nodes, n_resources, views
+        self.n_nodes = len(nodes.names)
+        self.made_for: tuple = ()       # the table's (layout, node_version) the views are of
+        self.columns: dict[str, np.ndarray] = {}
+        self.mirrors: dict[str, np.ndarray] = {}
+        self.seen = 0           # the table's change_seq the mirrors are current at
+
+    def refresh(self) -> None:
+        """Views of the columns and mirrors of them, made again (each episode: a fork's revert
+        moves the change log back)."""
+        t, n, k = self.table, self.n_nodes, self.n_resources
+        self.made_for = (t.layout, t.node_version)
+        self.columns = {}
+        if not self.nodes.current().identity:
+            return
+        for key, name in NODE_COLUMNS.items():
+            col = getattr(t, name)
+            view = col[:n, :k] if col.ndim == 2 else col[:n]
+            view.flags.writeable = False
+            self.columns[key] = view
+        if not self.views:
+            self.mirrors = {key: v.copy() for key, v in self.columns.items()}   # C order
+            self.seen = int(t.change_seq[0])
+
+    def _node_arrays(self) -> dict[str, np.ndarray]:
+        t = self.table
+        if self.made_for != (t.layout, t.node_version):
+            self.refresh()
+        if not self.columns:        # the rows are not the node axis
+            k = self.n_resources
+            return {key: self.nodes.gather(getattr(t, name)[:, :k] if name in ("alloc", "requested")
+                                           else getattr(t, name)) for key, name in NODE_COLUMNS.items()}
+        if self.views:
+            return dict(self.columns)
+        seq, log = int(t.change_seq[0]), t.change_log
+        if seq - self.seen > len(log) or seq < self.seen:
+            self.refresh()
+        elif seq != self.seen:
+            rows = {r for r in log[np.arange(self.seen, seq) & (len(log) - 1)].tolist() if r < self.n_nodes}
+            for key, mirror in self.mirrors.items():
+                column = self.columns[key]
+                for r in rows:
+                    mirror[r] = column[r]
+            self.seen = seq
+        return {key: m.copy() for key, m in self.mirrors.items()}
+
+    def observe(self, pod: Any) -> dict[str, np.ndarray]:
+        obs = self._node_arrays()
+        requests = np.zeros(self.n_resources, np.int64)
+        priority = np.zeros(1, np.int64)
+        if pod is not None:
+            cols, vals, _ = pod.compiled[1].usage      # what placing it adds to `requested`
+            keep = cols < self.n_resources
+            requests[cols[keep]] = vals[keep]
+            priority[0] = pod.priority
+        obs["pod_requests"], obs["pod_priority"] = requests, priority
+        return obs
