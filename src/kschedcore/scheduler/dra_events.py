@@ -19,10 +19,13 @@ def resource_object(sim, typ: str, kind: str, raw: dict, where: str = "") -> Non
     claim_events(sim)
 
 
+CLAIM_ADD = ClusterEvent(EventResource.ResourceClaim, ActionType.Add)
+CLAIM_UPDATE = ClusterEvent(EventResource.ResourceClaim, ActionType.Update)
+
+
 def claim_events(sim) -> None:
     """The ResourceClaim adds and updates since the last call, as cluster events."""
     log = sim.sched.cache.dra.log
     while log:
         old, new = log.pop(0)
-        event = ClusterEvent(EventResource.ResourceClaim, ActionType.Add if old is None else ActionType.Update)
-        sim.queue.move_all_to_active_or_backoff_queue(event, old, new)
+        sim.queue.move_all_to_active_or_backoff_queue(CLAIM_ADD if old is None else CLAIM_UPDATE, old, new)

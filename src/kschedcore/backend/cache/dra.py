@@ -167,10 +167,9 @@ class DRAState:
     def pod_claims(self, pod) -> list:
         """foreachPodResourceClaim: the pod's claims in spec order; raises ClaimLookupError
         with upstream's words when one is missing, being deleted or not the pod's."""
-        raw = pod.raw
-        statuses = {s.get("name"): s for s in ((raw.get("status") or {}).get("resourceClaimStatuses") or ())}
-        for entry, name in self.generated.get(pod.key, {}).items():
-            statuses.setdefault(entry, {"name": entry, "resourceClaimName": name})
+        listed = (pod.raw.get("status") or {}).get("resourceClaimStatuses")
+        statuses = {s.get("name"): s.get("resourceClaimName") for s in listed} if listed else {}
+        generated = self.generated.get(pod.key, {})
         out = []
         for entry in pod.resource_claims:
             name, must_own = entry.get("resourceClaimName"), False
@@ -178,10 +177,14 @@ class DRAState:
                 if not entry.get("resourceClaimTemplateName"):
                     raise ClaimLookupError(f'pod "{pod.key}", spec.resourceClaim "{entry.get("name")}": '
                                            f"none of the supported fields are set")
-                status = statuses.get(entry.get("name"))
-                if status is None:
+                key = entry.get("name")
+                if key in statuses:
+                    name = statuses[key]
+                elif key in generated:
+                    name = generated[key]
+                else:
                     raise ClaimLookupError(f'pod "{pod.key}": ResourceClaim not created yet')
-                name, must_own = status.get("resourceClaimName"), True
+                must_own = True
                 if not name:
                     continue            # the controller decided the pod needs no claim
             claim = self.claims.get(f"{pod.namespace}/{name}")
