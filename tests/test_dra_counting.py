@@ -13,7 +13,8 @@ from kschedcore.sources.files import Workload
 DRIVERS = ("a.example.com", "b.example.com")
 CLASSES = [
     {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "a"},
-     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "a.example.com"'}}]}},
+     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "a.example.com"'}}],
+              "config": [{"opaque": {"driver": "a.example.com", "parameters": {"mode": "shared"}}}]}},
     {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "b"},
      "spec": {"selectors": [{"cel": {"expression": 'device.driver == "b.example.com"'}}]}},
     # fails to evaluate on a device without the model attribute
@@ -67,8 +68,11 @@ def claim_template(draw, name):
         if selector:
             exactly["selectors"] = [{"cel": {"expression": selector}}]
         requests.append({"name": f"r{r}", "exactly": exactly})
+    devices = {"requests": requests}
+    if draw(st.booleans()):
+        devices["config"] = [{"requests": ["r0"], "opaque": {"driver": "b.example.com", "parameters": {"n": 1}}}]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {"spec": {"devices": {"requests": requests}}}}
+            "metadata": {"name": name, "namespace": "default"}, "spec": {"spec": {"devices": devices}}}
 
 
 @st.composite
@@ -111,7 +115,8 @@ def run(cluster, counting: bool) -> list:
         s.pending.remove(p)
         r = s.schedule_one(p)
         message = r.fit_error.full_message if r.fit_error is not None else None
-        out.append((p.key, r.node, message, r.error, s.claim_allocations(p.key)))
+        allocations = [c.allocation for c in s.cache.dra.claims.values() if c.name.startswith(f"p{i}-")]
+        out.append((p.key, r.node, message, r.error, allocations))
         if r.node is not None:
             placed.append(p.key)
     return out

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from .claims import ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError
-from .pools import gather_pools
+from .claims import (ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError, allocation_config,
+                     claim_node_selector)
+from .pools import gather_pools, node_name
 from .search import Search
 from .selectors import SelectorCache
 
@@ -103,28 +104,39 @@ class Allocator:
         """allocate() for claims whose requests are all ExactCount requests for one kind of
         device, without constraints or admin access, on a node known to have enough of them:
         ``devices`` are (pool, slice, index) of the node's free devices the requests accept, in
-        the search's order. The search takes the first ones without backtracking; so does this."""
-        search = Search(self, node, list(claims))
-        search.requests, search.constraints = self._prepared(search)
+        the search's order. The search takes the first ones without backtracking, request by
+        request; so does this, with the search's results (its node selector, the classes' and
+        the claims' configuration)."""
+        claims = list(claims)
+        requests, configs = self._prepared(claims)
         picks = iter(devices)
-        for ci, claim in enumerate(search.claims):
+        target = node_name(node)
+        out = []
+        for ci, claim in enumerate(claims):
+            results, slices, specs = [], [], []
             for ri in range(len(claim["spec"]["devices"]["requests"])):
-                req = search.requests[(ci, ri, 0)]
+                req = requests[(ci, ri, 0)]
                 for _ in range(req.num_devices):
                     pool, s, index = next(picks)
-                    search.take(ci, ri, req, pool, s, index)
-        return search.results_of_claims()
+                    dev = s["spec"]["devices"][index]
+                    results.append({"request": req.name, "driver": pool.driver, "pool": pool.name,
+                                    "device": dev["name"]})
+                    slices.append(s)
+                    specs.append(dev)
+            selector = claim_node_selector(claim, slices, specs, target)
+            out.append({"devices": {"results": results, "config": list(configs[ci])}, "nodeSelector": selector})
+        return out
 
-    def _prepared(self, search: Search) -> tuple:
-        """The requests and constraints Search.prepare makes for these claims, made once per
-        list of claim specs (claims from one template share theirs): unchanged by a search
-        of ExactCount requests."""
-        key = tuple(id(c["spec"]) for c in search.claims)
+    def _prepared(self, claims: list) -> tuple:
+        """The requests Search.prepare makes for these claims and each claim's configuration,
+        made once per list of claim specs (claims from one template share theirs)."""
+        key = tuple(id(c["spec"]) for c in claims)
         hit = self._prepared_specs.get(key)
-        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], search.claims)):
+        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], claims)):
+            search = Search(self, None, claims)
             search.prepare()
             if len(self._prepared_specs) > 1024:
                 self._prepared_specs.clear()
-            hit = self._prepared_specs[key] = ([c["spec"] for c in search.claims], search.requests,
-                                               search.constraints)
+            configs = [allocation_config(search.requests, ci, c) for ci, c in enumerate(claims)]
+            hit = self._prepared_specs[key] = ([c["spec"] for c in claims], search.requests, configs)
         return hit[1], hit[2]

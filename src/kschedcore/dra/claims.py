@@ -109,12 +109,28 @@ def allocation_result(search, ci: int, claim: Mapping) -> dict:
         if r.admin:
             out["adminAccess"] = True
         results.append(out)
+    config = allocation_config(search.requests, ci, claim)
+    selector = claim_node_selector(claim, [r.slice for r in picked], [r.spec for r in picked], node_name(search.node))
+    return {"devices": {"results": results, "config": config}, "nodeSelector": selector}
+
+
+def claim_node_selector(claim: Mapping, slices: list, devices: list, target: str) -> dict | None:
+    """The AllocationResult's node selector for the devices picked (in their slices)."""
+    try:
+        return allocation_node_selector(slices, devices, target)
+    except ValueError as err:
+        raise AllocatorError(f"create NodeSelector for claim {claim['metadata']['name']}: {err}") from None
+
+
+def allocation_config(search_requests: dict, ci: int, claim: Mapping) -> list:
+    """The AllocationResult's configuration: the classes' (of the requests, or of the
+    subrequests chosen), then the claim's for the requests it names."""
     config = []
     requests = (claim["spec"].get("devices") or {}).get("requests") or []
     for ri in range(len(requests)):
-        req = search.requests[(ci, ri, 0)]
+        req = search_requests[(ci, ri, 0)]
         if req.parent:
-            req = search.requests[(ci, ri, req.selected)]
+            req = search_requests[(ci, ri, req.selected)]
         for c in (req.class_.get("spec") or {}).get("config") or []:
             config.append({"source": "FromClass", **{k: v for k, v in c.items() if k != "requests"}})
     for c in (claim["spec"].get("devices") or {}).get("config") or []:
@@ -128,14 +144,9 @@ def allocation_result(search, ci: int, claim: Mapping) -> dict:
             if request["name"] in names:
                 config.append(entry)
                 continue
-            first = search.requests[(ci, ri, 0)]
+            first = search_requests[(ci, ri, 0)]
             if first.parent:
                 sub = request["firstAvailable"][first.selected]["name"]
                 if f"{request['name']}/{sub}" in names:
                     config.append(entry)
-    try:
-        selector = allocation_node_selector([r.slice for r in picked], [r.spec for r in picked],
-                                            node_name(search.node))
-    except ValueError as err:
-        raise AllocatorError(f"create NodeSelector for claim {claim['metadata']['name']}: {err}") from None
-    return {"devices": {"results": results, "config": config}, "nodeSelector": selector}
+    return config

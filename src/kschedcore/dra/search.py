@@ -55,15 +55,7 @@ class Search:
             done = False
         if not done:
             return None
-        return self.results_of_claims()
-
-    def results_of_claims(self) -> list[dict]:
         return [allocation_result(self, ci, claim) for ci, claim in enumerate(self.claims)]
-
-    def take(self, ci: int, ri: int, req: Request, pool, s: Mapping, index: int) -> None:
-        """The device picked for the request, as the search would pick it."""
-        if self._allocate_device(ci, ri, 0, req, pool, s, index, must=False) is None:
-            raise AssertionError(f"device {index} of slice {s['metadata'].get('name')} cannot be taken")
 
     def prepare(self) -> None:
         """The claims' requests validated (errors that do not depend on the node's devices,
