@@ -305,6 +305,18 @@ def test_alibaba_csv_errors_name_the_line(tmp_path):
         load_replay([f])
 
 
+def test_alibaba_multigpu_lists_without_times_arrive_in_file_order(tmp_path):
+    """The trace's multigpu lists have only name, cpu_milli, memory_mib, num_gpu, gpu_milli."""
+    f = tmp_path / "openb_pod_list_multigpu50.csv"
+    f.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nb,1000,1024,2,1000\na,2000,1024,0,0\n")
+    replay = load_replay([ALIBABA / "openb_node_list_excerpt.csv", f])
+    assert replay.arrival == "settle"           # no times: each event once the loop has settled
+    replay.run()
+    recs = {k: r.as_dict() for k, r in replay.recorder.records.items()}
+    assert list(recs) == ["default/b", "default/a"]
+    assert recs["default/b"]["node"] == "openb-node-0003" and recs["default/b"]["departedAt"] is None   # most room
+
+
 # ---- command line and report --------------------------------------------------------------------
 def test_cli_replay_jsonl_json_and_report(tmp_path, capsys):
     args = [str(PARITY / "replay_churn_a.cluster.json.gz"), str(PARITY / "replay_churn_a.events.jsonl.gz")]

@@ -5,9 +5,9 @@ openb_node_list_*.csv (sn, cpu_milli, memory_mib, gpu, model) -> Nodes: allocata
 memory, `nvidia.com/gpu` and 110 pods (the kubelet default); labels kubernetes.io/hostname and,
 on GPU nodes, `alibaba.com/gpu-model`.
 openb_pod_list_*.csv (name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos,
-pod_phase, creation_time, deletion_time, scheduled_time) -> Pods arriving at creation_time and
-deleted at deletion_time (seconds from the trace's start, as metadata timestamps from
-2023-01-01T00:00:00Z): requests cpu, memory and `nvidia.com/gpu: num_gpu` (whole GPUs);
+pod_phase, creation_time, deletion_time, scheduled_time; the multigpu lists have only the first
+five) -> Pods arriving at creation_time (in file order without it) and deleted at deletion_time
+(seconds from the trace's start, as metadata timestamps from 2023-01-01T00:00:00Z): requests cpu, memory and `nvidia.com/gpu: num_gpu` (whole GPUs);
 gpu_spec ("V100M16|V100M32") as required node affinity on `alibaba.com/gpu-model`.
 
 Left out: fractional GPU sharing (gpu_milli of a one-GPU pod is kept only as the annotation
@@ -26,8 +26,8 @@ GPU = "nvidia.com/gpu"
 MODEL_LABEL = "alibaba.com/gpu-model"
 EPOCH = datetime(2023, 1, 1, tzinfo=timezone.utc)
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time",
-               "deletion_time")
+#: the columns every pod list has (the multigpu lists have only these: no times, no GPU models)
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 MAX_PODS = "110"
 
 
@@ -45,7 +45,7 @@ def load_alibaba(*paths) -> Workload:
             w.nodes += [_node(row, f"{path}: line {i + 2}") for i, row in enumerate(rows)]
         elif set(POD_COLUMNS) <= set(header):
             pods = [_pod(row, f"{path}: line {i + 2}") for i, row in enumerate(rows)]
-            w.pending += sorted(pods, key=lambda p: p["metadata"]["creationTimestamp"])
+            w.pending += sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp", ""))   # stable
         else:
             raise WorkloadError(str(path), "header", "neither an openb node list (" + ", ".join(NODE_COLUMNS)
                                 + ") nor an openb pod list (" + ", ".join(POD_COLUMNS) + ")")
@@ -95,13 +95,15 @@ def _pod(row, where) -> dict:
     name = (row.get("name") or "").strip()
     if not name:
         raise WorkloadError(where, "name", "missing")
-    created = _int(row, "creation_time", where)
+    created = _int(row, "creation_time", where) if "creation_time" in row else None
     deleted = _int(row, "deletion_time", where) if (row.get("deletion_time") or "").strip() else None
-    if deleted is not None and deleted < created:
+    if deleted is not None and created is not None and deleted < created:
         raise WorkloadError(where, "deletion_time", f"{deleted} is before creation_time {created}")
     requests = {"cpu": f"{_int(row, 'cpu_milli', where)}m", "memory": f"{_int(row, 'memory_mib', where)}Mi"}
     gpus = _int(row, "num_gpu", where)
-    meta = {"name": name, "namespace": "default", "creationTimestamp": _stamp(created)}
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if created is not None:
+        meta["creationTimestamp"] = _stamp(created)
     if deleted is not None:
         meta["deletionTimestamp"] = _stamp(deleted)
     spec: dict[str, Any] = {"schedulerName": "default-scheduler",
