@@ -36,23 +36,33 @@ def observation_space(n_nodes: int, n_resources: int) -> spaces.Dict:
     })
 
 
+#: node arrays that change with each placement, row by row (the others only with a node, when the
+#: table's node_version moves)
+USAGE_KEYS = ("requested", "pod_count")
+
+
 class Observer:
     """Makes observations from a node table's rows (by `nodes`) and its first `n_resources`
-    resource columns. Copies are made from contiguous mirrors of the columns, brought up to
-    date by the rows the table logged as changed (a strided copy of a column costs ten times
-    more than a contiguous one)."""
+    resource columns.
+
+    Copies (the default; gymnasium asks for new arrays at every call, constant ones included):
+    each is copied from a contiguous mirror of its column (a strided copy costs ten times more
+    than a contiguous one). The node-spec mirrors are made again when a node changes; the
+    usage mirrors are brought up to date by the rows the table logged as changed."""
 
     def __init__(self, table: Any, nodes: NodeIndex, n_resources: int, views: bool) -> None:
         self.table, self.nodes, self.n_resources, self.views = table, nodes, n_resources, views
         self.n_nodes = len(nodes.names)
-        self.made_for: tuple = ()       # the table's (layout, node_version) the views are of
+        self.made_for: tuple = ()       # the table's (layout, node_version) the arrays are of
         self.columns: dict[str, np.ndarray] = {}
         self.mirrors: dict[str, np.ndarray] = {}
+        self.usage: list[tuple[np.ndarray, np.ndarray]] = []     # (mirror, column) of USAGE_KEYS
         self.seen = 0           # the table's change_seq the mirrors are current at
+        self._pod_arrays: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}
 
     def refresh(self) -> None:
-        """Views of the columns and mirrors of them, made again (each episode: a fork's revert
-        moves the change log back)."""
+        """Views of the columns, snapshots and mirrors of them, made again (when a node changes;
+        each episode: a fork's revert moves the change log back)."""
         t, n, k = self.table, self.n_nodes, self.n_resources
         self.made_for = (t.layout, t.node_version)
         self.columns = {}
@@ -65,6 +75,7 @@ class Observer:
             self.columns[key] = view
         if not self.views:
             self.mirrors = {key: v.copy() for key, v in self.columns.items()}   # C order
+            self.usage = [(self.mirrors[key], self.columns[key]) for key in USAGE_KEYS]
             self.seen = int(t.change_seq[0])
 
     def _node_arrays(self) -> dict[str, np.ndarray]:
@@ -81,22 +92,36 @@ class Observer:
         if seq - self.seen > len(log) or seq < self.seen:
             self.refresh()
         elif seq != self.seen:
-            rows = {r for r in log[np.arange(self.seen, seq) & (len(log) - 1)].tolist() if r < self.n_nodes}
-            for key, mirror in self.mirrors.items():
-                column = self.columns[key]
-                for r in rows:
-                    mirror[r] = column[r]
+            mask, n = len(log) - 1, self.n_nodes
+            for i in range(self.seen, seq):
+                r = int(log[i & mask])
+                if r < n:
+                    for mirror, column in self.usage:
+                        mirror[r] = column[r]
             self.seen = seq
         return {key: m.copy() for key, m in self.mirrors.items()}
 
+    def _pod(self, pod: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the pod's requests and priority (made once per compiled spec)."""
+        usage = pod.compiled[1].usage
+        hit = self._pod_arrays.get(id(usage))
+        if hit is not None and hit[0] is usage and hit[2][0] == pod.priority:
+            return hit[1].copy(), hit[2].copy()
+        cols, vals, _ = usage       # what placing it adds to `requested`
+        requests = np.zeros(self.n_resources, np.int64)
+        keep = cols < self.n_resources
+        requests[cols[keep]] = vals[keep]
+        priority = np.array([pod.priority], np.int64)
+        if len(self._pod_arrays) > 4096:
+            self._pod_arrays.clear()
+        self._pod_arrays[id(usage)] = (usage, requests, priority)
+        return requests.copy(), priority.copy()
+
     def observe(self, pod: Any) -> dict[str, np.ndarray]:
         obs = self._node_arrays()
-        requests = np.zeros(self.n_resources, np.int64)
-        priority = np.zeros(1, np.int64)
-        if pod is not None:
-            cols, vals, _ = pod.compiled[1].usage      # what placing it adds to `requested`
-            keep = cols < self.n_resources
-            requests[cols[keep]] = vals[keep]
-            priority[0] = pod.priority
-        obs["pod_requests"], obs["pod_priority"] = requests, priority
+        if pod is None:
+            obs["pod_requests"] = np.zeros(self.n_resources, np.int64)
+            obs["pod_priority"] = np.zeros(1, np.int64)
+        else:
+            obs["pod_requests"], obs["pod_priority"] = self._pod(pod)
         return obs
