@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -221,6 +222,47 @@ def test_pool_equals_one_process(files):
     assert sorted(r["task"] for r in seen) == list(range(32))       # each row reported as it came
     assert pooled.summary["jobs"] == 2 and alone.summary["jobs"] == 1
     assert pooled.summary["pods"] == sum(r["pods"] for r in alone.rows)
+
+
+def shared_files():
+    folder = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path(tempfile.gettempdir())
+    return set(folder.glob("kschedcore-sweep-*"))
+
+
+def test_pool_maps_shared_payloads_and_removes_them(files):
+    doc = sweep_doc(configurations={"default": "default"}, seeds=[1, 2])
+    plan = sweep.plan(sweep.load_sweep(write_sweep(files, doc)))
+    before = shared_files()
+    result = sweep.run(plan, jobs=2)
+    assert shared_files() == before
+    assert decisions(result.rows) == decisions(sweep.run(plan, jobs=1).rows)
+    # the tasks' own seconds, summed: what the workers spent in tasks, of jobs x wall
+    assert result.summary["taskSeconds"] == pytest.approx(sum(r["wallSeconds"] for r in result.rows), abs=1e-3)
+    assert 0 < result.summary["taskSeconds"] <= 2 * result.summary["wallSeconds"] + 0.01
+
+
+def test_pool_removes_shared_payloads_after_a_refused_task(files):
+    doc = sweep_doc(configurations={"default": "default"}, seeds=[1, 2], modes=[{"replay": {"arrival": "timestamps"}}])
+    plan = sweep.plan(sweep.load_sweep(write_sweep(files, doc)))
+    before = shared_files()
+    with pytest.raises(ValidationError, match="needs a time with --arrival timestamps"):
+        sweep.run(plan, jobs=2)
+    assert shared_files() == before
+
+
+def test_tasks_longest_first(files):
+    doc = sweep_doc(workloads={"small": ["cluster.yaml", "pods.yaml"], "gen": {"generate": {"nodes": 30, "pods": 120}}},
+                    configurations={"default": "default"}, seeds=[1, 2],
+                    modes=["schedule", "queue", {"capacity": {"podspec": "pod.yaml"}}])
+    plan = sweep.plan(sweep.load_sweep(write_sweep(files, doc)))
+    assert plan.sizes == {"small": 29, "gen": 120}
+    ordered = sweep.tasks.order(plan)
+    assert sorted(t.index for t in ordered) == list(range(len(plan.tasks)))
+    first = [(t.workload, t.mode.kind) for t in ordered]
+    # 120 pods x queue's 4, x schedule's 1, 29 x 4, x 1, 120 x capacity's 0.5, 29 x 0.5
+    assert first[:2] == [("gen", "queue")] * 2 and first[2:4] == [("gen", "schedule")] * 2
+    assert first[4:6] == [("small", "queue")] * 2 and first[-2:] == [("small", "capacity")] * 2
+    assert [t.index for t in ordered[:2]] == sorted(t.index for t in ordered[:2])     # ties in grid order
 
 
 def test_rows_in_grid_order_whatever_order_tasks_end(files, monkeypatch):

@@ -30,7 +30,7 @@ __all__ = ["COLUMNS", "MissingExtra", "Mode", "Plan", "Result", "Sweep", "TIMING
 @dataclass
 class Result:
     """A sweep's outcome: one row per task in grid order (`COLUMNS`), and the run's summary
-    (runner, tasks, wall seconds, tasks/s, pods/s)."""
+    (runner, tasks, wall seconds, the tasks' own seconds summed, tasks/s, pods/s)."""
     rows: list          # one per task, in grid order
     summary: dict       # the runner and the sweep's throughput
 
@@ -66,5 +66,5 @@ def run(plan: Plan, *, jobs: int | None = None, ray: bool = False, ray_address: 
     wall = time.perf_counter() - start
     pods = sum(r["pods"] for r in rows)
     return Result(rows, {"sweep": str(plan.sweep.path), **runner, "tasks": len(rows), "pods": pods,
-                         "wallSeconds": round(wall, 4), "tasksPerSecond": round(len(rows) / wall, 3),
-                         "podsPerSecond": round(pods / wall, 1)})
+                         "wallSeconds": round(wall, 4), "taskSeconds": round(sum(r["wallSeconds"] for r in rows), 4),
+                         "tasksPerSecond": round(len(rows) / wall, 3), "podsPerSecond": round(pods / wall, 1)})

@@ -4,7 +4,7 @@ pool, one CPU each.
 Each workload's payload goes into the object store once (ray.put); a task gets its ObjectRef
 inside a list, so Ray does not fetch it for every task: a worker fetches a workload the first
 time one of its tasks needs it and keeps it for the next. Rows stream back with ray.wait, as
-tasks end, in whatever order they end.
+tasks end, in whatever order they end. Tasks are submitted longest first, as locally.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from .extras import require
-from .tasks import Plan, Task, attempt
+from .tasks import Plan, Task, attempt, order
 
 #: this worker's fetched workloads: ObjectRef id -> pickled Inputs
 FETCHED: dict = {}
@@ -45,7 +45,7 @@ def run_ray(plan: Plan, address: str | None, on_result: Callable[[dict], Any]) -
         used = {"address": address or None, "cpus": int(ray.cluster_resources().get("CPU", 0))}
         refs = {name: ray.put(payload) for name, payload in plan.payloads.items()}
         remote = ray.remote(num_cpus=1)(run_on_worker)
-        pending = [remote.remote(task, [refs[task.workload]]) for task in plan.tasks]
+        pending = [remote.remote(task, [refs[task.workload]]) for task in order(plan)]
         try:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
