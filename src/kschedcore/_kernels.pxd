@@ -7,18 +7,10 @@ from ._native.scan cimport Buffers, Round
 from ._native.cycle cimport Config, Cycle
 from ._native.inter_pod cimport InterPodState
 from ._native.pod cimport CompiledPod, PodView
+from ._native.select cimport ks_pool
 from ._native.spread cimport SpreadState
 from ._native.table cimport Table
 from ._native.volumes cimport VolumeStatus
-
-
-cdef extern from "pool.h" nogil:
-    ctypedef void (*ks_chunk_fn)(void* ctx, int64_t chunk) noexcept nogil
-    ctypedef struct ks_pool:
-        pass
-    int ks_pool_start(ks_pool* p)
-    void ks_pool_stop(ks_pool* p)
-    void ks_pool_run(ks_pool* p, ks_chunk_fn fn, void* ctx, int64_t n_chunks)
 
 
 cdef class NodeKernel:
@@ -57,6 +49,7 @@ cdef class NodeKernel:
     cdef public int threads
     cdef int32_t[::1] feas_pos
     cdef Py_ssize_t[::1] chunk_counts
+    cdef int64_t[::1] _select_out     # per chunk of a selection (_native/select.pxd)
     cdef Buffers b
     cdef ks_pool pool
     cdef int pool_state      # 0 not started, 1 running, -1 failed to start

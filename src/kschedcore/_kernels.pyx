@@ -26,13 +26,15 @@ from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
+from ._native.select cimport SELECT_CHUNK, SELECT_SLOTS, Select, ks_pool_run, ks_pool_start, ks_pool_stop, select_host
 from ._native.table cimport bind_table, touch_row
 from ._native.views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
 cdef Py_ssize_t PARALLEL_MIN_NODES = 256
-# Nodes per chunk of a shared scan round.
+# Nodes per chunk of a shared scan round, at least; and chunks per thread in a round.
 cdef Py_ssize_t CHUNK_NODES = 128
+cdef Py_ssize_t CHUNKS_PER_THREAD = 4
 
 _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
@@ -64,6 +66,7 @@ cdef class NodeKernel:
             self._totals = np.zeros(cap, np.int64)
             self.feas_pos = np.zeros(cap, np.int32)
             self.chunk_counts = np.zeros(cap // CHUNK_NODES + 2, np.intp)
+            self._select_out = np.zeros((cap // SELECT_CHUNK + 2) * SELECT_SLOTS, np.int64)
             self.equivalence.resize(cap)
         else:
             self.equivalence.clear()         # the table's arrays were reallocated
@@ -173,9 +176,10 @@ cdef class NodeKernel:
         return 0
 
     cdef bint _start_pool(self) noexcept:
-        """Starts the helper thread once; False if it cannot run (then scans stay sequential)."""
+        """Starts the threads - 1 helper threads once; False if none can run (then scans stay
+        sequential)."""
         if not self.pool_state:
-            self.pool_state = 1 if ks_pool_start(&self.pool) == 0 else -1
+            self.pool_state = 1 if ks_pool_start(&self.pool, self.threads - 1) > 0 else -1
         return self.pool_state == 1
 
     def seed(self, seed):
@@ -453,111 +457,43 @@ cdef class NodeKernel:
 
     cdef Py_ssize_t _select(self, Config* c, Cycle* y, Py_ssize_t nf, bint tie_first) noexcept nogil:
         """NormalizeScore (TaintToleration reversed, NodeAffinity, InterPodAffinity), the
-        kernel-scored PodTopologySpread and native custom Scores, weights and selectHost.
+        kernel-scored PodTopologySpread and native custom Scores, weights and selectHost
+        (_native/select.pxd: shared with the pool's threads when it runs).
 
         Only the normalised plugins get a `scores` row; the others' scores are their raw ones.
-        The loops read locals only: with no strict aliasing (CPython's flags), every store
-        would otherwise reload the flags and pointers they read.
         """
-        cdef Table* t = &self.t
-        cdef Py_ssize_t j, row, s, best = -1, cap = self.cap
-        cdef int64_t total, best_total = INT64_MIN, best_key = 0, ties = 0, v
-        cdef int64_t max_taint = 0, max_affinity = 0
-        cdef bint extra
-        cdef int64_t ipa_min = INT64_MAX, ipa_max = INT64_MIN
+        cdef Py_ssize_t s, cap = self.cap
         cdef int64_t* raw = &self._raw_scores[0, 0]
         cdef int64_t* norm = &self._scores[0, 0]
-        cdef int32_t* feasible = &self._feasible[0]
-        cdef int64_t* totals = &self._totals[0]
-        cdef const int64_t* order_key = t.order_key
+        cdef Select sel
         cdef bint spread = self.spread.n_score >= 0
-        cdef bint use_taint = y.use[S_TAINT_TOLERATION], use_affinity = y.use[S_NODE_AFFINITY]
-        cdef bint use_ipa = y.use[S_INTER_POD_AFFINITY]
-        cdef bint taint_raw = use_taint and not y.zero[S_TAINT_TOLERATION]
-        cdef int64_t w_taint = c.weights[S_TAINT_TOLERATION], w_affinity = c.weights[S_NODE_AFFINITY]
-        cdef int64_t w_ipa = c.weights[S_INTER_POD_AFFINITY], w_spread = c.weights[S_POD_TOPOLOGY_SPREAD]
-        cdef int64_t* raw_taint = raw + S_TAINT_TOLERATION * cap
-        cdef int64_t* raw_affinity = raw + S_NODE_AFFINITY * cap
-        cdef int64_t* raw_ipa = raw + S_INTER_POD_AFFINITY * cap
-        cdef uint64_t rng = self.rng_state, u
         for s in range(N_SCORES):
             self._score_ran[s] = y.use[s]
             self._score_zero[s] = y.use[s] and y.zero[s]
         if spread:
-            self.spread.score(t, feasible, raw + S_POD_TOPOLOGY_SPREAD * cap,
+            self.spread.score(&self.t, &self._feasible[0], raw + S_POD_TOPOLOGY_SPREAD * cap,
                               norm + S_POD_TOPOLOGY_SPREAD * cap, nf)
             self._score_ran[S_POD_TOPOLOGY_SPREAD] = True
         for s in range(N_CUSTOM):
-            if y.use[S_CUSTOM_0 + s]:
-                self.custom.score(s, t, feasible, raw + (S_CUSTOM_0 + s) * cap,
+            sel.use_custom[s] = y.use[S_CUSTOM_0 + s]
+            sel.w_custom[s] = c.weights[S_CUSTOM_0 + s]
+            sel.norm_custom[s] = norm + (S_CUSTOM_0 + s) * cap
+            if sel.use_custom[s]:
+                self.custom.score(s, &self.t, &self._feasible[0], raw + (S_CUSTOM_0 + s) * cap,
                                   norm + (S_CUSTOM_0 + s) * cap, nf)
-        # scores added after normalisation besides the in-tree three: spread, custom
-        extra = spread or y.any_custom_score
-        if taint_raw:
-            for j in range(nf):
-                if raw_taint[j] > max_taint:
-                    max_taint = raw_taint[j]
-        if use_affinity:
-            for j in range(nf):
-                if raw_affinity[j] > max_affinity:
-                    max_affinity = raw_affinity[j]
-        if use_ipa:
-            for j in range(nf):
-                v = raw_ipa[j]
-                if v < ipa_min:
-                    ipa_min = v
-                if v > ipa_max:
-                    ipa_max = v
-        for j in range(nf):
-            total = totals[j]
-            if use_taint:
-                v = MAX_NODE_SCORE     # all raw scores 0 (max_taint 0): every node gets 100
-                if max_taint > 0:
-                    v = MAX_NODE_SCORE - div_small(MAX_NODE_SCORE * raw_taint[j], max_taint)
-                norm[S_TAINT_TOLERATION * cap + j] = v
-                total += w_taint * v
-            if use_affinity:
-                v = raw_affinity[j]
-                if max_affinity > 0:
-                    v = div_small(MAX_NODE_SCORE * v, max_affinity)
-                norm[S_NODE_AFFINITY * cap + j] = v
-                total += w_affinity * v
-            if use_ipa:
-                # min-max normalisation (scores may be negative), float64 as upstream
-                v = 0
-                if ipa_max - ipa_min > 0:
-                    v = <int64_t>(<double>MAX_NODE_SCORE * (<double>(raw_ipa[j] - ipa_min)
-                                                        / <double>(ipa_max - ipa_min)))
-                norm[S_INTER_POD_AFFINITY * cap + j] = v
-                total += w_ipa * v
-            if extra:
-                if spread:
-                    total += w_spread * norm[S_POD_TOPOLOGY_SPREAD * cap + j]
-                for s in range(N_CUSTOM):
-                    if y.use[S_CUSTOM_0 + s]:
-                        total += c.weights[S_CUSTOM_0 + s] * norm[(S_CUSTOM_0 + s) * cap + j]
-            totals[j] = total
-            if total > best_total:      # (rare once the best is seen: ties are counted below)
-                best_total = total
-        # selectHost: of the best, the first in input order, or one of them uniformly -- one
-        # draw per cycle (kube-scheduler's reservoir sampling draws per tie, with the same
-        # distribution): the u-th best in scan order
-        if tie_first:
-            for j in range(nf):
-                if totals[j] == best_total and (best < 0 or order_key[feasible[j]] < best_key):
-                    best, best_key = feasible[j], order_key[feasible[j]]
-        else:
-            for j in range(nf):
-                ties += totals[j] == best_total
-            u = uniform_below(&rng, <uint64_t>ties) if ties > 1 else 0
-            for j in range(nf):
-                if totals[j] == best_total:
-                    if u == 0:
-                        best = feasible[j]
-                        break
-                    u -= 1
-        self.rng_state = rng
-        return best
+        sel.nf, sel.spread, sel.tie_first = nf, spread, tie_first
+        sel.use_taint, sel.use_affinity = y.use[S_TAINT_TOLERATION], y.use[S_NODE_AFFINITY]
+        sel.use_ipa = y.use[S_INTER_POD_AFFINITY]
+        sel.taint_raw = sel.use_taint and not y.zero[S_TAINT_TOLERATION]
+        sel.w_taint, sel.w_affinity = c.weights[S_TAINT_TOLERATION], c.weights[S_NODE_AFFINITY]
+        sel.w_ipa, sel.w_spread = c.weights[S_INTER_POD_AFFINITY], c.weights[S_POD_TOPOLOGY_SPREAD]
+        sel.raw_taint, sel.norm_taint = raw + S_TAINT_TOLERATION * cap, norm + S_TAINT_TOLERATION * cap
+        sel.raw_affinity, sel.norm_affinity = raw + S_NODE_AFFINITY * cap, norm + S_NODE_AFFINITY * cap
+        sel.raw_ipa, sel.norm_ipa = raw + S_INTER_POD_AFFINITY * cap, norm + S_INTER_POD_AFFINITY * cap
+        sel.norm_spread = norm + S_POD_TOPOLOGY_SPREAD * cap
+        sel.totals, sel.feasible, sel.order_key = &self._totals[0], &self._feasible[0], self.t.order_key
+        sel.out = &self._select_out[0]
+        return select_host(&sel, &self.pool, self.threads if self.pool_state == 1 else 1, &self.rng_state)
 
     cdef Py_ssize_t _pass(self, Round* r, Py_ssize_t pos, Py_ssize_t num_to_find, bint parallel,
                           Py_ssize_t* out_processed) noexcept nogil:
@@ -579,12 +515,15 @@ cdef class NodeKernel:
                 # chunks in parallel, each writing from its own offset; then merged in
                 # scan order and cut at the need-th feasible node
                 r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
-                n_chunks = (size + CHUNK_NODES - 1) // CHUNK_NODES
+                # about CHUNKS_PER_THREAD chunks a thread: each claim is an atomic on a shared line
+                r.chunk = size // (self.threads * CHUNKS_PER_THREAD)
+                r.chunk = CHUNK_NODES if r.chunk < CHUNK_NODES else (r.chunk + 63) & ~63
+                n_chunks = (size + r.chunk - 1) // r.chunk
                 ks_pool_run(&self.pool, eval_chunk, r, n_chunks)
                 got = 0
                 for k in range(n_chunks):
                     take = r.counts[k] if r.counts[k] < need - got else need - got
-                    compact_feasible(r.b, nf + k * CHUNK_NODES, nf + got, take)
+                    compact_feasible(r.b, nf + k * r.chunk, nf + got, take)
                     got += take
                     if got >= need:
                         break

@@ -24,6 +24,17 @@ from .util import collector
 EXIT_INPUT = 2
 
 
+def _threads(text):
+    from .scheduler.scheduler import MAX_THREADS
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    if not 1 <= value <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be 1-{MAX_THREADS}, got {value}")
+    return value
+
+
 def _percentage(text):
     try:
         value = int(text)
@@ -45,8 +56,8 @@ def _parser():
         sp.add_argument("--seed", type=int, default=0, help="seed of the random tie-break (and generator)")
         sp.add_argument("--config", metavar="FILE",
                         help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
-        sp.add_argument("--threads", type=int, choices=(1, 2), default=1,
-                        help="2: split large scans between two threads (for an idle multi-core machine)")
+        sp.add_argument("--threads", type=_threads, default=1, metavar="N",
+                        help="split large scans between N threads, 1-64 (for an idle multi-core machine)")
 
     def extenders(sp):
         sp.add_argument("--record-extenders", metavar="FILE",

@@ -63,6 +63,7 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     cdef const int64_t[::1] base
     cdef const int32_t[::1] values, starts
     cdef bint refresh = limits is not None and sp.n_terms > 0
+    cdef bint parallel = k.threads > 1 and k._start_pool()
     k.fill_slot = -1             # the call reuses the cycle buffers
     if n == 0 or n != n_all_nodes or eq_slot < 0 or n_rows > 64 or count_col.shape[0] != n_dom:
         return 0, start, -1
@@ -95,7 +96,7 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
                 if refresh:
                     fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
                                 &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
-            nf = k._pass(&r, start % n, num_to_find, False, &processed)
+            nf = k._pass(&r, start % n, num_to_find, parallel, &processed)
             if nf == 0:
                 break
             best = k._feasible[0] if nf == 1 else k._select(&c, &y, nf, tie_first)

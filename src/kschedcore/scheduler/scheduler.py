@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..plugins.defaultpreemption.evaluator import Evaluator
 
 TIE_BREAKS = ("random", "first")
+MAX_THREADS = 64      # the kernel pool's: the caller's thread and 63 helpers (pool.h)
 """The tie-breaks among the best-scored nodes: seeded uniform choice, or the first in input order."""
 
 
@@ -66,8 +67,8 @@ class Scheduler(ClaimOperations, WhatIfOperations):
         a profile's own value wins, as in kube-scheduler.
     tie_break: "random" (uniform among the best totals, seeded) or "first" (first in input order).
     plugin_args: {plugin name: args dict}, e.g. NodeResourcesFit's scoringStrategy.
-    threads: 1 (default) or 2: split large scans between two threads, for an otherwise idle
-        machine with two or more cores.
+    threads: 1 (default) to 64: split large scans between this many threads (the caller's and
+        threads - 1 helpers), for an otherwise idle machine with as many cores.
     plugins: custom plugins (kschedcore.custom), run after the in-tree ones of every profile.
     extenders: in-process extenders (kschedcore.extender.Extender), after the configuration's
         `extenders`; ignorable ones are moved last, as kube-scheduler does.
@@ -84,11 +85,11 @@ class Scheduler(ClaimOperations, WhatIfOperations):
                                   f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
         if tie_break not in TIE_BREAKS:
             raise ValidationError("scheduler", "tieBreak", f'must be "random" or "first", got "{tie_break}"')
-        # threads=2 splits large scans between two threads (results do not depend on it). Not
-        # the default: when the other core is busy, the second thread's wake-ups cost more
-        # than it saves.
-        if threads not in (None, 1, 2):
-            raise ValidationError("scheduler", "threads", f"must be 1 or 2, got {threads}")
+        # threads > 1 splits large scans between threads (results do not depend on it). Not
+        # the default: when the other cores are busy, the helpers' wake-ups cost more than
+        # they save.
+        if threads is not None and (type(threads) is not int or not 1 <= threads <= MAX_THREADS):
+            raise ValidationError("scheduler", "threads", f"must be an integer 1-{MAX_THREADS}, got {threads!r}")
         config = _with_overrides(config or SchedulerConfig.default(), plugin_args, weights)
         if percentage_of_nodes_to_score is None:
             percentage_of_nodes_to_score = config.percentage_of_nodes_to_score

@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
@@ -47,7 +47,7 @@ def pool_context() -> Any:
 
 
 @contextmanager
-def shared_payloads(payloads: dict):
+def shared_payloads(payloads: dict) -> Iterator[dict]:
     """Each payload written once to a file in shared memory (/dev/shm where there is one);
     yields name -> path; the files are removed on the way out."""
     folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
