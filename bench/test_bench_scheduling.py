@@ -4,6 +4,8 @@ Each round builds a fresh scheduler with the workload's nodes and pending pods (
 times `schedule_pending()`: every pending pod goes through a full cycle and is assumed.
 Run: `python -m pytest bench/ --benchmark-only` (see docs/benchmarks.md: saving and comparing runs).
 """
+import os
+
 import pytest
 
 from kschedcore import Scheduler
@@ -37,6 +39,21 @@ def test_schedule_basic(benchmark, nodes, pct):
 def test_schedule_basic_5000_all_nodes_by_threads(benchmark, threads):
     """The two-thread split of large scans against the sequential scan (same decisions)."""
     time_schedule_pending(benchmark, lambda: _scheduler(5000, 100, threads=threads), rounds=3)
+
+
+SCAN_THREADS = sorted({1, 2, *(t for t in (4, 8, 16) if t <= (os.cpu_count() or 1))})
+
+
+@pytest.mark.parametrize("threads", SCAN_THREADS)
+def test_big_scan_100000_nodes_by_threads(benchmark, threads):
+    """Big scans shared by `threads` threads: 100,000 zoned nodes, 300 pods preferring their
+    zone's pods (InterPodAffinity's Score: no node-local shortcut), 100% of nodes -- the scan,
+    NormalizeScore and selectHost of each cycle split in chunks (same decisions at any count)."""
+    workload = affinity("preferred-pod-affinity", nodes=100_000, pods=300)
+    results, _ = time_schedule_pending(
+        benchmark, lambda: prepared(Scheduler.from_workload(workload, percentage_of_nodes_to_score=100,
+                                                            threads=threads)), rounds=3)
+    assert all(r.feasible_nodes == 100_000 for r in results)
 
 
 def _time_pending(benchmark, workload, pods):

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from ..plugins.defaultpreemption.evaluator import Evaluator
 
 TIE_BREAKS = ("random", "first")
-MAX_THREADS = 64      # the kernel pool's: the caller's thread and 63 helpers (pool.h)
 """The tie-breaks among the best-scored nodes: seeded uniform choice, or the first in input order."""
+MAX_THREADS = 64      # the kernel pool's: the caller's thread and 63 helpers (pool.h)
 
 
 def _with_overrides(config: SchedulerConfig, plugin_args: dict | None, weights: dict | None) -> SchedulerConfig:
