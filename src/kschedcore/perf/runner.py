@@ -15,6 +15,7 @@ from ..objects.selector_syntax import parse_selector
 from ..objects.resource import RESOURCE_KINDS
 from ..objects.storage import MIGRATED_PLUGINS_ANNOTATION
 from ..scheduler import Scheduler
+from ..scheduler import runs
 from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
 from ..sources.files import documents, read_text
 from ..util.gomath import parse_go_duration
@@ -142,7 +143,8 @@ class Runner(DRAOps):
         tick between cycles. True if done."""
         sim = self.sim
         deadline = sim.clock.now() + WAIT_SECONDS
-        with gc_frozen():
+        # churn ticks between cycles: runs of copies only without it
+        with gc_frozen(), runs.copies(sim, 0 if self.churns else runs.COPIES_AT_ONCE):
             while not done():
                 progressed = sim.schedule_one()
                 now = time.perf_counter()

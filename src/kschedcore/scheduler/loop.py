@@ -32,6 +32,7 @@ from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
+from . import runs
 from .binding import BindingCycle, BindingPlugins
 from .dra_events import claim_events
 from .result import DELETING_REASON
@@ -115,6 +116,7 @@ class Simulation:
         self._late_bindings: list = []  # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
         self._activations: list = []    # (cycle, key): preemptors to activate a cycle later
         self._written_nnn: dict[str, str] = {}  # pod key -> status.nominatedNodeName as last written
+        self.copies_at_once = 0         # runs of copies at most this long (runs.py); 0: a cycle per pod
         scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod
@@ -305,7 +307,8 @@ class Simulation:
         outcome.message = None
         if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and not self.binds_late(pod.key):
             self.bound_to(pod.key, result.node, pinfo)       # no plugin, no latency, no Bind call:
-            return                                           # bound as it is assumed
+            runs.copies_after(self, pod)                     # bound as it is assumed
+            return
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
 
@@ -456,7 +459,7 @@ class Simulation:
         the outcomes of the pods that came through the queue, in arrival order.
         `horizon_reached` tells afterwards whether work was left beyond it."""
         deadline = self.clock.now() + max_seconds
-        with gc_frozen():
+        with gc_frozen(), runs.copies(self, runs.COPIES_AT_ONCE):
             while True:
                 while self.schedule_one():
                     pass

@@ -158,6 +158,22 @@ class PrioritySortQueue:
         entry, _ = self._head()
         return entry[-1] if entry else None
 
+    def head_run(self, most: int) -> list:
+        """Up to `most` live pods from the head in pop order, not taken out: the head bucket's
+        FIFO run while its heap holds nothing older (else the head alone)."""
+        entry, b = self._head()
+        if entry is None:
+            return []
+        if not b.run or b.run[0] is not entry or b.heap:
+            return [entry[-1]]
+        out = []
+        for e in b.run:
+            if e[-1] is not None:
+                out.append(e[-1])
+                if len(out) >= most:
+                    break
+        return out
+
     def pop(self):
         entry, b = self._head()
         if entry is None:

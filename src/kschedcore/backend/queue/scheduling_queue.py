@@ -21,6 +21,7 @@ import threading
 from ...framework.cluster_events import (ClusterEvent, EventResource, EventUnscheduledPodAdd, EventUnscheduledPodUpdate,
                                          pod_scheduling_properties_change)
 from ...util.clock import RealClock
+from .heaps import PrioritySortQueue
 from .backoff import DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF, Backoff, FlushTicks
 from .hints import PreEnqueue, QueueingHints
 from .in_flight import InFlight
@@ -258,6 +259,18 @@ class SchedulingQueue:
 
     def __len__(self):
         return len(self._parts)
+
+    def head_run(self, most: int) -> list:
+        """The QueuedPodInfos the next pops would return, up to `most`, in order and not
+        popped, as far as activeQ shows them at once (PrioritySort: the head's priority, in
+        arrival order); the head alone for another QueueSort; none when activeQ is empty."""
+        with self._lock:
+            self._begin()
+            active = self._parts.active
+            if isinstance(active, PrioritySortQueue):
+                return active.head_run(most)
+            head = active.peek()
+            return [] if head is None else [head]
 
     def hears_events(self) -> bool:
         """Whether a cluster event can change anything: pods wait in the unschedulable pool or

@@ -1,0 +1,82 @@
+"""The loop's runs of copies: after a pod's cycle placed it and its binding ended at once, the
+pods the next pops would return, while they are identical node-local copies of it, are
+decided in one kernel call (ScheduleOne.schedule_copies, as schedule_pending's runs) and then
+popped, assumed and bound one by one -- what their own cycles would have done, minus the
+cycles.
+
+Exact only where nothing can happen between two pops, so a run is tried only when:
+- the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, perf
+  without churn);
+- no pod waits in the unschedulable pool or is in flight (a binding's AssignedPodAdd event
+  moves or is heard by nobody: `SchedulingQueue.hears_events`), no pod is nominated, no
+  preemption is landing, no extender is configured;
+- each copy binds at once (no binding plugin, binder or latency: `Simulation.process`);
+- the run stops before the first copy that fits nowhere (its own cycle makes its FitError).
+tests/test_loop_runs.py compares loops with and without runs.
+"""
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import StateError
+
+#: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
+COPIES_AT_ONCE = 512
+
+
+@contextmanager
+def copies(sim, most: int = COPIES_AT_ONCE):
+    """Runs of up to `most` copies while the block lasts (0: none)."""
+    saved, sim.copies_at_once = sim.copies_at_once, most
+    try:
+        yield
+    finally:
+        sim.copies_at_once = saved
+
+
+def copies_after(sim, pod) -> int:
+    """After `pod` was bound as it was assumed: its copies at activeQ's head, decided, popped
+    and bound; returns how many. The driver sets how many at most (`sim.copies_at_once`: the
+    drivers that add no event between two pops)."""
+    cycles = sim.sched.cycles
+    if (sim.copies_at_once < 2 or not cycles.batch_copies or cycles.extenders or sim.nominator.count or sim._written_nnn
+            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
+            or sim.queue.hears_events()):
+        return 0
+    fw = sim.sched.profiles.get(pod.scheduler_name)
+    cached = pod.compiled
+    if fw is None or cached is None or cached[0] is not fw.token:
+        return 0
+    cp = cached[1]
+    run = sim.queue.head_run(sim.copies_at_once)
+    n = 0
+    for pinfo in run:
+        if not _copy(sim, fw, pod, cp, pinfo.pod):
+            break
+        n += 1
+    if n < cycles.min_copies:
+        return 0
+    counts = np.zeros((n, 2), np.int64)
+    rows = cycles.schedule_copies(pod, n, counts)
+    if rows is None or not len(rows):
+        return 0
+    took, nodes = run[:len(rows)], sim.sched.cache.table.nodes
+    names = [nodes[row].name for row in rows.tolist()]
+    sim.sched.cache.place_written([p.pod for p in took], names, True, False)
+    for pinfo, name in zip(took, names):
+        if sim.queue.pop() is not pinfo:
+            raise StateError(f"pod {pinfo.pod.key}", "", "the queue's head changed during a run of copies")
+        sim.cycles += 1
+        key = pinfo.pod.key
+        outcome = sim.outcomes[key]
+        outcome.attempts, outcome.message = pinfo.attempts, None
+        sim.listener.attempted(key)
+        sim.bound_to(key, name, pinfo)
+    return len(took)
+
+
+def _copy(sim, fw, pod, cp, q) -> bool:
+    """q's cycle would be `pod`'s: the same profile and compiled template, node-local, and
+    nothing that makes process() pass it over."""
+    return (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
+            and q.key not in sim.bound and q.key not in sim.binding and fw.compile(q) is cp and fw.node_local(q, cp))

@@ -1,0 +1,121 @@
+"""The loop's runs of copies (scheduler/runs.py): a loop deciding identical pods at the queue's
+head in one kernel call does, pod by pod, what the loop with a cycle per pod does -- the
+same nodes, attempts, messages, listener calls in the same order, cycles, queue and cache."""
+import pytest
+
+from kschedcore import Scheduler
+from kschedcore.scheduler import runs
+from kschedcore.scheduler.loop import Simulation, SimulationListener
+from kschedcore.sources.generator import generate
+
+from invariants import check_cache
+
+
+class Recorder(SimulationListener):
+    def __init__(self):
+        self.calls = []
+
+    def attempted(self, key):
+        self.calls.append(("attempted", key))
+
+    def failed(self, key, message):
+        self.calls.append(("failed", key, message))
+        return False
+
+    def bound(self, key, node):
+        self.calls.append(("bound", key, node))
+
+    def preempted(self, key, node, victims):
+        self.calls.append(("preempted", key, node, tuple(victims)))
+
+
+def node(name, cpu="4", zone="a"):
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "30"}}}
+
+
+def pod(name, cpu="500m", priority=0, port=None):
+    c = {"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}
+    if port:
+        c["ports"] = [{"containerPort": port, "hostPort": port}]
+    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"priority": priority, "containers": [c]}}
+
+
+def run_loop(make, monkeypatch, copies, counted):
+    """(outcomes, listener calls, cycles, queue parts, placements) of a loop over make()'s
+    Scheduler and pods, with runs of up to `copies` copies (0: none)."""
+    monkeypatch.setattr(runs, "COPIES_AT_ONCE", copies)
+    sched, pods, more = make()
+    rec = Recorder()
+    sim = Simulation(sched, listener=rec)
+    real = runs.copies_after
+
+    def counting(s, p):
+        n = real(s, p)
+        counted.append(n)
+        return n
+    monkeypatch.setattr(runs, "copies_after", counting)
+    for p in pods:
+        sim.add_pod(p)
+    sim.run_until_idle(max_seconds=600)
+    for step in more:                       # events after the first run, then the loop again
+        step(sim)
+        sim.run_until_idle(max_seconds=600)
+    check_cache(sim)
+    outcomes = sorted((o.pod, o.node, o.attempts, o.message) for o in sim.outcomes.values())
+    queue = sorted((key, sim.queue.where(key)) for key in sim.pods)
+    placed = sorted((pl.pod.key, pl.node) for pl in sim.sched.cache.placements())
+    return outcomes, rec.calls, sim.cycles, placed, queue
+
+
+def identical_then_full():
+    """60 identical pods on 4 nodes of 4 CPUs: 32 fit, the rest wait unschedulable; a node
+    comes and frees room for 8 more."""
+    sched = Scheduler([node(f"n{i}") for i in range(4)], tie_break="random", seed=3)
+    return sched, [pod(f"p{i}") for i in range(60)], [lambda sim: sim.add_node(node("n9"))]
+
+
+def interleaved():
+    """Two templates in alternating blocks, two priorities, and pods with host ports (not
+    node-local: their own cycles)."""
+    sched = Scheduler([node(f"n{i}", cpu="16", zone="ab"[i % 2]) for i in range(10)], tie_break="first")
+    pods = []
+    for b in range(12):
+        for i in range(7):
+            name = f"b{b}-{i}"
+            if b % 4 == 3:
+                pods.append(pod(name, port=8000 + i))
+            else:
+                pods.append(pod(name, cpu=["250m", "1"][b % 2], priority=[0, 10][b % 3 == 0]))
+    return sched, pods, []
+
+
+def generated():
+    """The generator's mixed shapes (taints, selectors, affinity, ports, GPUs)."""
+    w = generate(nodes=120, pods=1500, seed=9)
+    sched = Scheduler.from_workload(w, tie_break="random", seed=2)
+    pending, sched.pending = sched.pending, []
+    return sched, pending, []
+
+
+@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated])
+def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
+    with_runs, without = [], []
+    a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)
+    b = run_loop(make, monkeypatch, 0, without)
+    assert a == b
+    assert sum(with_runs) > 0 and not any(without)      # runs took pods, and none without them
+
+
+def test_runs_stop_where_a_pod_waits_unschedulable(monkeypatch):
+    # once a pod waits in the pool, every binding's event may move it: no run until it leaves
+    taken = []
+    run_loop(identical_then_full, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    sched, pods, _ = identical_then_full()
+    sim = Simulation(sched)
+    for p in pods[:40]:
+        sim.add_pod(p)
+    sim.run_until_idle()
+    assert sim.queue.hears_events()
+    assert runs.copies_after(sim, sim.pods["default/p0"]) == 0
