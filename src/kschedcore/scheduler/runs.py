@@ -18,8 +18,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import StateError
-
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
 COPIES_AT_ONCE = 512
 
@@ -63,15 +61,19 @@ def copies_after(sim, pod) -> int:
     took, nodes = run[:len(rows)], sim.sched.cache.table.nodes
     names = [nodes[row].name for row in rows.tolist()]
     sim.sched.cache.place_written([p.pod for p in took], names, True, False)
+    sim.queue.pop_run(took)
+    outcomes, bound, listener = sim.outcomes, sim.bound, sim.listener
     for pinfo, name in zip(took, names):
-        if sim.queue.pop() is not pinfo:
-            raise StateError(f"pod {pinfo.pod.key}", "", "the queue's head changed during a run of copies")
-        sim.cycles += 1
-        key = pinfo.pod.key
-        outcome = sim.outcomes[key]
+        key = pinfo.key
+        outcome = outcomes[key]
         outcome.attempts, outcome.message = pinfo.attempts, None
-        sim.listener.attempted(key)
-        sim.bound_to(key, name, pinfo)
+        listener.attempted(key)
+        # Simulation.bound_to where nothing hears a binding (no pod nominated, in flight or
+        # unschedulable): the pod bound, its outcome, the listener told
+        bound[key] = outcome.node = name
+        outcome.result = None
+        listener.bound(key, name)
+    sim.cycles += len(took)
     return len(took)
 
 

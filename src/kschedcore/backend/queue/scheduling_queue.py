@@ -28,7 +28,7 @@ from .in_flight import InFlight
 from .moves import Moves
 from .nominator import Nominator
 from .parts import QueueParts
-from .queued_pod_info import ACTIVE_Q, BACKOFF_Q, IN_FLIGHT, NO_PLUGINS, BarePod, QueuedPodInfo, pod_uid
+from .queued_pod_info import ACTIVE_Q, BACKOFF_Q, IN_FLIGHT, NO_PLUGINS, BarePod, QueuedPodInfo, QueueError, pod_uid
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 
@@ -271,6 +271,22 @@ class SchedulingQueue:
                 return active.head_run(most)
             head = active.peek()
             return [] if head is None else [head]
+
+    def pop_run(self, pinfos) -> None:
+        """Pops `pinfos` -- the head of activeQ, as head_run showed it -- each attempt ending
+        at once: a pop and its Done with nothing between (no pod in flight hears anything)."""
+        with self._lock:
+            self._begin()
+            pop, moves = self._parts.pop, self._moves
+            for want in pinfos:
+                p = pop(False)
+                if p is not want:
+                    raise QueueError(f"pod {want.key}: not at activeQ's head (a run of pops changed)")
+                p.attempts += 1
+                moves.cycle += 1
+                p.part = None
+                p.unschedulable_plugins = p.pending_plugins = NO_PLUGINS
+                p.gating_plugin, p.gating_plugin_events = "", ()
 
     def hears_events(self) -> bool:
         """Whether a cluster event can change anything: pods wait in the unschedulable pool or
