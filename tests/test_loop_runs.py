@@ -11,6 +11,9 @@ from kschedcore.sources.generator import generate
 from invariants import check_cache
 
 
+COPIES_AFTER = runs.copies_after
+
+
 class Recorder(SimulationListener):
     def __init__(self):
         self.calls = []
@@ -49,10 +52,10 @@ def run_loop(make, monkeypatch, copies, counted):
     sched, pods, more = make()
     rec = Recorder()
     sim = Simulation(sched, listener=rec)
-    real = runs.copies_after
+    real = COPIES_AFTER
 
-    def counting(s, p):
-        n = real(s, p)
+    def counting(s, p, result):
+        n = real(s, p, result)
         counted.append(n)
         return n
     monkeypatch.setattr(runs, "copies_after", counting)
@@ -108,14 +111,17 @@ def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     assert sum(with_runs) > 0 and not any(without)      # runs took pods, and none without them
 
 
-def test_runs_stop_where_a_pod_waits_unschedulable(monkeypatch):
-    # once a pod waits in the pool, every binding's event may move it: no run until it leaves
-    taken = []
-    run_loop(identical_then_full, monkeypatch, runs.COPIES_AT_ONCE, taken)
-    sched, pods, _ = identical_then_full()
-    sim = Simulation(sched)
-    for p in pods[:40]:
-        sim.add_pod(p)
-    sim.run_until_idle()
-    assert sim.queue.hears_events()
-    assert runs.copies_after(sim, sim.pods["default/p0"]) == 0
+def one_waits_then_copies():
+    """A pod too big for any node waits unschedulable while 20 identical small pods come."""
+    sched = Scheduler([node(f"n{i}") for i in range(4)], tie_break="first")
+    return sched, [pod("big", cpu="64")] + [pod(f"s{i}") for i in range(20)], []
+
+
+def test_no_run_while_a_pod_waits_unschedulable(monkeypatch):
+    # every binding's AssignedPodAdd may move the waiting pod: each copy has its own cycle
+    taken, none = [], []
+    with_runs = run_loop(one_waits_then_copies, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    assert with_runs == run_loop(one_waits_then_copies, monkeypatch, 0, none)
+    assert not any(taken) and len(taken) == 20
+    outcomes = {o[0]: o for o in with_runs[0]}
+    assert outcomes["default/big"][1] is None and all(outcomes[f"default/s{i}"][1] for i in range(20))

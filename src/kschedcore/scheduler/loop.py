@@ -307,7 +307,7 @@ class Simulation:
         outcome.message = None
         if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and not self.binds_late(pod.key):
             self.bound_to(pod.key, result.node, pinfo)       # no plugin, no latency, no Bind call:
-            runs.copies_after(self, pod)                     # bound as it is assumed
+            runs.copies_after(self, pod, result)             # bound as it is assumed
             return
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)

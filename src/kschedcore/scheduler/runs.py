@@ -32,12 +32,12 @@ def copies(sim, most: int = COPIES_AT_ONCE):
         sim.copies_at_once = saved
 
 
-def copies_after(sim, pod) -> int:
-    """After `pod` was bound as it was assumed: its copies at activeQ's head, decided, popped
-    and bound; returns how many. The driver sets how many at most (`sim.copies_at_once`: the
-    drivers that add no event between two pops)."""
+def copies_after(sim, pod, result) -> int:
+    """After `pod` was bound as it was assumed (`result`: its cycle's): its copies at
+    activeQ's head, decided, popped and bound; returns how many. The driver sets how many at
+    most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles = sim.sched.cycles
-    if (sim.copies_at_once < 2 or not cycles.batch_copies or cycles.extenders or sim.nominator.count or sim._written_nnn
+    if (sim.copies_at_once < 2 or result.cycle is None or result.cycle.dynamic or not cycles.batch_copies or cycles.extenders or sim.nominator.count or sim._written_nnn
             or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears_events()):
         return 0
