@@ -116,7 +116,7 @@ class Simulation:
         self._late_bindings: list = []  # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
         self._activations: list = []    # (cycle, key): preemptors to activate a cycle later
         self._written_nnn: dict[str, str] = {}  # pod key -> status.nominatedNodeName as last written
-        self.copies_at_once = 0         # runs of copies at most this long (runs.py); 0: a cycle per pod
+        self.copies_at_once, self.last_template = 0, None     # runs of copies at most this long (runs.py)
         scheduler.run_by_loop()
         for pl in scheduler.cache.placements():    # pods the Scheduler holds already
             self.pods[pl.pod.key] = pl.pod

@@ -46,6 +46,15 @@ def copies_after(sim, pod, result) -> int:
     if fw is None or cached is None or cached[0] is not fw.token:
         return 0
     cp = cached[1]
+    if sim.last_template is not cp:     # a run is looked for after two pods of one template
+        sim.last_template = cp
+        return 0
+    if not fw.node_local(pod, cp):      # (e.g. a PreFilterResult's node names: each copy's own)
+        return 0
+    # the first copies alone first: most pods are followed by another template
+    run = sim.queue.head_run(cycles.min_copies)
+    if len(run) < cycles.min_copies or not all(_copy(sim, fw, pod, cp, q.pod) for q in run):
+        return 0
     run = sim.queue.head_run(sim.copies_at_once)
     n = 0
     for pinfo in run:
