@@ -26,15 +26,14 @@ from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
-from ._native.select cimport SELECT_CHUNK, SELECT_SLOTS, Select, ks_pool_run, ks_pool_start, ks_pool_stop, select_host
+from ._native.select cimport CHUNKS_PER_THREAD, SELECT_CHUNK, SELECT_SLOTS, Select, ks_pool_run, ks_pool_start, ks_pool_stop, select_host
 from ._native.table cimport bind_table, touch_row
 from ._native.views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
 cdef Py_ssize_t PARALLEL_MIN_NODES = 256
-# Nodes per chunk of a shared scan round, at least; and chunks per thread in a round.
+# Nodes per chunk of a shared scan round, at least.
 cdef Py_ssize_t CHUNK_NODES = 128
-cdef Py_ssize_t CHUNKS_PER_THREAD = 4
 
 _EMPTY_I64 = np.zeros(0, np.int64)
 _EMPTY_I32 = np.zeros(0, np.int32)
@@ -515,7 +514,6 @@ cdef class NodeKernel:
                 # chunks in parallel, each writing from its own offset; then merged in
                 # scan order and cut at the need-th feasible node
                 r.pos, r.size, r.offset, r.out, r.limit = (pos + processed) % n, size, processed, nf, need
-                # about CHUNKS_PER_THREAD chunks a thread: each claim is an atomic on a shared line
                 r.chunk = size // (self.threads * CHUNKS_PER_THREAD)
                 r.chunk = CHUNK_NODES if r.chunk < CHUNK_NODES else (r.chunk + 63) & ~63
                 n_chunks = (size + r.chunk - 1) // r.chunk

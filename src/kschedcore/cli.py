@@ -17,6 +17,7 @@ from .objects.selector_syntax import parse_selector
 from .output import report
 from .scheduler import TIE_BREAKS, Scheduler
 from .scheduler.loop import Outcome, Simulation
+from .scheduler.scheduler import MAX_THREADS
 from .sources.files import load_workload
 from .sources.generator import generate
 from .util import collector
@@ -24,25 +25,17 @@ from .util import collector
 EXIT_INPUT = 2
 
 
-def _threads(text):
-    from .scheduler.scheduler import MAX_THREADS
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
-    if not 1 <= value <= MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"must be 1-{MAX_THREADS}, got {value}")
-    return value
-
-
-def _percentage(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be 0-100, got {value}")
-    return value
+def _int_in(lo: int, hi: int):
+    """An argparse type: an integer in [lo, hi]."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be {lo}-{hi}, got {value}")
+        return value
+    return parse
 
 
 def _parser():
@@ -51,12 +44,12 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp):
-        sp.add_argument("--percentage-of-nodes-to-score", type=_percentage, default=None, metavar="N",
+        sp.add_argument("--percentage-of-nodes-to-score", type=_int_in(0, 100), default=None, metavar="N",
                         help="0 or unset: adaptive, as kube-scheduler (default)")
         sp.add_argument("--seed", type=int, default=0, help="seed of the random tie-break (and generator)")
         sp.add_argument("--config", metavar="FILE",
                         help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
-        sp.add_argument("--threads", type=_threads, default=1, metavar="N",
+        sp.add_argument("--threads", type=_int_in(1, MAX_THREADS), default=1, metavar="N",
                         help="split large scans between N threads, 1-64 (for an idle multi-core machine)")
 
     def extenders(sp):

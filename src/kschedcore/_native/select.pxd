@@ -17,6 +17,7 @@ cdef extern from "pool.h" nogil:
 
 # Feasible nodes per chunk of a shared selection, at least; below two chunks it runs on one thread.
 cdef enum:
+    CHUNKS_PER_THREAD = 4   # a shared round's chunks per thread: each claim is an atomic on a shared line
     SELECT_CHUNK = 4096
     SELECT_SLOTS = 4        # per chunk: pass 1 max taint, max affinity, ipa min, ipa max;
                             #            pass 2 best total, ties, first best position
@@ -72,9 +73,8 @@ cdef inline void _maxima(Select* s, Py_ssize_t lo, Py_ssize_t hi, int64_t* out) 
 cdef inline void _totals(Select* s, Py_ssize_t lo, Py_ssize_t hi, int64_t* out) noexcept nogil:
     """Normalised scores and totals of positions [lo, hi); out: the best total, how many
     positions have it (random tie-break), the first of them in input order (tie_first). The
-    loop reads locals
-    only: with no strict aliasing (CPython's flags), every store would otherwise reload the
-    flags and pointers it reads."""
+    loop reads locals only: with no strict aliasing (CPython's flags), every store would
+    otherwise reload the flags and pointers it reads."""
     cdef Py_ssize_t j, k, first = -1
     cdef int64_t total, v, key, best_total = INT64_MIN, ties = 0, best_key = 0
     cdef int64_t max_taint = s.max_taint, max_affinity = s.max_affinity
@@ -137,15 +137,27 @@ cdef inline void _totals(Select* s, Py_ssize_t lo, Py_ssize_t hi, int64_t* out) 
     out[0], out[1], out[2] = best_total, ties, first
 
 
+cdef inline Py_ssize_t _chunk_end(Select* s, Py_ssize_t k) noexcept nogil:
+    return (k + 1) * s.chunk if (k + 1) * s.chunk < s.nf else s.nf
+
+
 cdef inline void select_chunk(void* ctx, int64_t k) noexcept nogil:
     """Chunk k of the current pass (run on any thread of the pool)."""
     cdef Select* s = <Select*>ctx
-    cdef Py_ssize_t lo = k * s.chunk
-    cdef Py_ssize_t hi = lo + s.chunk if lo + s.chunk < s.nf else s.nf
+    cdef Py_ssize_t lo = k * s.chunk, hi = _chunk_end(s, k)
     if s.pass_ == 0:
         _maxima(s, lo, hi, s.out + k * SELECT_SLOTS)
     else:
         _totals(s, lo, hi, s.out + k * SELECT_SLOTS)
+
+
+cdef inline void _run_pass(Select* s, ks_pool* pool, int pass_, Py_ssize_t n_chunks) noexcept nogil:
+    """Pass `pass_` over every chunk: on this thread alone for one chunk, else shared."""
+    s.pass_ = pass_
+    if n_chunks == 1:
+        select_chunk(s, 0)
+    else:
+        ks_pool_run(pool, select_chunk, s, n_chunks)
 
 
 cdef inline Py_ssize_t select_host(Select* s, ks_pool* pool, int threads, uint64_t* rng) noexcept nogil:
@@ -160,17 +172,13 @@ cdef inline Py_ssize_t select_host(Select* s, ks_pool* pool, int threads, uint64
         return -1
     if threads <= 1 or s.nf < 2 * SELECT_CHUNK:
         s.chunk, n_chunks = s.nf, 1
-    else:       # about 4 chunks a thread: each claim is an atomic on a shared line
-        s.chunk = s.nf // (4 * threads)
+    else:
+        s.chunk = s.nf // (CHUNKS_PER_THREAD * threads)
         s.chunk = SELECT_CHUNK if s.chunk < SELECT_CHUNK else s.chunk
         n_chunks = (s.nf + s.chunk - 1) // s.chunk
     s.max_taint, s.max_affinity, s.ipa_min, s.ipa_max = 0, 0, INT64_MAX, INT64_MIN
     if s.taint_raw or s.use_affinity or s.use_ipa:
-        s.pass_ = 0
-        if n_chunks == 1:
-            select_chunk(s, 0)
-        else:
-            ks_pool_run(pool, select_chunk, s, n_chunks)
+        _run_pass(s, pool, 0, n_chunks)
         for k in range(n_chunks):
             o = s.out + k * SELECT_SLOTS
             if o[0] > s.max_taint:
@@ -181,11 +189,7 @@ cdef inline Py_ssize_t select_host(Select* s, ks_pool* pool, int threads, uint64
                 s.ipa_min = o[2]
             if o[3] > s.ipa_max:
                 s.ipa_max = o[3]
-    s.pass_ = 1
-    if n_chunks == 1:
-        select_chunk(s, 0)
-    else:
-        ks_pool_run(pool, select_chunk, s, n_chunks)
+    _run_pass(s, pool, 1, n_chunks)
     for k in range(n_chunks):
         if s.out[k * SELECT_SLOTS] > best_total:
             best_total = s.out[k * SELECT_SLOTS]
@@ -206,7 +210,7 @@ cdef inline Py_ssize_t select_host(Select* s, ks_pool* pool, int threads, uint64
         if u >= <uint64_t>o[1]:
             u -= <uint64_t>o[1]
             continue
-        for j in range(k * s.chunk, k * s.chunk + s.chunk if k * s.chunk + s.chunk < s.nf else s.nf):
+        for j in range(k * s.chunk, _chunk_end(s, k)):
             if s.totals[j] == best_total:
                 if u == 0:
                     return s.feasible[j]

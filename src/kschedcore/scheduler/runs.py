@@ -37,8 +37,8 @@ def copies_after(sim, pod, result) -> int:
     activeQ's head, decided, popped and bound; returns how many. The driver sets how many at
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles = sim.sched.cycles
-    if (sim.copies_at_once < 2 or result.cycle is None or result.cycle.dynamic or not cycles.batch_copies or cycles.extenders or sim.nominator.count or sim._written_nnn
-            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
+    if (sim.copies_at_once < 2 or result.cycle is None or result.cycle.dynamic or not cycles.batch_copies
+            or cycles.extenders or sim.nominator.count or sim._written_nnn or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears_events()):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
@@ -56,13 +56,9 @@ def copies_after(sim, pod, result) -> int:
     if len(run) < cycles.min_copies or not all(_copy(sim, fw, pod, cp, q.pod) for q in run):
         return 0
     run = sim.queue.head_run(sim.copies_at_once)
-    n = 0
-    for pinfo in run:
-        if not _copy(sim, fw, pod, cp, pinfo.pod):
-            break
+    n = cycles.min_copies           # (those were just found copies)
+    while n < len(run) and _copy(sim, fw, pod, cp, run[n].pod):
         n += 1
-    if n < cycles.min_copies:
-        return 0
     counts = np.zeros((n, 2), np.int64)
     rows = cycles.schedule_copies(pod, n, counts)
     if rows is None or not len(rows):
