@@ -20,6 +20,8 @@ from .scheduler.loop import Outcome, Simulation
 from .scheduler.scheduler import MAX_THREADS
 from .sources.files import load_workload
 from .sources.generator import generate
+from .live.commands import COMMANDS as LIVE_COMMANDS
+from .live.commands import add_input_options, add_parsers, cmd_run, inputs
 from .util import collector
 
 EXIT_INPUT = 2
@@ -61,7 +63,8 @@ def _parser():
                              "(nothing is sent)")
 
     ex = sub.add_parser("explain", help="per-node filter results and per-plugin scores of each pending pod")
-    ex.add_argument("workload", nargs="+", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
+    ex.add_argument("workload", nargs="*", help="YAML/JSON files: Nodes, Pods, Lists or workload documents")
+    add_input_options(ex)
     common(ex)
     extenders(ex)
     ex.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
@@ -77,6 +80,7 @@ def _parser():
 
     sim = sub.add_parser("simulate", help="schedule every pending pod and report the outcome")
     sim.add_argument("workload", nargs="*", help="files as for explain; none: a generated cluster")
+    add_input_options(sim)
     common(sim)
     extenders(sim)
     sim.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
@@ -92,9 +96,10 @@ def _parser():
                      help="jsonl: one line per pod (node, attempts, full unschedulable message)")
 
     rp = sub.add_parser("replay", help="replay pods and nodes over time through kube-scheduler's loop")
-    rp.add_argument("workload", nargs="+", help="workload files, watch-event streams (.jsonl), Alibaba "
+    rp.add_argument("workload", nargs="*", help="workload files, watch-event streams (.jsonl), Alibaba "
                                                 "trace CSVs; the clusters' objects first, then the events")
     common(rp)
+    add_input_options(rp)
     extenders(rp)
     rp.add_argument("--tie-break", choices=TIE_BREAKS, default="random")
     rp.add_argument("--arrival", choices=("settle", "all", "timestamps"), default=None,
@@ -116,8 +121,9 @@ def _parser():
 
     cap = sub.add_parser("capacity", help="how many copies of a pod fit (cluster-capacity's question and report); "
                                           "the cluster's pending pods are scheduled first and reported apart")
-    cap.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
+    cap.add_argument("cluster", nargs="*", help="the cluster: YAML/JSON files (kubectl get -o yaml dumps, "
                                                 "Lists, workload documents)")
+    add_input_options(cap)
     cap.add_argument("--podspec", action="append", required=True, metavar="POD.yaml[=N]",
                      help="the pod template (first document of the file); repeat for several, taken in turn; "
                           "=N: a target count (do N copies fit?)")
@@ -142,7 +148,8 @@ def _parser():
                      help="with --add-nodes: the most nodes the search adds (default 1000)")
 
     wi = sub.add_parser("whatif", help="drain, remove or add nodes, scale workloads: what moves, what stays pending")
-    wi.add_argument("cluster", nargs="+", help="the cluster: YAML/JSON files (dumps, Lists, workload documents)")
+    wi.add_argument("cluster", nargs="*", help="the cluster: YAML/JSON files (dumps, Lists, workload documents)")
+    add_input_options(wi)
     wi.add_argument("--drain", default="", metavar="NODE[,NODE]", help="cordon and evict; per node: can it be removed?")
     wi.add_argument("--remove-nodes", default="", metavar="NODE[,NODE]", help="nodes deleted, their pods rescheduled")
     wi.add_argument("--add-nodes", action="append", default=[], metavar="N:NODE.yaml", help="N copies of a node")
@@ -182,6 +189,7 @@ def _parser():
     sw.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                     help="run on Ray (needs kschedcore[ray]): without ADDRESS ray.init()'s local instance, "
                          "else the cluster at ADDRESS (put --ray after SWEEP.yaml)")
+    add_parsers(sub, common)
     return p
 
 
@@ -239,6 +247,13 @@ def _scheduler(args, workload):
                                    config=config, **_extender_options(args))
 
 
+def _run_scheduler(args):
+    """`run`'s Scheduler: empty, the configuration's profiles; the cluster comes from its informers."""
+    config = load_config(args.config) if args.config else None
+    return Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=args.seed,
+                     threads=args.threads, config=config)
+
+
 def _extender_options(args) -> dict:
     """The Scheduler's extender_factory where --record-extenders or --replay-extenders asks
     for one (the configured extenders' calls written to a file, or answered from one)."""
@@ -263,15 +278,16 @@ def cmd_capacity(args) -> int:
         raise ValidationError("--add-nodes", "", "needs target counts (--podspec FILE=N)")
     for t in templates:
         t.min_member = args.gang
+    cluster = inputs(args, args.cluster)
     if not all(targets) and args.gang is None:      # cluster-capacity's question, its report
-        sched = capacity.load_cluster(args.cluster, excluded, args.default_config, seed=args.seed,
+        sched = capacity.load_cluster(cluster, excluded, args.default_config, seed=args.seed,
                                       **_extender_options(args))
         _loaded()
         doc = capacity.review(capacity.run(sched, templates, args.max_limit), args.max_limit)
         sys.stdout.write(capacity.render(doc, args.verbose, args.output))
         sys.stderr.write(capacity.pending_note(doc, args.verbose, args.output))
         return 0
-    doc = _capacity_answer(capacity, args, templates, excluded)
+    doc = _capacity_answer(capacity, args, cluster, templates, excluded)
     if args.output == "json":
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     elif args.output == "yaml":
@@ -282,9 +298,9 @@ def cmd_capacity(args) -> int:
     return 0
 
 
-def _capacity_answer(capacity, args, templates, excluded) -> dict:
+def _capacity_answer(capacity, args, cluster, templates, excluded) -> dict:
     from .capacity import answers
-    workload = capacity.cluster_workload(args.cluster, excluded)
+    workload = capacity.cluster_workload(cluster, excluded)
     config = capacity.capacity_config(args.default_config)
     options = _extender_options(args)
     _loaded()
@@ -331,7 +347,7 @@ def cmd_whatif(args) -> int:
         change.config = load_config(args.config)
     if not change.describe():
         raise ValidationError("whatif", "", "no change given (--drain, --remove-nodes, --add-nodes, --scale, --config)")
-    sched = Scheduler.from_workload(load_workload(*args.cluster), seed=args.seed, threads=args.threads,
+    sched = Scheduler.from_workload(load_workload(*inputs(args, args.cluster)), seed=args.seed, threads=args.threads,
                                     percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
                                     tie_break=args.tie_break)
     _loaded()
@@ -353,7 +369,7 @@ def _names(text: str) -> list:
 # ---- explain ---------------------------------------------------------------------------------
 def cmd_explain(args) -> int:
     selector = parse_selector(args.pods) if args.pods is not None else None
-    sched = _scheduler(args, load_workload(*args.workload))
+    sched = _scheduler(args, load_workload(*inputs(args, args.workload)))
     _loaded()
     only = None
     if args.pod or selector is not None:
@@ -388,12 +404,13 @@ def cmd_simulate(args) -> int:
 
 def _simulate(args) -> int:
     t0 = time.perf_counter()
-    if args.workload and (args.nodes is not None or args.pods is not None):
+    files = inputs(args, args.workload) if args.workload or args.kubeconfig else []
+    if files and (args.nodes is not None or args.pods is not None):
         raise ValidationError("--nodes/--pods", "", "size a generated cluster: not with workload files")
     for flag, value in (("--nodes", args.nodes), ("--pods", args.pods)):
         if value is not None and value < (1 if flag == "--nodes" else 0):
             raise ValidationError(flag, "", f"must be {'positive' if flag == '--nodes' else 'non-negative'}, got {value}")
-    workload = load_workload(*args.workload) if args.workload else \
+    workload = load_workload(*files) if files else \
         generate(nodes=5000 if args.nodes is None else args.nodes, pods=30000 if args.pods is None else args.pods,
                  seed=args.seed or 1)
     sched = _scheduler(args, workload)
@@ -471,7 +488,7 @@ def cmd_replay(args) -> int:
     sched = Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, tie_break=args.tie_break,
                       seed=args.seed, threads=args.threads, config=load_config(args.config) if args.config else None,
                       **_extender_options(args))
-    replay = load_replay(args.workload, sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
+    replay = load_replay(inputs(args, args.workload), sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
                          api_server=args.api_server)
     _loaded()
     with _progress(len(replay.timeline), args.output, "replaying") as tick:
@@ -555,7 +572,8 @@ def cmd_sweep(args) -> int:
 
 
 COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
-            "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf, "sweep": cmd_sweep}
+            "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf, "sweep": cmd_sweep,
+            "run": lambda args: cmd_run(args, _run_scheduler(args)), **LIVE_COMMANDS}
 
 if __name__ == "__main__":
     sys.exit(main())

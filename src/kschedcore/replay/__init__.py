@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkloadError
 from ..sources.alibaba import is_alibaba_csv, load_alibaba
-from ..sources.files import documents, read_text, workload_from_documents
+from ..sources.files import Workload, documents, read_text, workload_from_documents
 from ..util import collector
 from .engine import ARRIVALS, Departure, Replay, Step  # noqa: F401 (the package's API)
 from .events import DURATION_ANNOTATION, WatchEvent, read_watch_stream, workload_events  # noqa: F401
@@ -43,6 +43,11 @@ def read_inputs(paths: Iterable[str | PathLike[str]]) -> tuple[list[WatchEvent],
     cluster's events, the timeline's events)."""
     cluster, timeline, csvs = [], [], []
     for p in paths:
+        if isinstance(p, Workload):         # read already (a live cluster's snapshot)
+            c, arrivals = workload_events(p, "cluster")
+            cluster += c
+            timeline += arrivals
+            continue
         path = Path(p)
         if is_alibaba_csv(path):
             csvs.append(path)

@@ -205,10 +205,14 @@ def _add_workload_document(w: Workload, doc: dict, where: str) -> None:
             w.objects.setdefault(kind, []).extend(doc[key])
 
 
-def load_workload(*paths: str | PathLike[str]) -> Workload:
-    """Reads one or more files into one Workload, in the order given."""
+def load_workload(*paths: "str | PathLike[str] | Workload") -> Workload:
+    """Reads one or more files into one Workload, in the order given (a Workload given, such as
+    a live cluster's snapshot, is taken as it is)."""
     w = Workload()
     for p in paths:
+        if isinstance(p, Workload):
+            w.extend(p)
+            continue
         path = Path(p)
         docs = documents(path, read_bytes(path))
         if not docs:

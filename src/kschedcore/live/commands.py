@@ -1,0 +1,134 @@
+"""The command line's live-cluster commands (`run`, `snapshot`, `record`) and the
+`--kubeconfig` input of the offline ones."""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+
+from ..errors import ValidationError
+from .client import DEFAULT_BURST, DEFAULT_QPS, connect
+
+__all__ = ["add_input_options", "add_parsers", "inputs", "COMMANDS"]
+
+
+def add_input_options(sp) -> None:
+    """--kubeconfig / --context: a live cluster as the input (read as its dump would be)."""
+    sp.add_argument("--kubeconfig", metavar="FILE",
+                    help="read the cluster from the API server of this kubeconfig (every kind kschedcore "
+                         "reads, listed at one resourceVersion), before any files; needs kschedcore[live]")
+    sp.add_argument("--context", metavar="NAME", help="with --kubeconfig: this context instead of the current one")
+
+
+def _client_options(sp, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST) -> None:
+    sp.add_argument("--kubeconfig", metavar="FILE", default=None,
+                    help="the cluster's kubeconfig (default: in-cluster, else ~/.kube/config); needs kschedcore[live]")
+    sp.add_argument("--context", metavar="NAME", help="this context instead of the current one")
+    sp.add_argument("--kube-api-qps", type=float, default=qps, metavar="QPS",
+                    help=f"requests per second to the API server (default {qps:g}, kube-scheduler's; 0: no limit)")
+    sp.add_argument("--kube-api-burst", type=int, default=burst, metavar="N",
+                    help=f"requests allowed in a burst (default {burst})")
+
+
+def add_parsers(sub, common) -> None:
+    run = sub.add_parser("run", help="schedule a live cluster's pending pods of the configuration's profiles, "
+                                     "as kube-scheduler does (informers, binding, status, events)")
+    _client_options(run)
+    common(run)
+    run.add_argument("--binders", type=int, default=16, metavar="N", help="binding threads (default 16)")
+    run.add_argument("--no-events", action="store_true", help="write no events (events.k8s.io/v1)")
+    run.add_argument("--exit-when-idle", type=float, default=None, metavar="SECONDS",
+                     help="stop once no pod was pending or binding for this long (default: run until SIGTERM)")
+
+    snap = sub.add_parser("snapshot", help="a live cluster's objects (every kind kschedcore reads, at one "
+                                           "resourceVersion) as a dump the other commands read")
+    _client_options(snap, qps=0.0)
+    snap.add_argument("-o", "--output", required=True, metavar="DUMP.yaml|DUMP.json",
+                      help="the dump: a kind: List, as YAML or (.json) JSON")
+
+    rec = sub.add_parser("record", help="a live cluster's watch stream as JSON lines that `kschedcore replay` reads")
+    _client_options(rec, qps=0.0)
+    rec.add_argument("-o", "--output", required=True, metavar="EVENTS.jsonl")
+    rec.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                     help="stop after this long (default: until SIGINT or SIGTERM)")
+
+
+def _connect(args):
+    return connect(args.kubeconfig, args.context, qps=getattr(args, "kube_api_qps", 0.0),
+                   burst=getattr(args, "kube_api_burst", DEFAULT_BURST))
+
+
+def inputs(args, files) -> list:
+    """The inputs of an offline command: the live cluster's snapshot (--kubeconfig), then files."""
+    from .lists import snapshot
+    out = list(files or ())
+    if getattr(args, "kubeconfig", None):
+        out.insert(0, snapshot(connect(args.kubeconfig, args.context, qps=0.0), "cluster"))
+    if not out:
+        raise ValidationError(args.command, "", "no input: give files, or --kubeconfig for a live cluster")
+    return out
+
+
+def _stop_event() -> threading.Event:
+    """Set by SIGTERM or SIGINT."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def cmd_snapshot(args) -> int:
+    from .lists import snapshot_document
+    doc = snapshot_document(_connect(args))
+    with open(args.output, "w", encoding="utf-8") as f:
+        if args.output.endswith(".json"):
+            json.dump(doc, f, separators=(",", ":"))
+        else:
+            import yaml
+            yaml.dump(doc, f, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
+    print(f"{len(doc['items'])} objects at resourceVersion {doc['metadata']['resourceVersion']} -> {args.output}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_record(args) -> int:
+    from .record import Recorder
+    stop = _stop_event()
+    with open(args.output, "w", encoding="utf-8") as out:
+        rec = Recorder(_connect(args), out).start()
+        stop.wait(args.duration)
+        rec.stop()
+    print(f"{rec.events} events -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_run(args, scheduler) -> int:
+    """Schedules until SIGTERM / SIGINT (or --exit-when-idle), then stops cleanly."""
+    from .runner import Runner
+    if args.binders < 1:
+        raise ValidationError("--binders", "", f"must be at least 1, got {args.binders}")
+    stop = _stop_event()
+    runner = Runner(_connect(args), scheduler, binders=args.binders, events=not args.no_events).start()
+    print(f"kschedcore: scheduling for {', '.join(sorted(runner.profiles))} "
+          f"({len(runner.reflectors['Node'].store)} nodes)", file=sys.stderr, flush=True)
+    idle_since = time.monotonic()
+    while not stop.wait(0.2):
+        if args.exit_when_idle is None:
+            continue
+        with runner.lock:
+            q = runner.live.sim.queue
+            busy = bool(q.pods_in_active_q() or q.pods_in_backoff_q() or q.in_flight_pods() or runner.live.sim.binding)
+        if busy:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since >= args.exit_when_idle:
+            break
+    runner.stop()
+    sim = runner.live.sim
+    print(f"kschedcore: stopped: {len(sim.bound)} pods bound, {runner.bind_errors} bindings rejected, "
+          f"{runner.status.errors} status writes failed", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"snapshot": cmd_snapshot, "record": cmd_record}
