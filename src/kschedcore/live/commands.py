@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sys
 import threading
 import time
+import uuid
 
 from ..errors import ValidationError
 from .client import DEFAULT_BURST, DEFAULT_QPS, connect
@@ -39,6 +41,14 @@ def add_parsers(sub, common) -> None:
     common(run)
     run.add_argument("--binders", type=int, default=16, metavar="N", help="binding threads (default 16)")
     run.add_argument("--no-events", action="store_true", help="write no events (events.k8s.io/v1)")
+    run.add_argument("--leader-elect", action="store_true",
+                     help="schedule only while holding the leader lease (coordination.k8s.io/v1), as kube-scheduler")
+    run.add_argument("--leader-elect-resource-name", default="kschedcore", metavar="NAME",
+                     help="the Lease's name (default kschedcore)")
+    run.add_argument("--leader-elect-resource-namespace", default="kube-system", metavar="NS",
+                     help="the Lease's namespace (default kube-system)")
+    run.add_argument("--serve", default="127.0.0.1:10251", metavar="HOST:PORT",
+                     help="serve /healthz, /readyz and /metrics here (default 127.0.0.1:10251; off: not at all)")
     run.add_argument("--exit-when-idle", type=float, default=None, metavar="SECONDS",
                      help="stop once no pod was pending or binding for this long (default: run until SIGTERM)")
 
@@ -110,11 +120,30 @@ def cmd_run(args, scheduler) -> int:
     if args.binders < 1:
         raise ValidationError("--binders", "", f"must be at least 1, got {args.binders}")
     stop = _stop_event()
-    runner = Runner(_connect(args), scheduler, binders=args.binders, events=not args.no_events).start()
+    client = _connect(args)
+    leader = None
+    if args.leader_elect:
+        from .leader import LeaderElector
+        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        leader = LeaderElector(client, args.leader_elect_resource_namespace, args.leader_elect_resource_name, identity)
+    runner = Runner(client, scheduler, binders=args.binders, events=not args.no_events, leader=leader)
+    if args.serve != "off":
+        from .metrics import serve
+        server = serve(args.serve, runner)
+        print(f"kschedcore: serving /healthz /readyz /metrics on {server.server_address[0]}:{server.server_address[1]}",
+              file=sys.stderr, flush=True)
+    runner.start(stop=stop)
+    if stop.is_set():
+        runner.stop()
+        return 0
     print(f"kschedcore: scheduling for {', '.join(sorted(runner.profiles))} "
           f"({len(runner.reflectors['Node'].store)} nodes)", file=sys.stderr, flush=True)
     idle_since = time.monotonic()
     while not stop.wait(0.2):
+        if runner.lost.is_set():
+            runner.stop()
+            print("kschedcore: error: leader election lost", file=sys.stderr)
+            return 1
         if args.exit_when_idle is None:
             continue
         with runner.lock:

@@ -37,8 +37,9 @@ class Handlers:
     """One handler per kind for the reflectors: `handler(kind)(type, obj)`, each change applied
     under the loop's lock."""
 
-    def __init__(self, live, profiles) -> None:
+    def __init__(self, live, profiles, on_pending=None) -> None:
         self.live, self.sim = live, live.sim
+        self.on_pending = on_pending        # on_pending(key): a pending pod of these profiles arrived
         self.profiles = set(profiles)
         self.is_synced = False
 
@@ -89,6 +90,8 @@ class Handlers:
             sim.update_pod(obj)                 # a pending pod changed (gates, its status write)
         else:
             sim.add_pod(obj)
+            if self.on_pending is not None:
+                self.on_pending(key)
 
     # ---- nodes and the rest -------------------------------------------------------------------------
     def on_node(self, typ: str, obj: dict) -> None:

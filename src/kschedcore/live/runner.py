@@ -15,8 +15,11 @@ import time
 
 from ..errors import KSchedCoreError, UnsupportedError
 from ..scheduler.live import LiveScheduler
+from ..scheduler.loop import SimulationListener
 from .client import ApiError, Client, path_of
 from .handlers import POD_FIELD_SELECTOR, Handlers
+from .leader import LeaderElector
+from .metrics import Metrics
 from .reflector import Reflector
 from .resources import RESOURCES
 from .status import StatusWriter
@@ -32,16 +35,24 @@ class Runner:
     the binding subresource; `events` False writes no events."""
 
     def __init__(self, client: Client, scheduler, *, binders: int = 16, events: bool = True,
-                 kinds=None, event_client: Client | None = None) -> None:
-        self.client = client
+                 kinds=None, event_client: Client | None = None, leader: LeaderElector | None = None) -> None:
+        self.client, self.leader = client, leader
+        #: set when leadership was lost: scheduling stopped, the process should end (kube-scheduler exits)
+        self.lost = threading.Event()
         self.profiles = set(scheduler.profiles)
         self.reflectors: dict[str, Reflector] = {}
         kinds = [r for r in RESOURCES if kinds is None or r.kind in kinds]
         pods_store: dict = {}
         self.status = StatusWriter(client, pods_store, scheduler_name=next(iter(self.profiles)),
                                    events=events, event_client=event_client)
-        self.live = LiveScheduler(scheduler, binder=self._bind, binder_threads=binders, listener=self.status)
-        self.handlers = Handlers(self.live, self.profiles)
+        listeners = Listeners(self.status)
+        self.live = LiveScheduler(scheduler, binder=self._bind, binder_threads=binders, listener=listeners)
+        self.metrics = Metrics(self.live.sim, self._profile_of)
+        listeners.all.append(self.metrics)
+        self.live.on_cycle = self.metrics.cycle
+        self.handlers = Handlers(self.live, self.profiles, on_pending=self.metrics.seen)
+        #: set once scheduling has started (the informers synced, leadership acquired): /readyz
+        self.scheduling = threading.Event()
         for res in kinds:
             query = {"fieldSelector": POD_FIELD_SELECTOR} if res.kind == "Pod" else None
             r = Reflector(client, res, self.handlers.handler(res.kind), query=query)
@@ -52,8 +63,9 @@ class Runner:
         self.started_at: float | None = None
 
     # ---- running ----------------------------------------------------------------------------------
-    def start(self, sync_timeout: float = 120.0) -> "Runner":
-        """Starts the informers, waits until each has listed (WaitForCacheSync), then schedules."""
+    def start(self, sync_timeout: float = 120.0, stop: threading.Event | None = None) -> "Runner":
+        """Starts the informers, waits until each has listed (WaitForCacheSync), with a leader
+        elector waits to lead (or for `stop`), then schedules."""
         self.started_at = time.monotonic()
         for r in self.reflectors.values():
             r.start()
@@ -64,8 +76,23 @@ class Runner:
             raise UnsupportedError(f"VolumeAttachment {next(iter(attachments.store))}", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
         self.handlers.synced()
+        if self.leader is not None:
+            if not self.leader.acquire(stop or threading.Event()):
+                return self                 # stopped while waiting to lead
+            self.leader.keep(self._lost)
         self.live.start()
+        self.scheduling.set()
         return self
+
+    def _profile_of(self, key: str) -> str:
+        pod = self.live.sim.pods.get(key)
+        name = pod.scheduler_name if pod is not None else ""
+        return name if name in self.profiles else next(iter(self.profiles))
+
+    def _lost(self) -> None:
+        """Leadership lost: no further cycle or binding starts (another instance may lead soon)."""
+        self.lost.set()
+        self.live.stop()
 
     def wait_synced(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -80,6 +107,8 @@ class Runner:
         status writes submitted are sent; the watches close."""
         self.live.stop(timeout)
         self.status.close()
+        if self.leader is not None:
+            self.leader.release()
         for r in self.reflectors.values():
             r.stop()
 
@@ -113,3 +142,30 @@ class Runner:
     @property
     def lock(self) -> threading.RLock:
         return self.live.lock
+
+
+class Listeners(SimulationListener):
+    """Tells several listeners what the loop tells one (the status writer's answer to `failed`
+    counts)."""
+
+    def __init__(self, first) -> None:
+        self.all = [first]
+
+    def attempted(self, key):
+        for x in self.all:
+            x.attempted(key)
+
+    def failed(self, key, message):
+        return [x.failed(key, message) for x in self.all][0]
+
+    def bound(self, key, node):
+        for x in self.all:
+            x.bound(key, node)
+
+    def preempted(self, key, node, victims):
+        for x in self.all:
+            x.preempted(key, node, victims)
+
+    def skipped(self, key):
+        for x in self.all:
+            x.skipped(key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
@@ -134,7 +135,7 @@ class StatusWriter(SimulationListener):
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"generateName": f"{meta['name']}.", "namespace": ns},
+                "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": ns},
                 "eventTime": now_rfc3339(micro=True), "reportingController": self.scheduler_name,
                 "reportingInstance": self.scheduler_name, "action": action, "reason": reason,
                 "type": type_, "note": note[:1024],

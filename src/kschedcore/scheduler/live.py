@@ -7,6 +7,7 @@ from any thread. One lock serialises everything but the Bind calls themselves, s
 sees one change at a time. `stop()` ends the threads cleanly: bindings in flight finish.
 """
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..extender.runtime import extenders_binding
@@ -19,9 +20,9 @@ __all__ = ["LiveScheduler"]
 class LiveScheduler:
     """The Simulation's loop on the wall clock: a scheduling thread blocking on the queue, Bind
     calls (`binder(pod, node_name)`, None or an error message) on `binder_threads` threads, event
-    intake from any thread. `start()` / `stop()` or `with`; `wait_until_bound(keys)`."""
+    intake from any thread; `on_cycle(key, seconds)` hears each cycle's duration. `start()` / `stop()` or `with`; `wait_until_bound(keys)`."""
 
-    def __init__(self, scheduler, *, binder=None, binder_threads: int = 4, **queue_options):
+    def __init__(self, scheduler, *, binder=None, binder_threads: int = 4, on_cycle=None, **queue_options):
         self.sim = Simulation(scheduler, clock=RealClock(), bind_dispatch=self._start_binding, **queue_options)
         self.binder = binder
         self.lock = threading.RLock()
@@ -30,6 +31,8 @@ class LiveScheduler:
         self._stopping = threading.Event()
         self._in_flight = 0
         self._idle = threading.Condition(self.lock)
+        #: on_cycle(pod key, seconds): told after each cycle, under the lock (metrics)
+        self.on_cycle = on_cycle
 
     # ---- event intake (any thread) ----------------------------------------------------------
     def add_pod(self, pod):
@@ -87,7 +90,10 @@ class LiveScheduler:
             pinfo = queue.pop(timeout=0.05)       # wakes for backoff flushes and stop()
             with self.lock:
                 if pinfo is not None:
+                    t0 = time.perf_counter()
                     self.sim.process(pinfo)
+                    if self.on_cycle is not None:
+                        self.on_cycle(pinfo.pod.key, time.perf_counter() - t0)
                 # the last victims of a preemption go after the next cycle (or at once when idle)
                 self.sim.land_preemptions(idle=pinfo is None)
 
