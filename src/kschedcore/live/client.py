@@ -87,6 +87,12 @@ class Client:
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
 
+    def with_own_limiter(self) -> "Client":
+        """The same server and connections, paced by a token bucket of its own (kube-scheduler's
+        events and leader election use clients of their own, each with the configured QPS)."""
+        return Client(self.pool, self.host, self._headers, qps=self.limiter.qps, burst=self.limiter.burst,
+                      timeout=self.timeout)
+
     def url(self, path: str, query: dict | None = None) -> str:
         q = {k: v for k, v in (query or {}).items() if v is not None and v != ""}
         return self.host + path + ("?" + urlencode(q) if q else "")

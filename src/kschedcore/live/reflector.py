@@ -41,12 +41,14 @@ class Reflector:
     first list is in the store. `stop()` ends it (an open watch is shut)."""
 
     def __init__(self, client: Client, res: Resource, handler, *, query: dict | None = None,
-                 min_watch_seconds: int = MIN_WATCH_SECONDS) -> None:
+                 min_watch_seconds: int = MIN_WATCH_SECONDS, resume: str = "") -> None:
         self.client, self.res, self.handler = client, res, handler
         self.query = dict(query or {})
         self.min_watch_seconds = min_watch_seconds
         self.store: dict = {}
-        self.resource_version = ""
+        #: resume: watch from this resourceVersion first, without a list (a stream picked up
+        #: again); a 410 lists as usual
+        self.resource_version = resume
         self.synced = threading.Event()
         self.lists = self.watches = 0          # how often each was opened (relists, reconnects)
         self._stop = threading.Event()
@@ -71,7 +73,7 @@ class Reflector:
     # ---- the loop ------------------------------------------------------------------------
     def _run(self) -> None:
         backoff = BACKOFF_START
-        need_list = True
+        need_list = not self.resource_version
         while not self._stop.is_set():
             try:
                 if need_list:

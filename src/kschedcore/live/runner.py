@@ -44,7 +44,7 @@ class Runner:
         kinds = [r for r in RESOURCES if kinds is None or r.kind in kinds]
         pods_store: dict = {}
         self.status = StatusWriter(client, pods_store, scheduler_name=next(iter(self.profiles)),
-                                   events=events, event_client=event_client)
+                                   events=events, event_client=event_client or client.with_own_limiter())
         listeners = Listeners(self.status)
         self.live = LiveScheduler(scheduler, binder=self._bind, binder_threads=binders, listener=listeners)
         self.metrics = Metrics(self.live.sim, self._profile_of)

@@ -20,6 +20,8 @@ __all__ = ["StatusWriter", "pod_scheduled_message"]
 
 log = logging.getLogger("kschedcore.live")
 STRATEGIC = "application/strategic-merge-patch+json"
+#: events waiting to be sent at most (client-go's event broadcaster's queue length)
+EVENT_QUEUE = 1000
 
 
 def now_rfc3339(micro: bool = False) -> str:
@@ -49,6 +51,8 @@ class StatusWriter(SimulationListener):
         self._nominated: dict = {}          # key -> node nominated since the last write
         self._written: dict = {}            # key -> the message this writer last wrote
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="kschedcore-status")
+        self._event_pool = ThreadPoolExecutor(2, thread_name_prefix="kschedcore-events")
+        self._events_queued = self.events_dropped = 0
         self._lock = threading.Lock()
         self.errors = 0
 
@@ -64,17 +68,16 @@ class StatusWriter(SimulationListener):
         if (status, current) != ("False", message) and self._written.get(key) != message or nominated:
             self._written[key] = message
             self._submit(self._patch_condition, obj, reason, message, status, nominated)
-        if self.events:
-            self._submit(self._event, obj, "Warning", "FailedScheduling", "Scheduling", message)
+        self._submit_event(obj, "Warning", "FailedScheduling", "Scheduling", message)
         return False        # the real write comes back through the pods' watch
 
     def bound(self, key: str, node: str) -> None:
         self._written.pop(key, None)
         obj = self.objects.get(key)
-        if self.events and obj is not None:
+        if obj is not None:
             meta = obj["metadata"]
-            self._submit(self._event, obj, "Normal", "Scheduled", "Binding",
-                         f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}")
+            self._submit_event(obj, "Normal", "Scheduled", "Binding",
+                               f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}")
 
     def preempted(self, key: str, node: str, victims: list) -> None:
         self._nominated[key] = node
@@ -86,14 +89,29 @@ class StatusWriter(SimulationListener):
                 self._submit(self._evict, obj, uid, node)
 
     def close(self) -> None:
-        """Waits for the writes submitted so far."""
+        """Waits for the writes submitted so far (events still queued are dropped)."""
         self._pool.shutdown(wait=True)
+        self._event_pool.shutdown(wait=True, cancel_futures=True)
 
     # ---- the writes -----------------------------------------------------------------------------
     def _submit(self, fn, *args) -> None:
         try:
             self._pool.submit(self._guarded, fn, *args)
         except RuntimeError:        # closed: the process is stopping
+            pass
+
+    def _submit_event(self, *args) -> None:
+        """An event, unless EVENT_QUEUE are waiting already (client-go's broadcaster drops them too)."""
+        if not self.events:
+            return
+        with self._lock:
+            if self._events_queued >= EVENT_QUEUE:
+                self.events_dropped += 1
+                return
+            self._events_queued += 1
+        try:
+            self._event_pool.submit(self._guarded, self._event, *args)
+        except RuntimeError:
             pass
 
     def _guarded(self, fn, *args) -> None:
@@ -127,11 +145,11 @@ class StatusWriter(SimulationListener):
                             content_type=STRATEGIC)
         self.client.request("DELETE", base, body={"kind": "DeleteOptions", "apiVersion": "v1",
                                                   "preconditions": {"uid": meta.get("uid")}})
-        if self.events:
-            self._event(obj, "Normal", "Preempted", "Preempting",
-                        f"Preempted by pod {preemptor_uid} on node {node}")
+        self._submit_event(obj, "Normal", "Preempted", "Preempting", f"Preempted by pod {preemptor_uid} on node {node}")
 
     def _event(self, obj, type_, reason, action, note) -> None:
+        with self._lock:
+            self._events_queued -= 1
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
