@@ -93,7 +93,7 @@ class RecordingProxy:
                 self.end_headers()
                 try:
                     while True:
-                        line = resp.fp.readline()
+                        line = resp.readline()
                         if not line:
                             break
                         proxy.add({"kind": "line", "watch": watch_id, "data": line.decode().rstrip("\n")})
@@ -237,3 +237,35 @@ class ReplayServer:
             self._cond.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class HookedClient:
+    """A Client whose `after_get()` runs after each GET returns (an interleaving made on purpose)."""
+
+    def __init__(self, client) -> None:
+        self.client, self.after_get = client, None
+
+    def get(self, *args, **kw):
+        out = self.client.get(*args, **kw)
+        if self.after_get is not None:
+            self.after_get()
+        return out
+
+    def request(self, *args, **kw):
+        return self.client.request(*args, **kw)
+
+
+def candidate(client, identity):
+    """A leader-election candidate with short times (3 s lease, 2 s deadline, 1 s retry)."""
+    from kschedcore.live.leader import LeaderElector
+    return LeaderElector(client, "kube-system", "kschedcore", identity, lease_duration=3, renew_deadline=2,
+                         retry_period=1)
+
+
+def try_once(elector):
+    """One try: True / False, or the API's refusal as its HTTP status."""
+    from kschedcore.live import ApiError
+    try:
+        return elector.try_acquire_or_renew()
+    except ApiError as e:
+        return e.status

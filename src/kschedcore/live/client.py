@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -83,7 +84,7 @@ class Client:
     def __init__(self, pool, host: str, headers=None, *, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST,
                  timeout: float = 30.0) -> None:
         self.pool, self.host = pool, host.rstrip("/")
-        self._headers = headers or (lambda: {})
+        self._headers: Callable[[], dict] = headers or dict
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
 
@@ -118,7 +119,7 @@ class Client:
     def get(self, path: str, query: dict | None = None) -> dict:
         return self.request("GET", path, query).json()
 
-    def stream(self, path: str, query: dict, timeout: float):
+    def stream(self, path: str, query: dict, timeout):
         """A watch: the open response, its body read as it comes (`read_lines`)."""
         self.limiter.take()
         headers = {"Accept": "application/json", **self._headers()}

@@ -130,8 +130,8 @@ def cmd_run(args, scheduler) -> int:
     if args.serve != "off":
         from .metrics import serve
         server = serve(args.serve, runner)
-        print(f"kschedcore: serving /healthz /readyz /metrics on {server.server_address[0]}:{server.server_address[1]}",
-              file=sys.stderr, flush=True)
+        host, port = server.server_address[:2]
+        print(f"kschedcore: serving /healthz /readyz /metrics on {host!s}:{port}", file=sys.stderr, flush=True)
     runner.start(stop=stop)
     if stop.is_set():
         runner.stop()

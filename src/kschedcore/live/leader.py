@@ -50,10 +50,11 @@ class LeaderElector:
         except ApiError as e:
             if e.status != 404:
                 raise
+            spec0 = self._spec(0)
             body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": self._spec(0)}
+                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec0}
             self.client.request("POST", self.path, body=body)
-            self._saw((self.identity, body["spec"]["renewTime"], 0), now)
+            self._saw((self.identity, spec0["renewTime"], 0), now)
             return True
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity") or ""

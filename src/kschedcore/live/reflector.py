@@ -127,7 +127,7 @@ class Reflector:
             response.release_conn()
 
     def _event(self, ev: dict) -> None:
-        typ, obj = ev.get("type"), ev.get("object") or {}
+        typ, obj = str(ev.get("type")), ev.get("object") or {}
         if typ == "BOOKMARK":
             self.resource_version = _rv(obj) or self.resource_version
             return

@@ -46,7 +46,7 @@ class Runner:
         self.status = StatusWriter(client, pods_store, scheduler_name=next(iter(self.profiles)),
                                    events=events, event_client=event_client or client.with_own_limiter())
         listeners = Listeners(self.status)
-        self.live = LiveScheduler(scheduler, binder=self._bind, binder_threads=binders, listener=listeners)
+        self.live = LiveScheduler(scheduler, binder=self.bind, binder_threads=binders, listener=listeners)
         self.metrics = Metrics(self.live.sim, self._profile_of)
         listeners.all.append(self.metrics)
         self.live.on_cycle = self.metrics.cycle
@@ -124,7 +124,7 @@ class Runner:
             time.sleep(interval)
 
     # ---- binding ------------------------------------------------------------------------------------
-    def _bind(self, pod, node: str):
+    def bind(self, pod, node: str):
         """The DefaultBinder's Bind: POST pods/binding. None, or the error message."""
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
