@@ -27,6 +27,7 @@ MODULES = (
     "kschedcore.framework.status", "kschedcore.framework.registry", "kschedcore.plugins.coscheduling",
     "kschedcore.backend.cache", "kschedcore.backend.queue", "kschedcore.reference", "kschedcore.extender",
     *(("kschedcore.gym",) if importlib.util.find_spec("gymnasium") else ()),    # the gym extra
+    "kschedcore.live",
 )
 
 
@@ -137,8 +138,8 @@ WIDTH = {"getting-started.md": "110"}
 #: what differs from run to run: timings, and the review's creation time
 VOLATILE = re.compile(r"(wallSeconds|podsPerSecond|loadSeconds|eventsPerSecond)\s+[\d.]+|"
                       r'"creationTimestamp":"[^"]*"')
-#: pages whose examples need files outside the repository or minutes of a busy machine
-NOT_RUN = {"perf.md", "sweep.md"}
+#: pages whose examples need files outside the repository, minutes of a busy machine or a live cluster
+NOT_RUN = {"perf.md", "sweep.md", "run.md", "snapshot.md", "record.md"}
 
 
 def shown_commands(page: Path):
@@ -178,7 +179,8 @@ def test_the_page_shows_what_its_commands_print(page, tmp_path):
             assert shell(command, tmp_path, WIDTH.get(page.name, "90")) == want, command
 
 
-@pytest.mark.parametrize("command", ["simulate", "explain", "capacity", "whatif", "replay", "report", "perf", "sweep"])
+@pytest.mark.parametrize("command", ["simulate", "explain", "capacity", "whatif", "replay", "report", "perf", "sweep",
+                                     "run", "snapshot", "record"])
 def test_the_page_shows_the_commands_usage(command, tmp_path):
     page = (COMMANDS / f"{command}.md").read_text()
     usage = re.search(r"## Usage\n\n```\n(.*?)```", page, re.S).group(1).splitlines()

@@ -29,7 +29,8 @@ def _client_options(sp, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST) ->
                     help="the cluster's kubeconfig (default: in-cluster, else ~/.kube/config); needs kschedcore[live]")
     sp.add_argument("--context", metavar="NAME", help="this context instead of the current one")
     sp.add_argument("--kube-api-qps", type=float, default=qps, metavar="QPS",
-                    help=f"requests per second to the API server (default {qps:g}, kube-scheduler's; 0: no limit)")
+                    help=f"requests per second to the API server (default {qps:g}"
+                         f"{', kube-scheduler' + chr(39) + 's' if qps == DEFAULT_QPS else ''}; 0: no limit)")
     sp.add_argument("--kube-api-burst", type=int, default=burst, metavar="N",
                     help=f"requests allowed in a burst (default {burst})")
 

@@ -8,6 +8,7 @@ __all__ = ["Resource", "RESOURCES", "resource"]
 
 @dataclass(frozen=True)
 class Resource:
+    """A kind's API coordinates: its group/version, plural and whether it is namespaced."""
     kind: str
     group_version: str        # "v1", "apps/v1", ...
     plural: str
@@ -48,8 +49,10 @@ RESOURCES = (
     Resource("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True),
     Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True),
 )
+"""Every kind kschedcore lists and watches, Pods first."""
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 
 def resource(kind: str) -> Resource:
+    """The Resource of a kind in RESOURCES."""
     return _BY_KIND[kind]

@@ -137,7 +137,8 @@ class Runner:
             with self.live.lock:
                 self.bind_errors += 1
             self.status.bind_failed.add(pod.key)
-            return f"binding rejected: {e}"
+            # as the DefaultBinder's error reads in the pod's condition (its StatusError's message)
+            return f'running Bind plugin "DefaultBinder": {e.message if e.status else e}'
 
     @property
     def lock(self) -> threading.RLock:
