@@ -155,3 +155,20 @@ current-context: test
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def has_kube_scheduler() -> bool:
+    folder = binaries()
+    return folder is not None and (folder / "kube-scheduler").exists()
+
+
+def start_kube_scheduler(server: ApiServer, config: str):
+    """The real kube-scheduler (the folder's `kube-scheduler`) on the server, with the
+    KubeSchedulerConfiguration text `config` (its kubeconfig filled in), serving nothing."""
+    path = server.dir / "scheduler.yaml"
+    path.write_text(config.replace("KUBECONFIG", server.kubeconfig))
+    log = open(server.dir / "scheduler.log", "wb")
+    proc = subprocess.Popen([str(server.bin / "kube-scheduler"), "--config", str(path), "--secure-port", "0"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    server.procs.append(proc)
+    return proc

@@ -36,7 +36,7 @@ ALLOWED = {
     "sweep": {"scheduler", "framework", "sources", "replay", "capacity"},
     "testing": {"scheduler", "framework", "sources"},
     "gym": {"scheduler", "framework", "sources", "objects", "replay"},
-    "live": {"scheduler", "sources", "objects"},
+    "live": {"scheduler", "sources", "objects", "extender"},
 }
 
 

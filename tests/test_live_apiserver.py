@@ -20,6 +20,7 @@ from live_objects import condition, create_nodes, create_pods, node, pod, pods_b
 
 from kschedcore import Scheduler  # noqa: E402
 from kschedcore.live import Recorder, Runner, connect, snapshot  # noqa: E402
+from kschedcore.live.extender_server import ExtenderServer  # noqa: E402
 from kschedcore.replay import load_replay  # noqa: E402
 from kschedcore.scheduler.loop import Simulation  # noqa: E402
 
@@ -186,6 +187,56 @@ def test_sigterm_stops_cleanly_and_releases_the_lease(client, server):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert _lease_holder(client) == ""
+
+
+SCHEDULER_WITH_EXTENDER = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: KUBECONFIG, qps: 1000, burst: 1000}
+leaderElection: {leaderElect: false}
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled: [{name: "*"}]
+extenders:
+- urlPrefix: http://ADDRESS
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 1
+  nodeCacheCapable: true
+"""
+
+
+@pytest.mark.skipif(not apiserver.has_kube_scheduler(), reason="needs kube-scheduler beside kube-apiserver")
+def test_a_real_kube_scheduler_with_the_extender_places_as_kschedcore(client, server):
+    nodes = [node(f"n{i}", cpu=str(2 + i % 4), memory=f"{3 + i % 5}Gi", labels={"zone": f"z{i % 3}"})
+             for i in range(15)]
+    create_nodes(client, nodes)
+    ext = ExtenderServer(client, Scheduler(tie_break="first", percentage_of_nodes_to_score=100)).start("127.0.0.1:0")
+    apiserver.start_kube_scheduler(server, SCHEDULER_WITH_EXTENDER.replace("ADDRESS", ext.address))
+    pods = [pod(f"p{i:02d}", cpu=f"{150 + 97 * i % 900}m", memory=f"{100 + 61 * i % 1500}Mi") for i in range(40)]
+    try:
+        for p in pods:                  # one at a time, each once bound
+            create_pods(client, [p])
+            name = p["metadata"]["name"]
+            assert _wait(lambda: pods_by_name(client)[name]["spec"].get("nodeName"), 30, 0.05), \
+                server.dir.joinpath("scheduler.log").read_text()[-3000:]
+    finally:
+        ext.stop()
+    placed = {n: p["spec"]["nodeName"] for n, p in pods_by_name(client).items()}
+    # the nodes in the informers' order (etcd's, by name), as both schedulers list them
+    by_name = sorted(nodes, key=lambda n: n["metadata"]["name"])
+    offline = Simulation(Scheduler.from_workload(_workload(by_name, pods), tie_break="first",
+                                                 percentage_of_nodes_to_score=100))
+    expected = {o.pod.split("/")[1]: o.node for o in offline.run_until_idle()}
+    assert placed == expected
+    assert ext.calls["filter"] == 40 and ext.calls["prioritize"] > 0
+
+
+def _workload(nodes, pods):
+    from kschedcore.sources.files import workload_from_documents
+    return workload_from_documents([{"apiVersion": "v1", "kind": "List", "items": nodes + pods}])
 
 
 # ---- helpers ------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from .scheduler.scheduler import MAX_THREADS
 from .sources.files import load_workload
 from .sources.generator import generate
 from .live.commands import COMMANDS as LIVE_COMMANDS
-from .live.commands import add_input_options, add_parsers, cmd_run, inputs
+from .live.commands import add_input_options, add_parsers, cmd_extender, cmd_run, custom_plugins, inputs
 from .util import collector
 
 EXIT_INPUT = 2
@@ -252,6 +252,12 @@ def _run_scheduler(args):
     config = load_config(args.config) if args.config else None
     return Scheduler(percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=args.seed,
                      threads=args.threads, config=config)
+
+
+def _extender_scheduler(args):
+    """`extender serve`'s Scheduler: every node examined (kube-scheduler samples before it calls)."""
+    config = load_config(args.config) if args.config else None
+    return Scheduler(percentage_of_nodes_to_score=100, config=config, plugins=custom_plugins(args.plugins))
 
 
 def _extender_options(args) -> dict:
@@ -573,7 +579,8 @@ def cmd_sweep(args) -> int:
 
 COMMANDS = {"explain": cmd_explain, "simulate": cmd_simulate, "replay": cmd_replay, "report": cmd_report,
             "capacity": cmd_capacity, "whatif": cmd_whatif, "perf": cmd_perf, "sweep": cmd_sweep,
-            "run": lambda args: cmd_run(args, _run_scheduler(args)), **LIVE_COMMANDS}
+            "run": lambda args: cmd_run(args, _run_scheduler(args)),
+            "extender": lambda args: cmd_extender(args, _extender_scheduler(args)), **LIVE_COMMANDS}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -53,6 +53,8 @@ def add_parsers(sub, common) -> None:
     run.add_argument("--exit-when-idle", type=float, default=None, metavar="SECONDS",
                      help="stop once no pod was pending or binding for this long (default: run until SIGTERM)")
 
+    _add_extender_parser(sub, common)
+
     snap = sub.add_parser("snapshot", help="a live cluster's objects (every kind kschedcore reads, at one "
                                            "resourceVersion) as a dump the other commands read")
     _client_options(snap, qps=0.0)
@@ -64,6 +66,23 @@ def add_parsers(sub, common) -> None:
     rec.add_argument("-o", "--output", required=True, metavar="EVENTS.jsonl")
     rec.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                      help="stop after this long (default: until SIGINT or SIGTERM)")
+
+
+def _add_extender_parser(sub, common) -> None:
+    ext = sub.add_parser("extender", help="kschedcore's profiles as a scheduler extender of a real kube-scheduler")
+    verbs = ext.add_subparsers(dest="extender_command", required=True, metavar="COMMAND")
+    serve = verbs.add_parser("serve", help="answer kube-scheduler's extender calls (filter, prioritize; "
+                                           "nodeCacheCapable) from the configuration's profile")
+    _client_options(serve, qps=0.0)
+    serve.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration: its first profile answers")
+    serve.add_argument("--plugins", action="append", default=[], metavar="MODULE",
+                       help="a Python module whose PLUGINS lists custom plugins (kschedcore.custom), Numba ones "
+                            "included (repeatable)")
+    serve.add_argument("--address", default="127.0.0.1:8888", metavar="HOST:PORT",
+                       help="where to serve the verbs (default 127.0.0.1:8888): POST /filter, /prioritize")
+    serve.add_argument("--priorities", choices=("choice", "scaled"), default="choice",
+                       help="choice: 10 for the node the profile would choose, 0 for the others (default); "
+                            "scaled: each node's total score scaled to 0-10")
 
 
 def _connect(args):
@@ -158,6 +177,36 @@ def cmd_run(args, scheduler) -> int:
     sim = runner.live.sim
     print(f"kschedcore: stopped: {len(sim.bound)} pods bound, {runner.bind_errors} bindings rejected, "
           f"{runner.status.errors} status writes failed", file=sys.stderr)
+    return 0
+
+
+def custom_plugins(modules) -> list:
+    """The custom plugins the modules' PLUGINS list, in order."""
+    import importlib
+    out: list = []
+    for name in modules:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError as e:
+            raise ValidationError("--plugins", "", f"cannot import {name}: {e}") from None
+        plugins = getattr(mod, "PLUGINS", None)
+        if not isinstance(plugins, (list, tuple)):
+            raise ValidationError("--plugins", "", f"module {name} has no PLUGINS list")
+        out += plugins
+    return out
+
+
+def cmd_extender(args, scheduler) -> int:
+    """`extender serve`: until SIGTERM / SIGINT."""
+    from .extender_server import ExtenderServer
+    stop = _stop_event()
+    server = ExtenderServer(_connect(args), scheduler, priorities=args.priorities).start(args.address)
+    print(f"kschedcore: extender for {next(iter(scheduler.profiles))} on http://{server.address} "
+          f"({len(scheduler.cache.table.row_of)} nodes)", file=sys.stderr, flush=True)
+    stop.wait()
+    server.stop()
+    print(f"kschedcore: stopped: {server.calls['filter']} filter, {server.calls['prioritize']} prioritize calls",
+          file=sys.stderr)
     return 0
 
 
