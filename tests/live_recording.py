@@ -66,18 +66,19 @@ class RecordingProxy:
             def _forward(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
+                seq = proxy.next_seq()      # numbered as sent: a watch event it causes comes after it
                 conn = HTTPSConnection(host, port, context=ctx, timeout=700)
                 headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "accept")}
                 conn.request(self.command, self.path, body=body, headers=headers)
                 resp = conn.getresponse()
                 watch = "watch=1" in self.path or "watch=true" in self.path
                 if watch and resp.status == 200:
-                    self._stream(resp, body)
+                    self._stream(resp, seq)
                 else:
                     data = resp.read()
                     proxy.add({"kind": "request", "method": self.command, "path": self.path,
                                "body": json.loads(body) if body else None, "status": resp.status,
-                               "response": data.decode()})
+                               "response": data.decode()}, seq)
                     self.send_response(resp.status)
                     self.send_header("Content-Type", resp.getheader("Content-Type") or "application/json")
                     self.send_header("Content-Length", str(len(data)))
@@ -85,8 +86,8 @@ class RecordingProxy:
                     self.wfile.write(data)
                 conn.close()
 
-            def _stream(self, resp, body):
-                watch_id = proxy.add({"kind": "watch", "method": self.command, "path": self.path, "status": 200})
+            def _stream(self, resp, seq):
+                watch_id = proxy.add({"kind": "watch", "method": self.command, "path": self.path, "status": 200}, seq)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -113,18 +114,26 @@ class RecordingProxy:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def add(self, record: dict) -> int:
+    def next_seq(self) -> int:
         with self._lock:
             self._seq += 1
-            record["seq"] = self._seq
-            self.records.append(record)
             return self._seq
+
+    def add(self, record: dict, seq: int | None = None) -> int:
+        """Keeps a record under `seq` (taken when its request was sent), else the next number."""
+        with self._lock:
+            if seq is None:
+                self._seq += 1
+                seq = self._seq
+            record["seq"] = seq
+            self.records.append(record)
+            return seq
 
     def save(self, path) -> None:
         opener = gzip.open if str(path).endswith(".gz") else open
         with self._lock:
             with opener(path, "wt") as f:
-                for r in self.records:
+                for r in sorted(self.records, key=lambda r: r["seq"]):
                     f.write(json.dumps(r, separators=(",", ":")) + "\n")
 
     def close(self) -> None:

@@ -1,9 +1,10 @@
 """Records the sessions tests/test_live_recorded.py replays, from a real kube-apiserver
-(KSCHEDCORE_TEST_APISERVER): `python tests/record_live_sessions.py [tests/data/live]`.
+(KSCHEDCORE_TEST_APISERVER): `python tests/record_live_sessions.py [tests/data/live [SESSION...]]`.
 
 Each session is the live client's exchanges with the server (tests/live_recording.py) and what
 the client made of them live (`*.expected.json`), which the replayed client must make again.
-About three minutes: the watch session waits for the watch cache to let old events go (a 410
+`python tests/record_live_sessions.py tests/data/live run` records the run session alone. About
+three minutes in all: the watch session waits for the watch cache to let old events go (a 410
 Gone) and for a periodic bookmark."""
 from __future__ import annotations
 
@@ -129,8 +130,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     if apiserver.binaries() is None:
         sys.exit(apiserver.skip_reason())
+    only = set(sys.argv[2:])              # session names: only those
     for name, fn in (("snapshot", snapshot_session), ("run", run_session), ("leader", leader_session),
                      ("watch", watch_session)):
+        if only and name not in only:
+            continue
         t0 = time.perf_counter()
         _session(out, name, fn)
         print(f"{name}: {time.perf_counter() - t0:.1f} s", flush=True)

@@ -119,8 +119,11 @@ class Client:
     def get(self, path: str, query: dict | None = None) -> dict:
         return self.request("GET", path, query).json()
 
-    def stream(self, path: str, query: dict, timeout):
-        """A watch: the open response, its body read as it comes (`read_lines`)."""
+    def stream(self, path: str, query: dict, read_seconds: float):
+        """A watch: the open response, its body read as it comes (`read_lines`); a read that
+        waits longer than `read_seconds` fails."""
+        import urllib3          # the official client's; there whenever a Client was made
+        timeout = urllib3.Timeout(connect=10.0, read=read_seconds)
         self.limiter.take()
         headers = {"Accept": "application/json", **self._headers()}
         try:
@@ -136,9 +139,17 @@ class Client:
 
 
 def read_lines(response, chunk: int = 1 << 16):
-    """The lines of a streamed body (a watch's one JSON event per line), as bytes."""
+    """The lines of a streamed body (a watch's one JSON event per line), as bytes. A broken
+    connection or a read timeout is an ApiError with status 0."""
     rest = b""
-    for data in response.stream(chunk, decode_content=True):
+    chunks = response.stream(chunk, decode_content=True)
+    while True:
+        try:
+            data = next(chunks)
+        except StopIteration:
+            break
+        except Exception as e:          # urllib3's protocol and timeout errors
+            raise ApiError("WATCH", "", 0, "", f"{type(e).__name__}: {e}") from None
         rest += data
         if b"\n" not in data:
             continue

@@ -9,8 +9,6 @@ import logging
 import random
 import threading
 
-import urllib3
-
 from .client import ApiError, Client, read_lines
 from .lists import list_objects
 from .resources import Resource
@@ -83,7 +81,7 @@ class Reflector:
                 backoff = BACKOFF_START
             except Gone:
                 need_list = True
-            except (ApiError, urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            except (ApiError, OSError, ValueError) as e:
                 if self._stop.is_set():
                     return
                 if isinstance(e, ApiError) and e.status == 410:
@@ -113,8 +111,7 @@ class Reflector:
         seconds = self.min_watch_seconds + random.randrange(self.min_watch_seconds + 1)
         query = dict(self.query, watch="1", resourceVersion=self.resource_version,
                      allowWatchBookmarks="true", timeoutSeconds=seconds)
-        timeout = urllib3.Timeout(connect=10.0, read=seconds + 30.0)
-        response = self.client.stream(self.res.path(), query, timeout)
+        response = self.client.stream(self.res.path(), query, seconds + 30.0)
         self._response = response
         self.watches += 1
         try:
