@@ -6,7 +6,7 @@ from ..sources.files import Workload, workload_from_documents
 from .client import ApiError, Client
 from .resources import RESOURCES, Resource
 
-__all__ = ["list_objects", "snapshot", "snapshot_document"]
+__all__ = ["list_objects", "snapshot", "snapshot_document", "strip_managed_fields"]
 
 #: objects per page (kubectl's chunk size)
 PAGE = 500
@@ -15,7 +15,7 @@ PAGE = 500
 def list_objects(client: Client, res: Resource, *, resource_version: str = "", exact: bool = False,
                  query: dict | None = None) -> tuple[list, str]:
     """Every object of a kind, in pages, each with its kind and apiVersion set (a list's items
-    carry neither), and the list's resourceVersion. resource_version with exact: as of that
+    carry neither) and without managedFields, and the list's resourceVersion. resource_version with exact: as of that
     resourceVersion (resourceVersionMatch=Exact); none: the latest (a consistent read)."""
     items: list = []
     base = dict(query or {}, limit=PAGE)
@@ -27,6 +27,7 @@ def list_objects(client: Client, res: Resource, *, resource_version: str = "", e
     while True:
         doc = client.get(res.path(), page)
         for item in doc.get("items") or ():
+            strip_managed_fields(item)
             item.setdefault("kind", res.kind)
             item.setdefault("apiVersion", res.api_version)
             items.append(item)
@@ -36,6 +37,14 @@ def list_objects(client: Client, res: Resource, *, resource_version: str = "", e
             return items, str(meta.get("resourceVersion") or "")
         page = {k: v for k, v in base.items() if k not in ("resourceVersion", "resourceVersionMatch")}
         page["continue"] = token          # the token holds the first page's resourceVersion
+
+
+def strip_managed_fields(obj: dict) -> None:
+    """Drops metadata.managedFields, as kube-scheduler's informers do (TransformStripManagedFields)
+    and kubectl's output does: nothing reads them, and they are often half of an object."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
 
 
 def snapshot_document(client: Client, kinds=None) -> dict:

@@ -10,7 +10,7 @@ import random
 import threading
 
 from .client import ApiError, Client, read_lines
-from .lists import list_objects
+from .lists import list_objects, strip_managed_fields
 from .resources import Resource
 
 __all__ = ["Reflector", "Gone"]
@@ -136,6 +136,7 @@ class Reflector:
                            str(obj.get("message") or ""))
         obj.setdefault("kind", self.res.kind)
         obj.setdefault("apiVersion", self.res.api_version)
+        strip_managed_fields(obj)
         key = object_key(obj)
         self.resource_version = _rv(obj) or self.resource_version
         if typ == "DELETED":
