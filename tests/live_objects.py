@@ -39,10 +39,16 @@ def create_pods(client, pods) -> None:
 
 
 def pods_by_name(client, ns: str = "default") -> dict:
-    from kschedcore.live.lists import list_objects
-    from kschedcore.live.resources import resource
-    items, _ = list_objects(client, resource("Pod"), query={"fieldSelector": f"metadata.namespace={ns}"})
-    return {p["metadata"]["name"]: p for p in items}
+    """The namespace's pods by name (listed through the namespace's path: this API server's
+    second page of a cluster-wide list with a metadata.namespace field selector comes back empty)."""
+    out, query = {}, {"limit": 500}
+    while True:
+        doc = client.get(f"/api/v1/namespaces/{ns}/pods", query)
+        out.update((p["metadata"]["name"], p) for p in doc["items"])
+        token = doc["metadata"].get("continue")
+        if not token:
+            return out
+        query = {"limit": 500, "continue": token}
 
 
 def condition(obj: dict, kind: str = "PodScheduled") -> dict | None:

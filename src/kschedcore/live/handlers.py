@@ -42,6 +42,7 @@ class Handlers:
         self.on_pending = on_pending        # on_pending(key): a pending pod of these profiles arrived
         self.profiles = set(profiles)
         self.is_synced = False
+        self.relabelled: set = set()        # bound pods whose new labels were not applied (told once)
 
     def handler(self, kind: str):
         if kind == "Pod":
@@ -77,6 +78,10 @@ class Handlers:
             if node and key in sim.bound and node != sim.bound[key]:
                 sim.delete_pod(key)             # bound elsewhere than the cache holds: taken anew
                 sim.add_pod(obj)
+            elif (key in sim.bound and key not in self.relabelled
+                  and ((obj.get("metadata") or {}).get("labels") or {}) != sim.pods[key].labels):
+                self.relabelled.add(key)
+                log.warning("pod %s: relabelling a bound pod is not applied yet (its old labels still count)", key)
             # else: the watch confirming this scheduler's binding, or its own status write
             return
         known = key in sim.pods
