@@ -39,6 +39,19 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
 
+def _serve(handler):
+    """A threaded server of `handler` on a free loopback port: (server, its URL)."""
+    httpd = _Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def _chunk(wfile, data: bytes) -> None:
+    """One chunk of a chunked body, sent at once."""
+    wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+    wfile.flush()
+
+
 def kubeconfig(url: str, path) -> str:
     """A kubeconfig for a plain-HTTP loopback server."""
     with open(path, "w") as f:
@@ -98,8 +111,7 @@ class RecordingProxy:
                         if not line:
                             break
                         proxy.add({"kind": "line", "watch": watch_id, "data": line.decode().rstrip("\n")})
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-                        self.wfile.flush()
+                        _chunk(self.wfile, line)
                     proxy.add({"kind": "end", "watch": watch_id})
                     self.wfile.write(b"0\r\n\r\n")
                 except OSError:             # the client went away
@@ -110,9 +122,7 @@ class RecordingProxy:
             def log_message(self, *args):
                 pass
 
-        self.httpd = _Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd, self.url = _serve(Handler)
 
     def next_seq(self) -> int:
         with self._lock:
@@ -211,8 +221,7 @@ class ReplayServer:
                         if not replay.wait_before(seq):
                             return
                         line = data.encode() + b"\n"
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-                        self.wfile.flush()
+                        _chunk(self.wfile, line)
                     if watch_seq in replay.ended:
                         self.wfile.write(b"0\r\n\r\n")
                     else:
@@ -225,9 +234,7 @@ class ReplayServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = _Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd, self.url = _serve(Handler)
 
     def wait_before(self, seq: int, timeout: float = 30.0) -> bool:
         """Waits until the mutations recorded before `seq` were made again (False: closing)."""
