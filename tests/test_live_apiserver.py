@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -19,7 +20,8 @@ import apiserver  # noqa: E402
 from live_objects import condition, create_nodes, create_pods, node, pod, pods_by_name  # noqa: E402
 
 from kschedcore import Scheduler  # noqa: E402
-from kschedcore.live import Recorder, Runner, connect, snapshot  # noqa: E402
+from kschedcore.live import Recorder, Reflector, Runner, connect, snapshot  # noqa: E402
+from kschedcore.live.resources import resource  # noqa: E402
 from kschedcore.live.extender_server import ExtenderServer  # noqa: E402
 from kschedcore.replay import load_replay  # noqa: E402
 from kschedcore.scheduler.loop import Simulation  # noqa: E402
@@ -155,6 +157,45 @@ def test_run_decides_as_replay_of_the_recorded_stream(client, tmp_path):
     assert offline == live
 
 
+def test_preemption_evicts_the_victim_through_the_api(client):
+    for name, value in (("low", 10), ("high", 1000)):
+        client.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body={
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
+    create_nodes(client, [node("n0", cpu="2")])
+    low = pod("low", cpu="1500m")
+    low["spec"]["priorityClassName"] = "low"
+    create_pods(client, [low])
+    seen = []
+
+    def watch(typ, obj):
+        st = obj.get("status") or {}
+        seen.append((typ, obj["metadata"]["name"], st.get("nominatedNodeName"),
+                     {c["type"]: c.get("reason") for c in st.get("conditions") or ()}))
+        if typ == "MODIFIED" and obj["metadata"].get("deletionTimestamp"):    # the kubelet's part
+            threading.Thread(target=_finish_deleting, args=(client, obj)).start()
+    watcher = Reflector(client, resource("Pod"), watch).start()
+    runner = Runner(client, Scheduler(), kinds=("Pod", "Node", "PriorityClass", "PodDisruptionBudget")).start()
+    try:
+        assert runner.wait(lambda: "default/low" in runner.live.sim.bound, 20)
+        high = pod("high", cpu="1500m")
+        high["spec"]["priorityClassName"] = "high"
+        create_pods(client, [high])
+        assert runner.wait(lambda: runner.live.sim.bound.get("default/high") == "n0", 30)
+    finally:
+        runner.stop()
+        watcher.stop()
+    pods = pods_by_name(client)
+    assert "low" not in pods, pods
+    assert pods["high"]["spec"].get("nodeName") == "n0", pods["high"]
+    # the victim was marked, then deleted; the preemptor nominated with its Unschedulable condition
+    assert any(t == "MODIFIED" and n == "low" and c.get("DisruptionTarget") == "PreemptionByScheduler"
+               for t, n, _, c in seen)
+    assert ("DELETED", "low") in [(t, n) for t, n, _, _ in seen]
+    assert any(n == "high" and nnn == "n0" and c.get("PodScheduled") == "Unschedulable" for _, n, nnn, c in seen)
+    reasons = {e["reason"] for e in client.get("/apis/events.k8s.io/v1/namespaces/default/events")["items"]}
+    assert {"Preempted", "FailedScheduling", "Scheduled"} <= reasons
+
+
 def test_kill_and_restart_loses_no_pod(client, server):
     create_nodes(client, [node(f"n{i}", cpu="16") for i in range(10)])
     create_pods(client, [pod(f"p{i}", cpu="200m") for i in range(400)])
@@ -262,6 +303,17 @@ def _workload(nodes, pods):
 
 
 # ---- helpers ------------------------------------------------------------------------------------
+def _finish_deleting(client, obj):
+    """What the node's kubelet does for a pod being deleted, a moment later: the final delete."""
+    time.sleep(0.5)
+    meta = obj["metadata"]
+    try:
+        client.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                       body={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+    except Exception:       # deleted already
+        pass
+
+
 def _free_port():
     import socket
     with socket.socket() as s:

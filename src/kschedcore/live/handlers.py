@@ -70,10 +70,14 @@ class Handlers:
     def on_pod(self, typ: str, obj: dict) -> None:
         sim = self.sim
         key = _key(obj)
+        terminating = sim.sched.handle.terminating
         if typ == "DELETED":
+            terminating.discard(key)
             sim.delete_pod(key, missing_ok=True)
             return
         node = (obj.get("spec") or {}).get("nodeName")
+        if node and terminating_by_preemption(obj):
+            terminating.add(key)            # DefaultPreemption waits for it (PodEligibleToPreemptOthers)
         if key in sim.binding or key in sim.bound:
             if node and key in sim.bound and node != sim.bound[key]:
                 sim.delete_pod(key)             # bound elsewhere than the cache holds: taken anew
@@ -89,9 +93,11 @@ class Handlers:
             if known:
                 sim.delete_pod(key)             # leaves the queue
             sim.add_pod(obj)
-        elif not self.responsible(obj):
             return
-        elif known:
+        if not self.responsible(obj):
+            return
+        obj = _without_nomination(obj)
+        if known:
             sim.update_pod(obj)                 # a pending pod changed (gates, its status write)
         else:
             sim.add_pod(obj)
@@ -132,3 +138,23 @@ class Handlers:
         if typ != "DELETED":
             raise UnsupportedError(f"VolumeAttachment {_meta(obj).get('name')}", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
+
+
+def terminating_by_preemption(obj: dict) -> bool:
+    """Being deleted (metadata.deletionTimestamp) with the DisruptionTarget condition a
+    preemption writes (podTerminatingByPreemption)."""
+    if not (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return any(c.get("type") == "DisruptionTarget" and c.get("status") == "True"
+               and c.get("reason") == "PreemptionByScheduler"
+               for c in (obj.get("status") or {}).get("conditions") or () if isinstance(c, dict))
+
+
+def _without_nomination(obj: dict) -> dict:
+    """A pending pod without status.nominatedNodeName: this scheduler's own nominations live
+    in its nominator (the write comes back through the watch); one it did not make is not
+    taken over (a restarted scheduler nominates anew where preemption is still needed)."""
+    status = obj.get("status")
+    if not isinstance(status, dict) or "nominatedNodeName" not in status:
+        return obj
+    return {**obj, "status": {k: v for k, v in status.items() if k != "nominatedNodeName"}}

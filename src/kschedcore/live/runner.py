@@ -47,6 +47,9 @@ class Runner:
                                    events=events, event_client=event_client or client.with_own_limiter())
         listeners = Listeners(self.status)
         self.live = LiveScheduler(scheduler, binder=self.bind, binder_threads=binders, listener=listeners)
+        # the status writer deletes preemption's victims through the API server at once; the
+        # cache keeps each one, terminating, until its informer's delete
+        self.live.sim.victim_deleter = _deleted_by_the_api
         self.metrics = Metrics(self.live.sim, self._profile_of)
         listeners.all.append(self.metrics)
         self.live.on_cycle = self.metrics.cycle
@@ -170,3 +173,7 @@ class Listeners(SimulationListener):
     def skipped(self, key):
         for x in self.all:
             x.skipped(key)
+
+
+def _deleted_by_the_api(key: str) -> None:
+    """The loop's victim delete: made already by StatusWriter.preempted."""

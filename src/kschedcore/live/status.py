@@ -122,6 +122,10 @@ class StatusWriter(SimulationListener):
                 with self._lock:
                     self.errors += 1
                 log.warning("%s", e)
+        except Exception:           # a bug here must not vanish into the pool's future
+            with self._lock:
+                self.errors += 1
+            log.exception("writing %s", getattr(fn, "__name__", fn))
 
     def _patch_condition(self, obj, reason, message, status, nominated) -> None:
         meta = obj["metadata"]

@@ -13,6 +13,11 @@ class Handle:
         self.preemption_acts = False
         #: pods whose victims the loop is deleting (DefaultPreemption's PreEnqueue holds them)
         self.preempting = set()
+        #: placed pods being deleted by a preemption, as the API server shows them (a
+        #: deletionTimestamp and the DisruptionTarget condition): live mode fills it
+        self.terminating = set()
+        #: nominated_node(pod): the node a loop nominated the pod to, or None
+        self.nominated_node: Any = lambda pod: None
 
     def evaluate(self, pod, row: int, state=None):
         """The pod's Filter plugins on one node row, as the cache holds it now (a

@@ -32,7 +32,7 @@ from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
-from . import runs
+from . import evictions, runs
 from .binding import BindingCycle, BindingPlugins
 from .dra_events import claim_events
 from .result import DELETING_REASON
@@ -94,6 +94,7 @@ class Simulation:
         self.usage = NominatedUsage(scheduler.cache)
         #: status.nominatedNodeName of the pods preemption nominated (the one store)
         self.nominator = Nominator(listener=self.usage)
+        scheduler.handle.nominated_node = self.nominator.node_of
         self.queue = SchedulingQueue(self.clock, nominator=self.nominator, **self._queue_plugins(queue_options))
         self.binder = binder
         self.bind_latency = bind_latency
@@ -115,6 +116,9 @@ class Simulation:
         self._last_victims: list = []   # (cycle it was chosen in, victim key): deleted a cycle later
         self._late_bindings: list = []  # (key, QueuedPodInfo): a nominated pod's Bind, landing once the queue drains
         self._activations: list = []    # (cycle, key): preemptors to activate a cycle later
+        #: victim_deleter(key): a victim's delete made elsewhere (live mode: the API server, whose
+        #: watch then deletes it here); None: deleted here at once, as client-go's fake clientset
+        self.victim_deleter = None
         self._written_nnn: dict[str, str] = {}  # pod key -> status.nominatedNodeName as last written
         self.copies_at_once, self.last_template = 0, None     # runs of copies at most this long (runs.py)
         scheduler.run_by_loop()
@@ -272,7 +276,7 @@ class Simulation:
         it. False if nothing was waiting. The live loop calls it after each pop."""
         if not (self._last_victims or self._activations):
             return False
-        self._land_preemptions(self.cycles + 1 if idle else self.cycles)
+        evictions.land(self, self.cycles + 1 if idle else self.cycles)
         return True
 
     def process(self, pinfo) -> None:
@@ -336,7 +340,7 @@ class Simulation:
             # "Extender" pseudo-plugin's hint (every event) acts on a status-only change
             self.queue.update(pod, pod)
         if self._preempted:
-            self._evict()
+            evictions.evict(self)
 
     def late_binding(self, key, pinfo) -> None:
         self._late_bindings.append((key, pinfo))
@@ -345,39 +349,6 @@ class Simulation:
         """A nominated pod's Bind (no latency set) lands once the queue has drained: kube-scheduler
         binds asynchronously, and the pods popped meanwhile see it only after their cycle."""
         return key in self._written_nnn
-
-    def _evict(self) -> None:
-        """prepareCandidateAsync, once the preemptor is back in the queue: all victims but the
-        last are deleted "in parallel" while DefaultPreemption's PreEnqueue holds the preemptor
-        (the last of them lands as the hold is lifted); the last victim, after a further
-        status patch and delete, only once the loop has run a cycle (or had none to run) --
-        so a preemptor requeued by the earlier deletions may try again before it (a
-        two-victim preemption can cost one more failed attempt, as kube-scheduler's does)."""
-        jobs, self._preempted = self._preempted, []
-        for key, victims in jobs:
-            going = self.evicting
-            victims = [v for v in victims if v not in going]
-            if not victims:       # an earlier preemption is deleting them: found gone, the pod is
-                self._activations.append((self.cycles, key))      # activated (held until then)
-                continue
-            for v in victims[:-2]:
-                self.delete_pod(v, missing_ok=True)
-            self.sched.handle.preempting.discard(key)
-            if len(victims) >= 2:
-                self.delete_pod(victims[-2], missing_ok=True)
-            self._last_victims.append((self.cycles, victims[-1]))
-
-    def _land_preemptions(self, cycle) -> None:
-        """What the preemptions chosen before `cycle` still had to do: activate preemptors whose
-        victims were all gone already, delete the last victims."""
-        due, self._activations = _split_due(self._activations, cycle)
-        for key in due:
-            self.sched.handle.preempting.discard(key)
-            if key in self.pods:
-                self.queue.activate([self.pods[key]])
-        due, self._last_victims = _split_due(self._last_victims, cycle)
-        for key in due:
-            self.delete_pod(key, missing_ok=True)           # a key it no longer knows (deleted already) is a no-op
 
     # ---- where the binding cycle sends a pod ------------------------------------------------
     def bound_to(self, key, node, pinfo, in_api: bool = True) -> None:
@@ -544,11 +515,6 @@ class NominatedPod(_PodView):
 
     def __init__(self, pod, nominated_node_name):
         self.pod, self.nominated_node_name = pod, nominated_node_name
-
-
-def _split_due(items, cycle):
-    """(the keys of the (cycle, key) items chosen before `cycle`, the other items)."""
-    return [k for c, k in items if c < cycle], [(c, k) for c, k in items if c >= cycle]
 
 
 def _on_node(pod, node):

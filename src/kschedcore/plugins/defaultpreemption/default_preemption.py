@@ -22,6 +22,7 @@ from .evaluator import NO_VICTIMS, Evaluator
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
 WAITING = "waiting for the preemption for this pod to be finished"
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 
 class DefaultPreemption:
@@ -53,6 +54,8 @@ class DefaultPreemption:
         below = cycle.cache.any_below(pod.priority)
         if self.settles(pod, below):
             return self.settled(pod, below, cycle.count_status(Code.UNSCHEDULABLE), n_all)
+        if self.handle is not None and self.handle.terminating and self._terminating_on_nominated(pod, cycle):
+            return _TERMINATING
         args = self.args
         if cycle.cache.pdbs:     # upstream stops once a candidate breaks no budget: look at every node
             args = {**args, "minCandidateNodesPercentage": 100}
@@ -76,6 +79,19 @@ class DefaultPreemption:
         node, victims = best
         return PostFilterResult(node, tuple(v.key for v in victims), candidates=candidates.names)
 
+    def _terminating_on_nominated(self, pod, cycle) -> bool:
+        """PodEligibleToPreemptOthers' second half: a lower-priority pod on the pod's nominated
+        node is still being deleted by a preemption (unless Filter found that node
+        UnschedulableAndUnresolvable)."""
+        node = self.handle.nominated_node(pod)
+        if not node:
+            return False
+        status = cycle.diagnosis().node_statuses().get(node)       # (Code, plugin)
+        if status is not None and status[0] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return False
+        terminating = self.handle.terminating
+        return any(p.priority < pod.priority and p.key in terminating for p in cycle.cache.pods_on(node))
+
     def settles(self, pod, below: bool) -> bool:
         """post_filter answers without a dry run: preemptionPolicy Never, or no placed pod below
         the pod's priority (`below` False: no victim anywhere)."""
@@ -92,6 +108,7 @@ def _never(pod) -> bool:
 
 
 _NEVER = Unschedulable("preemption: " + NEVER)
+_TERMINATING = Unschedulable("preemption: " + TERMINATING)
 
 
 @lru_cache(maxsize=1024)
