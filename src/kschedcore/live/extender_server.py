@@ -121,23 +121,22 @@ class ExtenderServer:
             self.sched.remove_pod(key, missing_ok=True, deleted=False)
 
     # ---- the verbs ----------------------------------------------------------------------------------
-    def _decide(self, args: dict):
-        """(pod, names sent, explain record) for an ExtenderArgs body."""
-        raw = dict(args.get("Pod") or args.get("pod") or {})
-        spec = dict(raw.get("spec") or {})
+    def _pod(self, raw: dict):
+        """The pod of a call, pending, under this extender's profile when it names another."""
+        raw = dict(raw)
+        spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
         if spec.get("schedulerName") not in self.sched.profiles:
             spec["schedulerName"] = next(iter(self.sched.profiles))    # this extender's profile serves it
         raw["spec"] = spec
-        spec.pop("nodeName", None)
-        pod = self.sched.parse_pod(raw)
-        names = args.get("NodeNames") or args.get("nodenames")
-        if names is None:
-            nodes = (args.get("Nodes") or args.get("nodes") or {}).get("items") or []
-            names = [(n.get("metadata") or {}).get("name") for n in nodes]
+        return self.sched.parse_pod(raw)
+
+    def _decide(self, args: dict):
+        """(pod, names sent, explain record) for an ExtenderArgs body."""
+        pod = self._pod(args.get("Pod") or args.get("pod") or {})
         self._expire()
         if self.assumed.pop(pod.key, None) is not None:      # tried again: the earlier choice did not bind
             self.sched.remove_pod(pod.key, missing_ok=True, deleted=False)
-        return pod, list(names), self.sched.explain(pod)
+        return pod, _names(args), self.sched.explain(pod)
 
     def filter(self, args: dict) -> dict:
         with self.lock:
@@ -169,8 +168,7 @@ class ExtenderServer:
         return out
 
     def _remember(self, pod, totals: dict, node) -> None:
-        choice = node if node in totals else max(totals, key=lambda n: totals[n], default=None)
-        self.decisions[pod.uid or pod.key] = (totals, choice)
+        self.decisions[pod.uid or pod.key] = (totals, _choice(totals, node))
         while len(self.decisions) > DECISIONS:
             self.decisions.popitem(last=False)
 
@@ -180,14 +178,13 @@ class ExtenderServer:
             raw = args.get("Pod") or {}
             uid = (raw.get("metadata") or {}).get("uid")
             decided = self.decisions.pop(uid, None) if uid else None
-            pod, names, rec = self._decide(args) if decided is None else (self.sched.parse_pod(_pending(raw)), None, None)
-            if decided is None:
+            if decided is None:             # no filter call before (an extender without filterVerb)
+                pod, names, rec = self._decide(args)
                 totals = {n: rec["scores"][n]["total"] for n in names if n in rec["scores"]}
-                self._remember(pod, totals, rec["node"])
-                decided = self.decisions.pop(pod.uid or pod.key)
-            totals, choice = decided
-            sent = names if names is not None else _names(args)
-            out = [{"Host": n, "Score": self._score(n, totals, choice)} for n in sent]
+                choice = _choice(totals, rec["node"])
+            else:
+                pod, (totals, choice) = self._pod(raw), decided
+            out = [{"Host": n, "Score": self._score(n, totals, choice)} for n in _names(args)]
             if choice is not None:
                 self._assume(pod, choice)
         return out
@@ -205,15 +202,16 @@ class ExtenderServer:
         return MAX_EXTENDER_PRIORITY * totals.get(node, 0) // best if best > 0 else 0
 
 
-def _pending(raw: dict) -> dict:
-    raw = dict(raw)
-    raw["spec"] = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
-    return raw
+def _choice(totals: dict, node):
+    """The profile's choice among the nodes sent: its own, else the best of them (the first on ties)."""
+    return node if node in totals else max(totals, key=lambda n: totals[n], default=None)
 
 
 def _names(args: dict) -> list:
-    if args.get("NodeNames") is not None:
-        return list(args["NodeNames"])
+    """The node names a call was sent (NodeNames, or the NodeList's names)."""
+    names = args.get("NodeNames")
+    if names is not None:
+        return list(names)
     return [(n.get("metadata") or {}).get("name") for n in (args.get("Nodes") or {}).get("items") or ()]
 
 

@@ -49,7 +49,7 @@ class Runner:
         self.live = LiveScheduler(scheduler, binder=self.bind, binder_threads=binders, listener=listeners)
         # the status writer deletes preemption's victims through the API server at once; the
         # cache keeps each one, terminating, until its informer's delete
-        self.live.sim.victim_deleter = _deleted_by_the_api
+        self.live.sim.victim_deleter = _deleted_by_the_api      # type: ignore[assignment]
         self.metrics = Metrics(self.live.sim, self._profile_of)
         listeners.all.append(self.metrics)
         self.live.on_cycle = self.metrics.cycle
