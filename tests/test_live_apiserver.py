@@ -271,7 +271,8 @@ extenders:
 """
 
 
-@pytest.mark.skipif(not apiserver.has_kube_scheduler(), reason="needs kube-scheduler beside kube-apiserver in the folder KSCHEDCORE_TEST_APISERVER names (docs/live.md)")
+@pytest.mark.skipif(not apiserver.has_kube_scheduler(),
+                    reason="needs kube-scheduler beside kube-apiserver in the folder KSCHEDCORE_TEST_APISERVER names")
 def test_a_real_kube_scheduler_with_the_extender_places_as_kschedcore(client, server):
     nodes = [node(f"n{i}", cpu=str(2 + i % 4), memory=f"{3 + i % 5}Gi", labels={"zone": f"z{i % 3}"})
              for i in range(15)]

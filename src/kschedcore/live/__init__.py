@@ -9,5 +9,5 @@ from .reflector import Reflector
 from .resources import RESOURCES, Resource
 from .runner import Runner
 
-__all__ = ["ApiError", "Client", "connect", "ExtenderServer", "list_objects", "snapshot", "snapshot_document", "Recorder",
-           "Reflector", "RESOURCES", "Resource", "Runner"]
+__all__ = ["ApiError", "Client", "connect", "ExtenderServer", "list_objects", "snapshot", "snapshot_document",
+           "Recorder", "Reflector", "RESOURCES", "Resource", "Runner"]

@@ -145,7 +145,8 @@ def cmd_run(args, scheduler) -> int:
     if args.leader_elect:
         from .leader import LeaderElector
         identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-        leader = LeaderElector(client.with_own_limiter(), args.leader_elect_resource_namespace, args.leader_elect_resource_name, identity)
+        leader = LeaderElector(client.with_own_limiter(), args.leader_elect_resource_namespace,
+                               args.leader_elect_resource_name, identity)
     runner = Runner(client, scheduler, binders=args.binders, events=not args.no_events, leader=leader)
     if args.serve != "off":
         from .metrics import serve
