@@ -62,3 +62,31 @@ def test_without_terminating_victims_the_preemptor_preempts_again():
     sim.queue.activate([sim.pods["default/high"]])
     sim.run_until_idle(5)
     assert deleted.count("default/low") >= 2     # nothing says it is going: chosen again
+
+
+def test_replay_of_a_live_recording_keeps_its_victims_gone(tmp_path):
+    """A recorded stream holds the victim's DisruptionTarget condition and graceful deletion
+    after the preemption; the replay deleted the victim at once and does not bring it back."""
+    import json
+
+    from kschedcore.replay import load_replay
+    low = _pod("low", "1500m", 10, node="n0")
+    high = _pod("high", "1500m", 1000)
+    marked = json.loads(json.dumps(low))
+    marked["status"] = {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}
+    going = json.loads(json.dumps(marked))
+    going["metadata"]["deletionTimestamp"] = "2026-12-05T10:00:00Z"
+    lines = [{"type": "ADDED", "object": _node("n0")}, {"type": "ADDED", "object": low},
+             {"type": "ADDED", "object": high}, {"type": "MODIFIED", "object": marked},
+             {"type": "MODIFIED", "object": going}, {"type": "ADDED", "object": _pod("mid", "400m", 10)},
+             {"type": "DELETED", "object": going}]
+    stream = tmp_path / "events.jsonl"
+    stream.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    replay = load_replay([str(stream)], Scheduler(), arrival="settle")
+    replay.run()
+    recs = replay.recorder.records
+    assert recs["default/high"].node == "n0"
+    assert recs["default/low"].preempted_by == "default/high"
+    assert "default/low" not in replay.sim.pods
+    # bound as it arrived: the victim's later events did not count it on n0 again
+    assert (recs["default/mid"].node, recs["default/mid"].bound_event) == ("n0", 5)

@@ -306,7 +306,7 @@ class Replay:
         key = pod.key
         known = sim.pods.get(key)
         if known is None:
-            if pod.terminal:
+            if pod.terminal or self._evicted(key, ev.obj):
                 return
             if not pod.node_name:
                 self.recorder.arrived(key, i)
@@ -324,6 +324,17 @@ class Replay:
             if i in self.deletions:     # now being deleted: the loop passes it over when it pops it
                 pod = self.sched.parse_pod(ev.obj, ev.where)
             sim.update_pod(pod)
+
+    def _evicted(self, key, raw: dict) -> bool:
+        """A victim this replay's preemptions deleted at once: a recorded stream's later events of
+        it -- its DisruptionTarget condition, its graceful deletion -- do not bring it back (a pod
+        made again under its name has neither)."""
+        rec = self.recorder.records.get(key)
+        if rec is None or rec.preempted_by is None:
+            return False
+        conditions = (raw.get("status") or {}).get("conditions") or ()
+        return bool((raw.get("metadata") or {}).get("deletionTimestamp")) or any(
+            isinstance(c, dict) and c.get("type") == "DisruptionTarget" for c in conditions)
 
     def _apply_node(self, i, ev) -> None:
         sim = self.sim
