@@ -175,8 +175,7 @@ def cmd_run(args, scheduler) -> int:
         elif time.monotonic() - idle_since >= args.exit_when_idle:
             break
     runner.stop()
-    sim = runner.live.sim
-    print(f"kschedcore: stopped: {len(sim.bound)} pods bound, {runner.bind_errors} bindings rejected, "
+    print(f"kschedcore: stopped: {runner.bindings} pods bound, {runner.bind_errors} bindings rejected, "
           f"{runner.status.errors} status writes failed", file=sys.stderr)
     return 0
 

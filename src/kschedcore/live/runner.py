@@ -62,7 +62,7 @@ class Runner:
             if res.kind == "Pod":
                 r.store = pods_store
             self.reflectors[res.kind] = r
-        self.bind_errors = 0
+        self.bindings = self.bind_errors = 0       # bindings made, and refused, by this runner
         self.started_at: float | None = None
 
     # ---- running ----------------------------------------------------------------------------------
@@ -135,6 +135,8 @@ class Runner:
         path = f"/api/v1/namespaces/{path_of(pod.namespace)}/pods/{path_of(pod.name)}/binding"
         try:
             self.client.request("POST", path, body=body)
+            with self.live.lock:
+                self.bindings += 1
             return None
         except ApiError as e:
             with self.live.lock:
