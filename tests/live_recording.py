@@ -261,14 +261,11 @@ class HookedClient:
     def __init__(self, client) -> None:
         self.client, self.after_get = client, None
 
-    def get(self, *args, **kw):
-        out = self.client.get(*args, **kw)
-        if self.after_get is not None:
+    def request(self, method, *args, **kw):
+        out = self.client.request(method, *args, **kw)
+        if method == "GET" and self.after_get is not None:
             self.after_get()
         return out
-
-    def request(self, *args, **kw):
-        return self.client.request(*args, **kw)
 
 
 def candidate(client, identity):

@@ -46,14 +46,14 @@ class LeaderElector:
     def try_acquire_or_renew(self) -> bool:
         now = time.monotonic()
         try:
-            lease = self.client.get(f"{self.path}/{path_of(self.name)}")
+            lease = self._call("GET", f"{self.path}/{path_of(self.name)}").json()
         except ApiError as e:
             if e.status != 404:
                 raise
             spec0 = self._spec(0)
             body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                     "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec0}
-            self.client.request("POST", self.path, body=body)
+            self._call("POST", self.path, body)
             self._saw((self.identity, spec0["renewTime"], 0), now)
             return True
         spec = lease.get("spec") or {}
@@ -69,9 +69,14 @@ class LeaderElector:
         if holder == self.identity and spec.get("acquireTime"):
             new_spec["acquireTime"] = spec["acquireTime"]
         lease["spec"] = new_spec                # a PUT with the resourceVersion read: 409 if it moved
-        self.client.request("PUT", f"{self.path}/{path_of(self.name)}", body=lease)
+        self._call("PUT", f"{self.path}/{path_of(self.name)}", lease)
         self._saw((self.identity, new_spec["renewTime"], transitions), now)
         return True
+
+    def _call(self, method: str, path: str, body=None):
+        """A request that gives up after a retry period: a try must end well before the renew
+        deadline, whatever the API server does (client-go bounds it by the deadline)."""
+        return self.client.request(method, path, body=body, timeout=self.retry_period)
 
     def _spec(self, transitions: int) -> dict:
         t = _micro_time()
@@ -123,10 +128,10 @@ class LeaderElector:
             return
         self.leading.clear()
         try:
-            lease = self.client.get(f"{self.path}/{path_of(self.name)}")
+            lease = self._call("GET", f"{self.path}/{path_of(self.name)}").json()
             if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
                 t = _micro_time()
                 lease["spec"].update(holderIdentity="", leaseDurationSeconds=1, renewTime=t, acquireTime=t)
-                self.client.request("PUT", f"{self.path}/{path_of(self.name)}", body=lease)
+                self._call("PUT", f"{self.path}/{path_of(self.name)}", lease)
         except ApiError as e:
             log.warning("leader election: releasing: %s", e)
