@@ -105,3 +105,51 @@ def test_scaled_priorities_follow_the_total_scores():
         ext.stop()
     best = max(r["total"] for r in rec["scores"].values())
     assert scores == {n: 10 * rec["scores"][n]["total"] // best for n in names}
+
+
+ZONE_PLUGIN = '''
+from kschedcore.custom import NativeFilter
+
+
+def zone_allowed(row, node, pod, params):     # compiled with Numba
+    zone = node.labels[row, params[0]]
+    for i in range(1, params.shape[0]):
+        if zone == params[i]:
+            return 0
+    return 2
+
+
+PLUGINS = [NativeFilter("ZoneAllowed", zone_allowed, labels=["zone"], values=["z1"],
+                        reason="node(s) are in a zone not allowed")]
+'''
+
+
+def test_custom_plugins_from_a_module_answer_the_filter(tmp_path, monkeypatch):
+    pytest.importorskip("numba")
+    from kschedcore.live.commands import custom_plugins
+    (tmp_path / "zone_plugins.py").write_text(ZONE_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins = custom_plugins(["zone_plugins"])
+    cluster = Scheduler.from_workload(_workload([]), tie_break="first", percentage_of_nodes_to_score=100,
+                                      plugins=plugins)
+    ext = ExtenderServer(None, cluster, kinds=()).start("127.0.0.1:0")
+    try:
+        names = [n["metadata"]["name"] for n in NODES]
+        out = _post(ext.address, "filter", {"Pod": _pod(3), "NodeNames": names})
+    finally:
+        ext.stop()
+    zone1 = [n["metadata"]["name"] for n in NODES if n["metadata"]["labels"]["zone"] == "z1"]
+    assert out["NodeNames"] == zone1
+    assert out["FailedAndUnresolvableNodes"] == {n: "node(s) are in a zone not allowed"
+                                                 for n in names if n not in zone1}
+
+
+def test_a_plugins_module_without_plugins_is_refused(tmp_path, monkeypatch):
+    from kschedcore.errors import ValidationError
+    from kschedcore.live.commands import custom_plugins
+    (tmp_path / "empty_plugins.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValidationError, match="module empty_plugins has no PLUGINS list"):
+        custom_plugins(["empty_plugins"])
+    with pytest.raises(ValidationError, match="cannot import no_such_module_here"):
+        custom_plugins(["no_such_module_here"])
