@@ -247,6 +247,28 @@ def test_leader_election_lets_one_instance_schedule(client, server):
                 p.communicate(timeout=30)
 
 
+def test_the_configuration_s_client_connection_and_leader_election_are_read(client, server, tmp_path):
+    create_nodes(client, [node("n0")])
+    config = tmp_path / "config.yaml"
+    config.write_text(f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {{kubeconfig: "{server.kubeconfig}", qps: 200, burst: 50}}
+leaderElection: {{leaderElect: true, resourceName: from-config, resourceNamespace: default,
+                 leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s}}
+""")
+    proc = _kschedcore("run", "--config", str(config), "--serve", "off")
+    try:
+        assert _wait(lambda: _lease_holder(client, "default", "from-config"), 30)
+        lease = client.get("/apis/coordination.k8s.io/v1/namespaces/default/leases/from-config")
+        assert lease["spec"]["leaseDurationSeconds"] == 6
+        create_pods(client, [pod("a")])
+        assert _wait(lambda: pods_by_name(client)["a"]["spec"].get("nodeName") == "n0", 20)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+
+
 def test_sigterm_stops_cleanly_and_releases_the_lease(client, server):
     create_nodes(client, [node("n0")])
     proc = _kschedcore("run", "--kubeconfig", server.kubeconfig, "--leader-elect", "--serve", "off")
@@ -344,10 +366,10 @@ def _metric(port, name):
                line.startswith(name + " "))
 
 
-def _lease_holder(client):
+def _lease_holder(client, namespace="kube-system", name="kschedcore"):
     from kschedcore.live import ApiError
     try:
-        lease = client.get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kschedcore")
+        lease = client.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
     except ApiError:
         return None
     return (lease.get("spec") or {}).get("holderIdentity", "")

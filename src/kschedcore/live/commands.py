@@ -24,30 +24,35 @@ def add_input_options(sp) -> None:
     sp.add_argument("--context", metavar="NAME", help="with --kubeconfig: this context instead of the current one")
 
 
-def _client_options(sp, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST) -> None:
+def _client_options(sp, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST, config: bool = False) -> None:
+    def default(field: str, value) -> str:
+        return f"default: the configuration's clientConnection.{field}, else {value}" if config else f"default {value}"
     sp.add_argument("--kubeconfig", metavar="FILE", default=None,
-                    help="the cluster's kubeconfig (default: in-cluster, else ~/.kube/config); needs kschedcore[live]")
+                    help=f"the cluster's kubeconfig ({default('kubeconfig', 'in-cluster, else ~/.kube/config')}); "
+                         "needs kschedcore[live]")
     sp.add_argument("--context", metavar="NAME", help="this context instead of the current one")
-    sp.add_argument("--kube-api-qps", type=float, default=qps, metavar="QPS",
-                    help=f"requests per second to the API server (default {qps:g}"
+    sp.add_argument("--kube-api-qps", type=float, default=None, metavar="QPS",
+                    help=f"requests per second to the API server ({default('qps', format(qps, 'g'))}"
                          f"{', kube-scheduler' + chr(39) + 's' if qps == DEFAULT_QPS else ''}; 0: no limit)")
-    sp.add_argument("--kube-api-burst", type=int, default=burst, metavar="N",
-                    help=f"requests allowed in a burst (default {burst})")
+    sp.add_argument("--kube-api-burst", type=int, default=None, metavar="N",
+                    help=f"requests allowed in a burst ({default('burst', burst)})")
+    sp.set_defaults(default_qps=qps, default_burst=burst)
 
 
 def add_parsers(sub, common) -> None:
     run = sub.add_parser("run", help="schedule a live cluster's pending pods of the configuration's profiles, "
                                      "as kube-scheduler does (informers, binding, status, events)")
-    _client_options(run)
+    _client_options(run, config=True)
     common(run)
     run.add_argument("--binders", type=int, default=16, metavar="N", help="binding threads (default 16)")
     run.add_argument("--no-events", action="store_true", help="write no events (events.k8s.io/v1)")
     run.add_argument("--leader-elect", action="store_true",
-                     help="schedule only while holding the leader lease (coordination.k8s.io/v1), as kube-scheduler")
-    run.add_argument("--leader-elect-resource-name", default="kschedcore", metavar="NAME",
-                     help="the Lease's name (default kschedcore)")
-    run.add_argument("--leader-elect-resource-namespace", default="kube-system", metavar="NS",
-                     help="the Lease's namespace (default kube-system)")
+                     help="schedule only while holding the leader lease (coordination.k8s.io/v1), as kube-scheduler "
+                          "(also where the configuration's leaderElection.leaderElect is true)")
+    run.add_argument("--leader-elect-resource-name", default=None, metavar="NAME",
+                     help="the Lease's name (default: the configuration's, else kschedcore)")
+    run.add_argument("--leader-elect-resource-namespace", default=None, metavar="NS",
+                     help="the Lease's namespace (default: the configuration's, else kube-system)")
     run.add_argument("--serve", default="127.0.0.1:10251", metavar="HOST:PORT",
                      help="serve /healthz, /readyz and /metrics here (default 127.0.0.1:10251; off: not at all)")
     run.add_argument("--exit-when-idle", type=float, default=None, metavar="SECONDS",
@@ -85,9 +90,52 @@ def _add_extender_parser(sub, common) -> None:
                             "scaled: each node's total score scaled to 0-10")
 
 
-def _connect(args):
-    return connect(args.kubeconfig, args.context, qps=getattr(args, "kube_api_qps", 0.0),
-                   burst=getattr(args, "kube_api_burst", DEFAULT_BURST))
+def _connect(args, connection: dict | None = None):
+    """The client of the flags, else of the configuration's clientConnection, else the defaults."""
+    connection = connection or {}
+    qps = _first(args.kube_api_qps, connection.get("qps"), args.default_qps)
+    burst = _first(args.kube_api_burst, connection.get("burst"), args.default_burst)
+    return connect(_first(args.kubeconfig, connection.get("kubeconfig") or None), args.context, qps=float(qps),
+                   burst=int(burst))
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def _config_sections(path) -> tuple[dict, dict]:
+    """The configuration file's clientConnection and leaderElection (kube-scheduler reads them;
+    the profiles are read apart)."""
+    if not path:
+        return {}, {}
+    import yaml
+    with open(path, encoding="utf-8") as f:
+        doc = yaml.safe_load(f) or {}
+    return dict(doc.get("clientConnection") or {}), dict(doc.get("leaderElection") or {})
+
+
+def _leader(args, client, election: dict):
+    """The LeaderElector `--leader-elect` or leaderElection.leaderElect asks for, with the
+    configuration's lease name, namespace and times (kube-scheduler's defaults otherwise)."""
+    if not (args.leader_elect or election.get("leaderElect") is True):
+        return None
+    from ..util.gomath import parse_go_duration
+    from .leader import LeaderElector
+    times = {}
+    for key, name in (("leaseDuration", "lease_duration"), ("renewDeadline", "renew_deadline"),
+                      ("retryPeriod", "retry_period")):
+        if key in election:
+            seconds = parse_go_duration(str(election[key]))
+            if seconds is None or seconds <= 0:
+                raise ValidationError(args.config, f"leaderElection.{key}", f'invalid duration "{election[key]}"')
+            times[name] = seconds
+    try:
+        return LeaderElector(client.with_own_limiter(),
+                             _first(args.leader_elect_resource_namespace, election.get("resourceNamespace"), "kube-system"),
+                             _first(args.leader_elect_resource_name, election.get("resourceName"), "kschedcore"),
+                             f"{socket.gethostname()}_{uuid.uuid4()}", **times)
+    except ValueError as e:
+        raise ValidationError(args.config or "--leader-elect", "leaderElection", str(e)) from None
 
 
 def inputs(args, files) -> list:
@@ -140,13 +188,9 @@ def cmd_run(args, scheduler) -> int:
     if args.binders < 1:
         raise ValidationError("--binders", "", f"must be at least 1, got {args.binders}")
     stop = _stop_event()
-    client = _connect(args)
-    leader = None
-    if args.leader_elect:
-        from .leader import LeaderElector
-        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-        leader = LeaderElector(client.with_own_limiter(), args.leader_elect_resource_namespace,
-                               args.leader_elect_resource_name, identity)
+    connection, election = _config_sections(args.config)
+    client = _connect(args, connection)
+    leader = _leader(args, client, election)
     runner = Runner(client, scheduler, binders=args.binders, events=not args.no_events, leader=leader)
     if args.serve != "off":
         from .metrics import serve
