@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ..extender.wire import encode_value
 from ..scheduler.loop import Simulation
 from .client import Client
-from .handlers import POD_FIELD_SELECTOR, Handlers
+from .handlers import POD_FIELD_SELECTOR, Handlers, pod_key
 from .reflector import Reflector
 from .resources import RESOURCES
 
@@ -96,8 +96,7 @@ class ExtenderServer:
 
     # ---- the pods' informer: assigned pods only (kube-scheduler schedules the pending ones) ----
     def _on_pod(self, typ: str, obj: dict) -> None:
-        meta = obj.get("metadata") or {}
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        key = pod_key(obj)
         node = (obj.get("spec") or {}).get("nodeName")
         with self.lock:
             if typ == "DELETED":

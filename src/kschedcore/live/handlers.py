@@ -14,7 +14,7 @@ from ..errors import UnsupportedError
 from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.dra_events import resource_object
 
-__all__ = ["Handlers", "POD_FIELD_SELECTOR"]
+__all__ = ["Handlers", "POD_FIELD_SELECTOR", "pod_key"]
 
 log = logging.getLogger("kschedcore.live")
 
@@ -28,7 +28,8 @@ def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}
 
 
-def _key(obj: dict) -> str:
+def pod_key(obj: dict) -> str:
+    """A namespaced object's "namespace/name" as the scheduler keys pods (no namespace: default)."""
     meta = _meta(obj)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
@@ -41,7 +42,6 @@ class Handlers:
         self.live, self.sim = live, live.sim
         self.on_pending = on_pending        # on_pending(key): a pending pod of these profiles arrived
         self.profiles = set(profiles)
-        self.is_synced = False
         self.relabelled: set = set()        # bound pods whose new labels were not applied (told once)
 
     def handler(self, kind: str):
@@ -60,16 +60,13 @@ class Handlers:
                 fn(typ, obj)
         return locked
 
-    def synced(self) -> None:
-        self.is_synced = True
-
     # ---- pods --------------------------------------------------------------------------------------
     def responsible(self, obj: dict) -> bool:
         return ((obj.get("spec") or {}).get("schedulerName") or "default-scheduler") in self.profiles
 
     def on_pod(self, typ: str, obj: dict) -> None:
         sim = self.sim
-        key = _key(obj)
+        key = pod_key(obj)
         terminating = sim.sched.handle.terminating
         if typ == "DELETED":
             terminating.discard(key)
@@ -119,20 +116,20 @@ class Handlers:
     def on_object(self, kind: str, typ: str, obj: dict) -> None:
         sched = self.sim.sched
         if kind in RESOURCE_KINDS:
-            resource_object(self.sim, typ, kind, obj, f"{kind} {_key(obj)}")
+            resource_object(self.sim, typ, kind, obj, f"{kind} {pod_key(obj)}")
         elif kind == "Namespace":
             if typ != "DELETED":
                 sched.add_namespace(obj)
         elif typ == "DELETED":
             meta = _meta(obj)
             if kind == "PodDisruptionBudget":
-                sched.cache.pdbs.pop(_key(obj), None)
+                sched.cache.pdbs.pop(pod_key(obj), None)
             elif kind not in REMOVABLE:
-                raise UnsupportedError(f"{kind} {_key(obj)}", "", f"deleting a {kind} is not applied yet")
+                raise UnsupportedError(f"{kind} {pod_key(obj)}", "", f"deleting a {kind} is not applied yet")
             else:
                 sched.remove_object(kind, meta.get("namespace") or "", meta.get("name") or "")
         else:
-            sched.add_object(obj, f"{kind} {_key(obj)}")
+            sched.add_object(obj, f"{kind} {pod_key(obj)}")
 
     def on_volume_attachment(self, typ: str, obj: dict) -> None:
         if typ != "DELETED":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 __all__ = ["Resource", "RESOURCES", "resource"]
 
@@ -18,11 +19,13 @@ class Resource:
     def api_version(self) -> str:
         return self.group_version
 
-    def path(self, namespace: str = "", name: str = "") -> str:
-        """The collection's path (every namespace's when namespace is empty), or one object's."""
+    def path(self, namespace: str = "", name: str = "", subresource: str = "") -> str:
+        """The collection's path (every namespace's when namespace is empty), or one object's
+        (and its subresource's), the names quoted."""
         root = "/api/v1" if self.group_version == "v1" else f"/apis/{self.group_version}"
-        ns = f"/namespaces/{namespace}" if namespace and self.namespaced else ""
-        return f"{root}{ns}/{self.plural}" + (f"/{name}" if name else "")
+        ns = f"/namespaces/{quote(namespace, safe='')}" if namespace and self.namespaced else ""
+        one = f"/{quote(name, safe='')}" if name else ""
+        return f"{root}{ns}/{self.plural}{one}" + (f"/{subresource}" if subresource else "")
 
 
 #: what kube-scheduler's informers watch, and the controllers' objects DefaultPodTopologySpread

@@ -16,12 +16,12 @@ import time
 from ..errors import KSchedCoreError, UnsupportedError
 from ..scheduler.live import LiveScheduler
 from ..scheduler.loop import SimulationListener
-from .client import ApiError, Client, path_of
+from .client import ApiError, Client
 from .handlers import POD_FIELD_SELECTOR, Handlers
 from .leader import LeaderElector
 from .metrics import Metrics
 from .reflector import Reflector
-from .resources import RESOURCES
+from .resources import RESOURCES, resource
 from .status import StatusWriter
 
 __all__ = ["Runner"]
@@ -49,7 +49,7 @@ class Runner:
         self.live = LiveScheduler(scheduler, binder=self.bind, binder_threads=binders, listener=listeners)
         # the status writer deletes preemption's victims through the API server at once; the
         # cache keeps each one, terminating, until its informer's delete
-        self.live.sim.victim_deleter = _deleted_by_the_api      # type: ignore[assignment]
+        self.live.sim.victim_deleter = _deleted_by_the_api
         self.metrics = Metrics(self.live.sim, self._profile_of)
         listeners.all.append(self.metrics)
         self.live.on_cycle = self.metrics.cycle
@@ -63,13 +63,11 @@ class Runner:
                 r.store = pods_store
             self.reflectors[res.kind] = r
         self.bindings = self.bind_errors = 0       # bindings made, and refused, by this runner
-        self.started_at: float | None = None
 
     # ---- running ----------------------------------------------------------------------------------
     def start(self, sync_timeout: float = 120.0, stop: threading.Event | None = None) -> "Runner":
         """Starts the informers, waits until each has listed (WaitForCacheSync), with a leader
         elector waits to lead (or for `stop`), then schedules."""
-        self.started_at = time.monotonic()
         for r in self.reflectors.values():
             r.start()
         self.wait_synced(sync_timeout)
@@ -78,7 +76,6 @@ class Runner:
             self.stop()
             raise UnsupportedError(f"VolumeAttachment {next(iter(attachments.store))}", "",
                                    "VolumeAttachments (NodeVolumeLimits) are not implemented yet")
-        self.handlers.synced()
         if self.leader is not None:
             if not self.leader.acquire(stop or threading.Event()):
                 return self                 # stopped while waiting to lead
@@ -132,7 +129,7 @@ class Runner:
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-        path = f"/api/v1/namespaces/{path_of(pod.namespace)}/pods/{path_of(pod.name)}/binding"
+        path = resource("Pod").path(pod.namespace, pod.name, "binding")
         try:
             self.client.request("POST", path, body=body)
             with self.live.lock:

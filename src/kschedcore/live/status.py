@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from ..scheduler.loop import SimulationListener
 from .client import ApiError, Client, path_of
+from .resources import resource
 
 __all__ = ["StatusWriter", "pod_scheduled_message"]
 
@@ -136,18 +137,18 @@ class StatusWriter(SimulationListener):
         patch: dict = {"status": {"conditions": [cond]}}
         if nominated:
             patch["status"]["nominatedNodeName"] = nominated
-        res = f"/api/v1/namespaces/{path_of(meta['namespace'])}/pods/{path_of(meta['name'])}/status"
-        self.client.request("PATCH", res, body=patch, content_type=STRATEGIC)
+        path = resource("Pod").path(meta["namespace"], meta["name"], "status")
+        self.client.request("PATCH", path, body=patch, content_type=STRATEGIC)
 
     def _evict(self, obj, preemptor_uid, node) -> None:
         meta = obj["metadata"]
-        base = f"/api/v1/namespaces/{path_of(meta['namespace'])}/pods/{path_of(meta['name'])}"
+        pods = resource("Pod")
         cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
                 "message": f"{self.scheduler_name}: preempting to accommodate a higher priority pod",
                 "lastTransitionTime": now_rfc3339()}
-        self.client.request("PATCH", base + "/status", body={"status": {"conditions": [cond]}},
-                            content_type=STRATEGIC)
-        self.client.request("DELETE", base, body={"kind": "DeleteOptions", "apiVersion": "v1",
+        self.client.request("PATCH", pods.path(meta["namespace"], meta["name"], "status"),
+                            body={"status": {"conditions": [cond]}}, content_type=STRATEGIC)
+        self.client.request("DELETE", pods.path(meta["namespace"], meta["name"]), body={"kind": "DeleteOptions", "apiVersion": "v1",
                                                   "preconditions": {"uid": meta.get("uid")}})
         self._submit_event(obj, "Normal", "Preempted", "Preempting", f"Preempted by pod {preemptor_uid} on node {node}")
 

@@ -19,6 +19,7 @@ Live mode on real threads is live.py, on this same state machine.
 """
 import gc
 import itertools
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -118,7 +119,7 @@ class Simulation:
         self._activations: list = []    # (cycle, key): preemptors to activate a cycle later
         #: victim_deleter(key): a victim's delete made elsewhere (live mode: the API server, whose
         #: watch then deletes it here); None: deleted here at once, as client-go's fake clientset
-        self.victim_deleter = None
+        self.victim_deleter: Callable[[str], None] | None = None
         self._written_nnn: dict[str, str] = {}  # pod key -> status.nominatedNodeName as last written
         self.copies_at_once, self.last_template = 0, None     # runs of copies at most this long (runs.py)
         scheduler.run_by_loop()
