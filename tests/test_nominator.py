@@ -2,6 +2,7 @@
 decisions of placing each counted pod around every cycle, and leave the cache as it was; the
 queue's Nominator is the one store of nominations, the sums follow it."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +13,11 @@ from kschedcore.backend.queue import Nominator
 from test_preemption_fast import PRIORITIES, _cluster, _outcomes, _pod, _then_nodes_change
 
 
-def _run(seed, sums, tie_break):
-    NominatedUsage.sums = sums
+def _run(seed, mode, tie_break):
+    """mode: "sums" (whole-table sums), "rows" (each nominated node's row), "each" (every
+    counted pod placed in the cache)."""
+    NominatedUsage.sums = mode != "each"
+    NominatedUsage.row_by_row = 0 if mode == "sums" else 32
     try:
         sched, rng = _cluster(seed, tie_break)
         before = sched.table.requested.copy()
@@ -38,22 +42,25 @@ def _run(seed, sums, tie_break):
         assert before.shape[1] <= want.shape[1]
         return (sim.preemptions, first, then, dict(sim.nominated)), counted
     finally:
-        NominatedUsage.sums = True
+        NominatedUsage.sums, NominatedUsage.row_by_row = True, 32
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["first", "random"]))
-def test_sums_decide_as_placing_each_pod(seed, tie_break):
-    assert _run(seed, True, tie_break)[0] == _run(seed, False, tie_break)[0]
+def test_sums_and_rows_decide_as_placing_each_pod(seed, tie_break):
+    each = _run(seed, "each", tie_break)[0]
+    assert _run(seed, "sums", tie_break)[0] == each
+    assert _run(seed, "rows", tie_break)[0] == each
 
 
 def test_examples_count_several_nominated_pods_at_once():
     """Not vacuous: cycles ran with two or more pods nominated."""
-    most = max(max(_run(seed, True, "first")[1], default=0) for seed in range(8))
+    most = max(max(_run(seed, "rows", "first")[1], default=0) for seed in range(8))
     assert most >= 2
 
 
-def test_counted_requests_follow_the_pod():
+@pytest.mark.parametrize("row_by_row", [0, 32])
+def test_counted_requests_follow_the_pod(row_by_row):
     """A nominated pod counts with its requests of the moment (re-nominating it after an
     update counts the new ones), for pods of lower or equal priority, never for itself."""
     node = {"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "4", "pods": "10"}}}
@@ -64,15 +71,16 @@ def test_counted_requests_follow_the_pod():
             {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}})
 
     usage = NominatedUsage(sched.cache)
+    usage.row_by_row = row_by_row            # 0: through the sums
     nominator = Nominator(listener=usage)
     n = pod("n", "1", 5)
     nominator.add(n, "a")
     t, cpu = sched.table, sched.table.resource_col("cpu")
     seen = []
     for incoming in (pod("low", "1", 1), pod("high", "1", 9), n):
-        with usage.counted(incoming) as any_counted:
-            seen.append((any_counted, int(t.requested[t.row_of["a"], cpu])))
-    assert seen == [(True, 1000), (False, 0), (False, 0)]
+        with usage.counted(incoming) as rows:
+            seen.append((list(rows), int(t.requested[t.row_of["a"], cpu])))
+    assert seen == [([t.row_of["a"]], 1000), ([], 0), ([], 0)]
     bigger = pod("n", "3", 5)
     nominator.update(n, bigger)            # an update keeps the nomination, counted anew
     assert nominator.node_of(bigger) == "a"
@@ -80,5 +88,5 @@ def test_counted_requests_follow_the_pod():
         assert t.requested[t.row_of["a"], cpu] == 3000
     assert t.requested[t.row_of["a"], cpu] == 0
     nominator.delete(bigger)               # the sums follow the Nominator, nothing else
-    with usage.counted(pod("low", "1", 1)) as any_counted:
-        assert not any_counted and t.requested[t.row_of["a"], cpu] == 0
+    with usage.counted(pod("low", "1", 1)) as rows:
+        assert not len(rows) and t.requested[t.row_of["a"], cpu] == 0

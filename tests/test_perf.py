@@ -315,3 +315,24 @@ def test_more_resource_names_than_the_table_holds_are_refused_naming_the_node(tm
     # cpu, memory, ephemeral-storage have the first columns: foo.com/bar-60 is the 64th name
     assert "skipped workload ExtendedResource/wide: node ext-00060: status.allocatable[foo.com/bar-60]: " \
            "a resource name beyond the first 63" in err, err
+
+
+def test_preemptors_bound_late_are_sampled_as_their_bindings_land(tmp_path):
+    """Preemptors nominated and bound once the queue drains: on the wall clock their bindings
+    land by each tick (kube-scheduler's binding goroutines would be done by then), so the
+    collector samples them instead of seeing them all in one last tick."""
+    case = {"name": "Preemption", "workloadTemplate": [
+        {"opcode": "createNodes", "countParam": "$nodes", "nodeTemplatePath": "templates/node.yaml"},
+        {"opcode": "createPods", "countParam": "$init", "podTemplatePath": "templates/gang.yaml", "namespace": "low",
+         "templateParams": {"perGroup": 1, "priority": 1, "cpu": "1"}},
+        {"opcode": "createPods", "countParam": "$measure", "podTemplatePath": "templates/gang.yaml",
+         "namespace": "high", "templateParams": {"perGroup": 1, "priority": 100, "cpu": "1"},
+         "collectMetrics": True}],
+        "workloads": [{"name": "w", "params": {"nodes": 30, "init": 120, "measure": 30}}]}
+    [case] = load_perf_config(config(tmp_path, [case]))
+    runner = Runner(case, case.workloads[0], sample_interval=1e-9)
+    [m] = runner.run().measurements
+    sim = runner.sim
+    assert len(sim.preemptions) == 30 and m.pods == 30
+    assert all(k in sim.bound for k in runner.created["high"]) and len(runner.created["high"]) == 30
+    assert m.data["Average"] > 0 and len(runner.collectors) == 0

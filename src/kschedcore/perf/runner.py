@@ -148,6 +148,8 @@ class Runner(DRAOps):
             while not done():
                 progressed = sim.schedule_one()
                 now = time.perf_counter()
+                if sim._late_bindings and any(c.due(now) for c in self.collectors):
+                    sim.land_late_bindings()    # kube-scheduler's binding goroutines are done by now
                 for c in self.collectors:
                     c.tick(now)
                 for churn in self.churns:

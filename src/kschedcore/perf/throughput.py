@@ -30,6 +30,9 @@ class ThroughputCollector:
             return sum(self.counts.values())
         return sum(self.counts.get(ns, 0) for ns in self.namespaces)
 
+    def due(self, now: float) -> bool:
+        return now >= self.next_tick
+
     def tick(self, now: float) -> None:
         """Called between cycles: takes every tick that is due."""
         if now < self.next_tick:

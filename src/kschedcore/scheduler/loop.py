@@ -261,12 +261,7 @@ class Simulation:
         if pinfo is None:
             if self.land_preemptions(idle=True):    # nothing else to do before they land
                 return True
-            if self._late_bindings:         # then a nominated pod's binding lands
-                late, self._late_bindings = self._late_bindings, []
-                for key, p in late:
-                    self.bindings.finish(key, p)
-                return True
-            return False
+            return self.land_late_bindings()     # then a nominated pod's binding lands
         self.process(pinfo)
         self.land_preemptions()
         return True
@@ -345,6 +340,16 @@ class Simulation:
 
     def late_binding(self, key, pinfo) -> None:
         self._late_bindings.append((key, pinfo))
+
+    def land_late_bindings(self) -> bool:
+        """The nominated pods' Binds waiting for the queue to drain land now (a wall clock's
+        caller: their goroutines would have finished meanwhile). False if none waited."""
+        if not self._late_bindings:
+            return False
+        late, self._late_bindings = self._late_bindings, []
+        for key, p in late:
+            self.bindings.finish(key, p)
+        return True
 
     def binds_late(self, key) -> bool:
         """A nominated pod's Bind (no latency set) lands once the queue has drained: kube-scheduler

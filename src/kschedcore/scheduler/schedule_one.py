@@ -345,21 +345,39 @@ class ScheduleOne:
         a nominated pod tries its node first; the pods nominated to a node with at least the
         pod's priority count there in Filter (PostFilter's dry runs included), and the nodes
         that pass with them are filtered again, and scored, without them. counted(pod): a
-        context manager placing them for the block (yields whether there were any)."""
-        if not nominator:
+        context manager placing them for the block (yields the rows they changed, or None where
+        they may reach beyond their rows)."""
+        fw = self.frameworks.get(pod.scheduler_name)
+        if not nominator or fw is None:
             result = self.schedule_pod(pod)
             if result.node is None:
                 self.post_filter(pod, result)
             return result
-        with counted(pod) as added:
+        with counted(pod) as rows:
+            added = rows is None or len(rows) > 0
+            rng = fw.kernel.rng_state
             # the extenders see the nodes that pass with and without the nominated pods
             result = self._nominated_first(pod, nominator, extend=not added)
             if result.node is None:
                 return self._with_post_filter(pod, result)
-            feasible = result.cycle.feasible_rows() if added else None  # type: ignore[union-attr]  # a cycle's own result
+            feasible = None
+            if added and not self._untouched(pod, rows, result.cycle):
+                feasible = result.cycle.feasible_rows()  # type: ignore[union-attr]  # a cycle's own result
         if feasible is None:
             return result
+        fw.kernel.rng_state = rng   # selectHost draws once a cycle: in the pass without them
         return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))
+
+    def _untouched(self, pod, rows, cycle) -> bool:
+        """Whether the nominated pods changed nothing the cycle's feasible nodes read: only
+        `rows` changed, none of them is feasible, and no extender or custom plugin (which may
+        read any row) takes part -- the pass without them would filter and score those nodes
+        alike."""
+        if rows is None or self.extenders or cycle.framework.custom.any:
+            return False
+        feasible = np.zeros(self.cache.table.alloc.shape[0], np.int8)
+        cycle.feasible_into(feasible)
+        return not feasible[rows].any()
 
     def _with_post_filter(self, pod, result):
         if result.node is None:

@@ -367,10 +367,11 @@ class Cache:
         st = self._by_priority
         if st is None or st.shape != t.alloc.shape:
             st = self._by_priority = PodsByPriority(t.alloc.shape)
-        for row in rows[st.changed[rows] < priority].tolist():
-            node = t.nodes[row]
-            keys = self._on_node.get(node.name, ()) if node is not None else ()
-            st.build(row, [self._placed[key] for key in keys], self.start_time)
+        stale = rows[st.changed[rows] < priority]
+        if len(stale):
+            on_node, placed = self._on_node, self._placed
+            st.build(stale, [[placed[key] for key in on_node.get(t.nodes[row].name, ())]
+                             if t.nodes[row] is not None else [] for row in stale.tolist()], self.start_time)
         return st
 
     def _priority_changed(self, pl: Placement, row: int, removed: bool = False):

@@ -5,15 +5,16 @@ P or more, itself excepted. After a wave of preemptions thousands of pods can be
 once, so placing each of them around every cycle would make preemption quadratic. Here their
 requests are kept summed per priority as arrays shaped like the node table's, and a cycle adds
 the sums of the priorities it counts to the table (and takes them off after) in a few array
-operations. Pods those sums cannot stand for -- host ports, volumes or pod affinity terms of
+operations. A few of them (`row_by_row`) are instead added on their own rows, each change logged
+as a placement's is: the rows' cached verdicts are evaluated again, the others' kept. Pods those sums cannot stand for -- host ports, volumes or pod affinity terms of
 their own, or any pod while the cache keeps inter-pod counters (which need each pod) -- are
 placed one by one for the cycle instead.
 
 The nominations themselves are the scheduling queue's Nominator (backend/queue/nominator.py);
 this index follows it (it is the Nominator's listener), so the two cannot drift apart.
 Counted this way, nominated pods are in the table's requests and pod counts but not among the
-placed pods: they are never preemption victims, as kube-scheduler's are not, and they do not
-bump node generations (kube-scheduler adds them to a clone of the NodeInfo).
+placed pods: they are never preemption victims, as kube-scheduler's are not (it adds them to a
+clone of the NodeInfo).
 """
 from contextlib import contextmanager
 
@@ -27,6 +28,9 @@ class NominatedUsage:
 
     #: count plain pods through the sums (False: place every counted pod, for comparison)
     sums = True
+    #: up to this many plain nominated pods are counted on their own rows; more, through the
+    #: per-priority sums (whole-table array operations, which every cached row verdict misses)
+    row_by_row = 32
 
     def __init__(self, cache):
         self._cache = cache
@@ -35,6 +39,8 @@ class NominatedUsage:
         self._others = {}      # key -> None: the pods placed one by one
         self._levels = {}      # priority -> [requested, nonzero, pod_count, number of pods]
         self._built_for = None  # (node version, table shape) the sums' rows and columns are of
+        self._changes = 0       # bumped by every nomination and its end (what _few's plan keys on)
+        self._few_key = self._few_plan = None
 
     def __len__(self):
         return len(self._nominated)
@@ -44,6 +50,7 @@ class NominatedUsage:
         key = pod.key
         if key in self._nominated:
             self.unnominated(pod)
+        self._changes += 1
         self._nominated[key] = (pod, node)
         cols, vals, ports = self._cache.usage(pod)
         if not len(ports) and not pod.volumes and pod.pod_affinity.empty:
@@ -56,6 +63,7 @@ class NominatedUsage:
         entry = self._nominated.pop(pod.key, None)
         if entry is None:
             return
+        self._changes += 1
         if pod.key in self._plain:
             self._add(pod.key, entry[1], -1)
             del self._plain[pod.key]
@@ -111,8 +119,9 @@ class NominatedUsage:
     # ---- a cycle -------------------------------------------------------------------------------
     @contextmanager
     def counted(self, pod):
-        """The nominated pods `pod`'s Filter counts, in the table for the block; yields whether
-        there were any."""
+        """The nominated pods `pod`'s Filter counts, in the table for the block. Yields the rows
+        they changed (empty: none counted), or None where some were placed in the cache, whose
+        counters reach beyond their rows."""
         cache = self._cache
         t, c = cache.table, cache.counters
         # the sums stand for each pod only while no inter-pod counter could want them
@@ -124,7 +133,14 @@ class NominatedUsage:
             if key != pod.key and other.priority >= pod.priority and node in t.row_of and key not in cache:
                 cache.assume(other, node)
                 added.append(key)
-        delta = self._delta(pod) if batch and self._plain else None
+        few = delta = None
+        if batch and self._plain:
+            if len(self._plain) <= self.row_by_row:
+                few = self._few(pod)
+                if few is not None:
+                    self._add_rows(few, 1)
+            else:
+                delta = self._delta(pod)
         if delta is not None:
             t.epoch += 1                 # rows change without their generations, until the end
             shape = t.requested.shape
@@ -132,13 +148,64 @@ class NominatedUsage:
             t.nonzero += delta[1]
             t.pod_count += delta[2]
         try:
-            yield bool(added) or delta is not None
+            if added:
+                yield None
+            elif delta is not None:
+                yield np.flatnonzero(delta[2])
+            else:
+                yield few[0] if few is not None else []
         finally:
             for key in added:
                 cache.remove_pod(key)
+            if few is not None:
+                self._add_rows(few, -1)
             if delta is not None:
                 r, k = shape
                 t.requested[:r, :k] -= delta[0]
                 t.nonzero[:r] -= delta[1]
                 t.pod_count[:r] -= delta[2]
                 t.epoch += 1
+
+    def _few(self, pod):
+        """(rows, requests, non-zero requests, pod counts) the plain nominated pods `pod`
+        counts add, one entry per row; kept while the nominations and the table stand."""
+        t = self._cache.table
+        key = (self._changes, pod.priority, pod.key if pod.key in self._plain else None, t.node_version,
+               t.requested.shape)
+        if key == self._few_key:
+            return self._few_plan
+        per_row: dict = {}
+        for k, (other, cols, vals) in self._plain.items():
+            row = t.row_of.get(self._nominated[k][1])
+            if k != pod.key and other.priority >= pod.priority and row is not None:
+                if row not in per_row:
+                    per_row[row] = (np.zeros(t.requested.shape[1], np.int64), np.zeros(2, np.int64), [0])
+                req, nz, count = per_row[row]
+                req[cols] += vals
+                nz += other.non_zero
+                count[0] += 1
+        rows = np.fromiter(per_row, np.int64, len(per_row))
+        plan = None
+        if len(rows):
+            plan = (rows, np.array([v[0] for v in per_row.values()]), np.array([v[1] for v in per_row.values()]),
+                    np.array([v[2][0] for v in per_row.values()], np.int64))
+        self._few_key, self._few_plan = key, plan
+        return plan
+
+    def _add_rows(self, plan, sign) -> None:
+        """Adds (1) or takes off (-1) a _few plan's usage on its rows, each change logged: the
+        equivalence cache evaluates those rows again, and only those."""
+        t = self._cache.table
+        rows, req, nz, count = plan
+        if t.journal is not None:
+            for row in rows.tolist():
+                t.journal.save_row(t, row)      # a fork's revert brings back the row without them
+        if sign > 0:
+            t.requested[rows] += req
+            t.nonzero[rows] += nz
+            t.pod_count[rows] += count
+        else:
+            t.requested[rows] -= req
+            t.nonzero[rows] -= nz
+            t.pod_count[rows] -= count
+        t.changed_rows(rows)
