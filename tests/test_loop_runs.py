@@ -102,7 +102,31 @@ def generated():
     return sched, pending, []
 
 
-@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated])
+def cross_pod():
+    """Copies whose cycles read other pods through the counters: zone spreading, required
+    anti-affinity per host, preferred affinity -- blocks of each, and a node added after."""
+    sched = Scheduler([node(f"n{i}", cpu="16", zone="abc"[i % 3]) for i in range(9)], tie_break="random", seed=5)
+    pods = []
+    for b, (kind, count) in enumerate([("spread", 25), ("anti", 7), ("prefer", 20), ("spread", 12)]):
+        for i in range(count):
+            p = pod(f"{kind}{b}-{i}")
+            p["metadata"]["labels"] = {"app": kind}
+            sel = {"matchLabels": {"app": kind}}
+            if kind == "spread":
+                p["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                                           "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}]
+            elif kind == "anti":
+                p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": sel, "topologyKey": "kubernetes.io/hostname"}]}}
+            else:
+                p["spec"]["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 50, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "anti"}},
+                                                       "topologyKey": "topology.kubernetes.io/zone"}}]}}
+            pods.append(p)
+    return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="c"))]
+
+
+@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod])
 def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     with_runs, without = [], []
     a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)

@@ -54,14 +54,14 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     owner = pod.controller
     end = min(len(pending), i + COPIES_AT_ONCE)
     j = i
-    while j < end and j - i < sched.cycles.min_copies and _copy_of(fw, pod, cp, owner, pending[j]):
+    while j < end and j - i < sched.cycles.min_copies and copy_of(fw, pod, cp, owner, pending[j]):
         j += 1
     if j - i < sched.cycles.min_copies:
         return 0
     ready = sched.cycles.cross_copies_ready(pending[i])
     if ready is None:
         return 0
-    while j < end and _copy_of(fw, pod, cp, owner, pending[j]):
+    while j < end and copy_of(fw, pod, cp, owner, pending[j]):
         j += 1
     run = pending[i:j]
     counts = np.zeros((len(run), 2), np.int64)
@@ -69,7 +69,7 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     return _record(sched, fw, run, rows, None, counts, results, callback, copies=True, counted=True)
 
 
-def _copy_of(fw, pod, cp, owner, q) -> bool:
+def copy_of(fw, pod, cp, owner, q) -> bool:
     """q is a copy of `pod` for a cross-pod cycle: its compiled template, and what the cycle
     reads of a pod besides -- namespace, labels, its spreading and affinity specs, its
     controller (the default spreading's selector)."""

@@ -1,8 +1,10 @@
 """The loop's runs of copies: after a pod's cycle placed it and its binding ended at once, the
-pods the next pops would return, while they are identical node-local copies of it, are
-decided in one kernel call (ScheduleOne.schedule_copies, as schedule_pending's runs) and then
-popped, assumed and bound one by one -- what their own cycles would have done, minus the
-cycles.
+pods the next pops would return, while they are identical copies of it, are decided in one
+kernel call and then popped, assumed and bound one by one -- what their own cycles would have
+done, minus the cycles. Node-local copies go through ScheduleOne.schedule_copies; copies whose
+cycle reads other pods only through the cache's counters (spreading, inter-pod affinity)
+through schedule_cross_copies, which counts each copy as it places it -- schedule_pending's
+two kinds of runs.
 
 Exact only where nothing can happen between two pops, so a run is tried only when:
 - the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, perf
@@ -17,6 +19,8 @@ tests/test_loop_runs.py compares loops with and without runs.
 from contextlib import contextmanager
 
 import numpy as np
+
+from .batches import copy_of
 
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
 COPIES_AT_ONCE = 512
@@ -36,8 +40,8 @@ def copies_after(sim, pod, result) -> int:
     """After `pod` was bound as it was assumed (`result`: its cycle's): its copies at
     activeQ's head, decided, popped and bound; returns how many. The driver sets how many at
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
-    cycles = sim.sched.cycles
-    if (sim.copies_at_once < 2 or result.cycle is None or result.cycle.dynamic or not cycles.batch_copies
+    cycles, cycle = sim.sched.cycles, result.cycle
+    if (sim.copies_at_once < 2 or cycle is None or (cycle.dynamic and not cycle.cross_pod) or not cycles.batch_copies
             or cycles.extenders or sim.nominator.count or sim._written_nnn or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears_events()):
         return 0
@@ -49,23 +53,28 @@ def copies_after(sim, pod, result) -> int:
     if sim.last_template is not cp:     # a run is looked for after two pods of one template
         sim.last_template = cp
         return 0
-    if not fw.node_local(pod, cp):      # (e.g. a PreFilterResult's node names: each copy's own)
+    cross = cycle.dynamic               # its cycle read other pods, through the counters only
+    if not cross and not fw.node_local(pod, cp):    # (e.g. a PreFilterResult's node names)
         return 0
+    is_copy = _cross_copy if cross else _copy
     # the first copies alone first: most pods are followed by another template
     run = sim.queue.head_run(cycles.min_copies)
-    if len(run) < cycles.min_copies or not all(_copy(sim, fw, pod, cp, q.pod) for q in run):
+    if len(run) < cycles.min_copies or not all(is_copy(sim, fw, pod, cp, q.pod) for q in run):
+        return 0
+    ready = cycles.cross_copies_ready(run[0].pod) if cross else None
+    if cross and ready is None:
         return 0
     run = sim.queue.head_run(sim.copies_at_once)
     n = cycles.min_copies           # (those were just found copies)
-    while n < len(run) and _copy(sim, fw, pod, cp, run[n].pod):
+    while n < len(run) and is_copy(sim, fw, pod, cp, run[n].pod):
         n += 1
     counts = np.zeros((n, 2), np.int64)
-    rows = cycles.schedule_copies(pod, n, counts)
+    rows = cycles.schedule_cross_copies(ready, n, counts) if cross else cycles.schedule_copies(pod, n, counts)
     if rows is None or not len(rows):
         return 0
     took, nodes = run[:len(rows)], sim.sched.cache.table.nodes
     names = [nodes[row].name for row in rows.tolist()]
-    sim.sched.cache.place_written([p.pod for p in took], names, True, False)
+    sim.sched.cache.place_written([p.pod for p in took], names, True, cross)
     sim.queue.pop_run(took)
     outcomes, bound, listener = sim.outcomes, sim.bound, sim.listener
     for pinfo, name in zip(took, names):
@@ -80,6 +89,11 @@ def copies_after(sim, pod, result) -> int:
         listener.bound(key, name)
     sim.cycles += len(took)
     return len(took)
+
+
+def _cross_copy(sim, fw, pod, cp, q) -> bool:
+    """q's cycle would be `pod`'s cross-pod one (batches' copy test), and process() takes it."""
+    return q.key not in sim.bound and q.key not in sim.binding and copy_of(fw, pod, cp, pod.controller, q)
 
 
 def _copy(sim, fw, pod, cp, q) -> bool:

@@ -367,11 +367,9 @@ class Cache:
         st = self._by_priority
         if st is None or st.shape != t.alloc.shape:
             st = self._by_priority = PodsByPriority(t.alloc.shape)
-        stale = rows[st.changed[rows] < priority]
-        if len(stale):
-            on_node, placed = self._on_node, self._placed
-            st.build(stale, [[placed[key] for key in on_node.get(t.nodes[row].name, ())]
-                             if t.nodes[row] is not None else [] for row in stale.tolist()], self.start_time)
+        stale, on_node, placed, nodes = rows[st.changed[rows] < priority].tolist(), self._on_node, self._placed, t.nodes
+        st.build(stale, [[placed[k] for k in on_node.get(nodes[r].name, ())] if nodes[r] is not None else []
+                         for r in stale], self.start_time)
         return st
 
     def _priority_changed(self, pl: Placement, row: int, removed: bool = False):
