@@ -56,6 +56,29 @@ def add_usage(int64_t[:, ::1] requested, int64_t[:, ::1] nonzero, int64_t[::1] p
     pod_count[row] += sign
 
 
+def add_rows_usage(table, const int64_t[::1] rows, const int64_t[:, ::1] req, const int64_t[:, ::1] nonzero_req,
+                   const int64_t[::1] count, int64_t sign):
+    """Usage summed per row (`rows` distinct, `req` as wide as the table's requests) added
+    (sign 1) or taken off (-1), each row's change logged as touch_row logs it: the few
+    nominated pods a cycle counts (NominatedUsage), in C."""
+    cdef int64_t[:, ::1] requested = table.requested, nonzero = table.nonzero
+    cdef int64_t[::1] pod_count = table.pod_count, generation = table.generation
+    cdef int64_t[::1] change_seq = table.change_seq
+    cdef int32_t[::1] change_log = table.change_log
+    cdef Py_ssize_t i, j, row, mask = change_log.shape[0] - 1
+    assert req.shape[1] == requested.shape[1]
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        for j in range(req.shape[1]):
+            requested[row, j] += sign * req[i, j]
+        nonzero[row, 0] += sign * nonzero_req[i, 0]
+        nonzero[row, 1] += sign * nonzero_req[i, 1]
+        pod_count[row] += sign * count[i]
+        generation[row] += 1
+        change_log[change_seq[0] & mask] = <int32_t>row
+        change_seq[0] += 1
+
+
 def refresh_image_counts(rows, const int32_t[::1] n_images, const int32_t[:, ::1] images,
                          const int64_t[::1] image_count, int32_t[:, ::1] image_nn):
     """UpdateSnapshot's image part for the given rows: each copies NumNodes of its images now

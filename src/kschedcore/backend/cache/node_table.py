@@ -398,13 +398,6 @@ class NodeTable:
         self.change_log[seq & (CHANGE_LOG_LENGTH - 1)] = row
         self.change_seq[0] = seq + 1
 
-    def changed_rows(self, rows: np.ndarray):
-        """changed() for each of `rows` (distinct, fewer than the log holds)."""
-        self.generation[rows] += 1
-        seq = int(self.change_seq[0])
-        self.change_log[(seq + np.arange(len(rows))) & (CHANGE_LOG_LENGTH - 1)] = rows
-        self.change_seq[0] = seq + len(rows)
-
     def touch(self, row: int):
         """A pod was added to or removed from the row."""
         if self.journal is not None:

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..._native.table import add_rows_usage
 from .node_table import add_usage
 
 
@@ -200,12 +201,4 @@ class NominatedUsage:
         if t.journal is not None:
             for row in rows.tolist():
                 t.journal.save_row(t, row)      # a fork's revert brings back the row without them
-        if sign > 0:
-            t.requested[rows] += req
-            t.nonzero[rows] += nz
-            t.pod_count[rows] += count
-        else:
-            t.requested[rows] -= req
-            t.nonzero[rows] -= nz
-            t.pod_count[rows] -= count
-        t.changed_rows(rows)
+        add_rows_usage(t, rows, req, nz, count, sign)
