@@ -137,17 +137,39 @@ def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
         assert sum(with_runs) > 0   # runs took pods
 
 
-def one_waits_then_copies():
-    """A pod too big for any node waits unschedulable while 20 identical small pods come."""
+def affine_waits_then_copies():
+    """A pod needing a pod labelled app=db beside it (none is) waits unschedulable, rejected by
+    InterPodAffinity, while 20 identical small pods come."""
+    sched = Scheduler([node(f"n{i}") for i in range(4)], tie_break="first")
+    waiting = pod("affine")
+    waiting["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    return sched, [waiting] + [pod(f"s{i}") for i in range(20)], []
+
+
+def big_waits_then_copies():
+    """A pod too big for any node waits unschedulable, rejected by NodeResourcesFit, while 20
+    identical small pods come."""
     sched = Scheduler([node(f"n{i}") for i in range(4)], tie_break="first")
     return sched, [pod("big", cpu="64")] + [pod(f"s{i}") for i in range(20)], []
 
 
-def test_no_run_while_a_pod_waits_unschedulable(monkeypatch):
-    # every binding's AssignedPodAdd may move the waiting pod: each copy has its own cycle
+def test_no_run_while_a_waiting_pod_hears_bindings(monkeypatch):
+    # InterPodAffinity registers AssignedPodAdd: every binding may move the waiting pod, so
+    # each copy has its own cycle
     taken, none = [], []
-    with_runs = run_loop(one_waits_then_copies, monkeypatch, runs.COPIES_AT_ONCE, taken)
-    assert with_runs == run_loop(one_waits_then_copies, monkeypatch, 0, none)
+    with_runs = run_loop(affine_waits_then_copies, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    assert with_runs == run_loop(affine_waits_then_copies, monkeypatch, 0, none)
     assert not any(taken) and len(taken) == 20
+    outcomes = {o[0]: o for o in with_runs[0]}
+    assert outcomes["default/affine"][1] is None and all(outcomes[f"default/s{i}"][1] for i in range(20))
+
+
+def test_runs_while_the_waiting_pods_cannot_hear_bindings(monkeypatch):
+    # NodeResourcesFit hears assigned pods deleted, not added: no binding can move the big pod
+    taken, none = [], []
+    with_runs = run_loop(big_waits_then_copies, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    assert with_runs == run_loop(big_waits_then_copies, monkeypatch, 0, none)
+    assert sum(taken) > 0
     outcomes = {o[0]: o for o in with_runs[0]}
     assert outcomes["default/big"][1] is None and all(outcomes[f"default/s{i}"][1] for i in range(20))

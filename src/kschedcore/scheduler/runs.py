@@ -9,9 +9,10 @@ two kinds of runs.
 Exact only where nothing can happen between two pops, so a run is tried only when:
 - the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, perf
   without churn);
-- no pod waits in the unschedulable pool or is in flight (a binding's AssignedPodAdd event
-  moves or is heard by nobody: `SchedulingQueue.hears_events`), no pod is nominated, no
-  preemption is landing, no extender is configured;
+- no pod is in flight and no pod waiting in the unschedulable pool was rejected by a plugin
+  that registers AssignedPodAdd (or by none): a binding's event moves or is heard by nobody
+  (`SchedulingQueue.hears`); no pod is nominated, no preemption is landing, no extender is
+  configured;
 - each copy binds at once (no binding plugin, binder or latency: `Simulation.process`);
 - the run stops before the first copy that fits nowhere (its own cycle makes its FitError).
 tests/test_loop_runs.py compares loops with and without runs.
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..framework.cluster_events import EventAssignedPodAdd
 from .batches import copy_of
 
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
@@ -43,7 +45,7 @@ def copies_after(sim, pod, result) -> int:
     cycles, cycle = sim.sched.cycles, result.cycle
     if (sim.copies_at_once < 2 or cycle is None or (cycle.dynamic and not cycle.cross_pod) or not cycles.batch_copies
             or cycles.extenders or sim.nominator.count or sim._written_nnn or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
-            or sim.queue.hears_events()):
+            or sim.queue.hears(EventAssignedPodAdd)):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
     cached = pod.compiled

@@ -293,6 +293,15 @@ class SchedulingQueue:
         are in flight (their events are replayed when they return)."""
         return bool(self._pool) or bool(self._in_flight)
 
+    def hears(self, event: ClusterEvent) -> bool:
+        """Whether `event` could move or be recorded for any pod: a pod is in flight, or some
+        pool pod's rejector plugin (or none) hears it -- otherwise every hint would answer
+        QueueSkip without being asked."""
+        with self._lock:
+            if self._in_flight:
+                return True
+            return bool(self._parts.pool.pods) and self._hints.interested(event) and bool(self._moves.candidates(event))
+
     def empty(self) -> bool:
         """No pod queued in any part (a pop would return None; no flush has a pod to move)."""
         return not self._parts.pods
