@@ -361,14 +361,14 @@ class ScheduleOne:
             if result.node is None:
                 return self._with_post_filter(pod, result)
             feasible = None
-            if added and not self._untouched(pod, rows, result.cycle):
+            if added and not self._untouched(rows, result.cycle):
                 feasible = result.cycle.feasible_rows()  # type: ignore[union-attr]  # a cycle's own result
         if feasible is None:
             return result
         fw.kernel.rng_state = rng   # selectHost draws once a cycle: in the pass without them
         return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))
 
-    def _untouched(self, pod, rows, cycle) -> bool:
+    def _untouched(self, rows, cycle) -> bool:
         """Whether the nominated pods changed nothing the cycle's feasible nodes read: only
         `rows` changed, none of them is feasible, and no extender or custom plugin (which may
         read any row) takes part -- the pass without them would filter and score those nodes

@@ -175,21 +175,21 @@ class NominatedUsage:
                t.requested.shape)
         if key == self._few_key:
             return self._few_plan
-        per_row: dict = {}
+        counted = []
         for k, (other, cols, vals) in self._plain.items():
             row = t.row_of.get(self._nominated[k][1])
             if k != pod.key and other.priority >= pod.priority and row is not None:
-                if row not in per_row:
-                    per_row[row] = (np.zeros(t.requested.shape[1], np.int64), np.zeros(2, np.int64), [0])
-                req, nz, count = per_row[row]
-                req[cols] += vals
-                nz += other.non_zero
-                count[0] += 1
-        rows = np.fromiter(per_row, np.int64, len(per_row))
+                counted.append((row, other, cols, vals))
+        at: dict = {}                               # row -> its entry
+        for row, *_ in counted:
+            at.setdefault(row, len(at))
         plan = None
-        if len(rows):
-            plan = (rows, np.array([v[0] for v in per_row.values()]), np.array([v[1] for v in per_row.values()]),
-                    np.array([v[2][0] for v in per_row.values()], np.int64))
+        if at:
+            n = len(at)
+            req, nz, count = np.zeros((n, t.requested.shape[1]), np.int64), np.zeros((n, 2), np.int64), np.zeros(n, np.int64)
+            for row, other, cols, vals in counted:
+                add_usage(req, nz, count, at[row], cols, vals, other.non_zero, 1)
+            plan = (np.fromiter(at, np.int64, n), req, nz, count)
         self._few_key, self._few_plan = key, plan
         return plan
 
