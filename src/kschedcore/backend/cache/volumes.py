@@ -38,6 +38,8 @@ class VolumeState:
         #: only PVs FindMatchingVolume can return for a claim
         self.unclaimed = {}
         self.claimed_by = {}
+        #: PV name -> keys of the claims whose volumeName names it (a PV's change recredits them)
+        self.claims_of_volume: dict = {}
         self.version = 0            # bumped when any storage object changes
         self.csi_version = 0        # bumped when a CSINode changes
         #: priority -> placed pods with volumes (can preemption's victims hold any?)
@@ -51,7 +53,9 @@ class VolumeState:
         o = self.objects
         kind = raw["kind"]
         if kind == "PersistentVolumeClaim":
+            self._name_volume(o.claims.get(obj.key), None)
             o.claims[obj.key] = obj
+            self._name_volume(obj, obj.volume_name)
             self._foreign = None
             self._recredit([obj.key])
         elif kind == "PersistentVolume":
@@ -60,7 +64,7 @@ class VolumeState:
                 self._index_volume(old, -1)
             o.volumes[obj.name] = obj
             self._index_volume(obj, 1)
-            self._recredit(list(self.claim_rows))
+            self._recredit(list(self.claims_of_volume.get(obj.name, ())))
         elif kind == "StorageClass":
             o.classes[obj.name] = obj
             self._recredit(list(self.claim_rows))
@@ -82,6 +86,15 @@ class VolumeState:
             names = self.claimed_by.setdefault(pv.claim_ref[:2], set())
         (names.add if sign > 0 else names.discard)(pv.name)
 
+    def _name_volume(self, claim, name):
+        """Indexes `claim` under PV `name` (None: only drops its current entry)."""
+        if claim is None:
+            return
+        if claim.volume_name:
+            self.claims_of_volume.get(claim.volume_name, set()).discard(claim.key)
+        if name:
+            self.claims_of_volume.setdefault(name, set()).add(claim.key)
+
     def candidate_volumes(self, claim) -> list:
         """The PVs of the claim's class that are unclaimed or pre-bound to it, by name."""
         names = self.unclaimed.get(claim.storage_class, set()) | self.claimed_by.get((claim.namespace, claim.name), set())
@@ -99,6 +112,7 @@ class VolumeState:
         volume.claim_ref = (claim.namespace, claim.name, claim.uid)
         self._index_volume(volume, 1)
         volume.phase = "Bound"
+        self._name_volume(claim, volume.name)
         claim.volume_name = volume.name
         claim.annotations = {**claim.annotations, BIND_COMPLETED_ANNOTATION: "yes"}
         claim.phase = "Bound"
