@@ -9,6 +9,7 @@ import random
 from hypothesis import given, settings, strategies as st
 
 import strategies as S
+import volume_strategies as V
 from kschedcore import Scheduler
 from kschedcore.scheduler.loop import Simulation
 
@@ -652,3 +653,57 @@ def test_batched_copies_keep_each_pods_priority_and_start_time():
                      {p: n for p, n in cache._priorities.items() if n}))
     assert seen[0] == seen[1]
     assert seen[0][1] == {0: 3, 1: 3, 2: 2}
+
+
+def _volume_outcomes(workload, eq, k):
+    nodes, objects, bound, pending = workload
+    sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=50, tie_break="first")
+    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    for obj in copy.deepcopy(objects):
+        sched.add_object(obj)
+    for p in copy.deepcopy(bound):
+        sched.add_pod(p)
+    for p in _copies(pending, k):     # copies share claims: ReadWriteOncePod, limits, bindings
+        sched.queue(p)
+    return [_outcome(r) for r in sched.schedule_pending()], sched
+
+
+@settings(max_examples=120, deadline=None)
+@given(V.volume_workloads(max_pending=4), st.integers(1, 3))
+def test_volume_cycles_identical(workload, k):
+    """Pods with volumes read their template's slot where every volume PreFilter left all
+    nodes passing; elsewhere the pass runs in full: the same decisions either way."""
+    assert _volume_outcomes(workload, True, k)[0] == _volume_outcomes(workload, False, k)[0]
+
+
+def test_volume_cycles_use_the_slot():
+    """Not vacuous: pods whose claims are bound to PVs without node affinity (every node
+    passes every volume Filter) hit their template's entries, pods without volumes beside
+    them share the entries, and a PV with node affinity still narrows its pod's nodes."""
+    nodes = [{"metadata": {"name": f"n{i}", "labels": {"zone": f"z{i % 3}"}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}} for i in range(30)]
+    objects, pods = [], []
+    for i in range(60):
+        pv = {"kind": "PersistentVolume", "metadata": {"name": f"pv{i}"},
+              "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                       "csi": {"driver": "csi.example.com", "volumeHandle": f"h{i}"},
+                       "claimRef": {"namespace": "default", "name": f"c{i}"}}}
+        if i % 20 == 18:
+            pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["z1"]}]}]}}
+        objects += [pv, {"kind": "PersistentVolumeClaim", "metadata": {"name": f"c{i}", "namespace": "default",
+                         "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                         "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": f"pv{i}",
+                                  "resources": {"requests": {"storage": "1Gi"}}}}]
+        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "300m"}}}]}
+        if i % 2 == 0:
+            spec["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": f"c{i}"}}]
+        pods.append({"metadata": {"name": f"p{i}", "namespace": "default"}, "spec": spec})
+    workload = (nodes, objects, [], pods)
+    on, sched = _volume_outcomes(workload, True, 1)
+    off, _ = _volume_outcomes(workload, False, 1)
+    assert on == off
+    hits = next(iter(sched.cycles.frameworks.values())).kernel.equivalence.hits
+    assert hits == 56, hits     # all but the first cycle and the three whose PV narrows
+    placed = {pod: node for pod, node, *_ in on}
+    assert all(placed[f"default/p{i}-c0"] in {f"n{j}" for j in range(1, 30, 3)} for i in (38, 58)), placed

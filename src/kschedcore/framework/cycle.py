@@ -31,6 +31,7 @@ class Cycle:
     score_after = ()            # the in-tree plugins that score after the pass, in Python
     dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
     cross_pod = False           # ... and only cross-pod ones did (KernelPlugin.cross_pod)
+    slot_ok = False             # ... and only cross-pod ones or ones that left the pass alone
     extender = None             # the extenders' filters (extender.runtime.FilterOutcome)
     _diagnosis = None
 

@@ -166,13 +166,13 @@ class Framework:
 
     def equivalence_slot(self, cycle, pod, cp) -> int:
         """The kernel's equivalence-cache slot for a cycle whose node-local part it may hold
-        (after PreFilter: no dynamic plugin acted but cross-pod ones, no PreFilterResult, no
-        custom plugin, no volumes or nodeName), else -1. Host ports may be: a row's used ports
+        (after PreFilter: no dynamic plugin acted but cross-pod ones and volume ones that left
+        every node passing, no PreFilterResult, no custom plugin, no nodeName), else -1. Host ports may be: a row's used ports
         change only with its generation (Cache place / unplace), so NodePorts' verdict on a row
         stands as long as the row does. The cross-pod Filters and Score run per row each cycle
         (the kernel's local_cycle)."""
-        if ((cycle.dynamic and not cycle.cross_pod) or self.custom.any or cycle.names is not None
-                or not _plain_pod(pod, cp, ports=True)):
+        if ((cycle.dynamic and not cycle.slot_ok) or self.custom.any or cycle.names is not None
+                or pod.node_name or cp.preferred_parse_error):
             return -1
         return self.template_slot(cp)
 
@@ -238,6 +238,8 @@ class Framework:
                     break
             else:
                 cycle.cross_pod = True
+            cycle.slot_ok = cycle.cross_pod or all(getattr(p, "cross_pod", False) or getattr(p, "leaves_pass", False)
+                                                   for p in todo)
         if self.custom.pre_filters and not cycle.what_if:
             self.custom.run_pre_filter(cycle, self.node_columns())
         elif not todo:

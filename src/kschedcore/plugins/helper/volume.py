@@ -22,6 +22,11 @@ class VolumePlugin(KernelPlugin):
         self.skipped = True        # the last cycle's PreFilter returned Skip
         self.status = (None, None)  # (pod, per-row status) of the last cycle (None: no node fails)
 
+    @property
+    def leaves_pass(self) -> bool:
+        """No status this cycle: no node can fail its Filter."""
+        return not self.armed
+
     def prefilter_skips(self, pod) -> bool:
         # a pod without volumes skips every volume PreFilter; `skipped` may then be another pod's
         return self.skipped or not pod.volumes

@@ -60,20 +60,31 @@ class NodeVolumeLimits(VolumePlugin):
                 new.add(vid)
         if not new:
             return None
-        status = np.zeros(n, np.int8)
+        status = None
         for driver in {d for d, _ in new}:
-            limit = self._limit(driver, volumes, table)
-            if not (limit >= 0).any():
+            limit, capped = self._limit(driver, volumes, table)
+            if capped is None:
                 continue
-            added = np.zeros(n, np.int64)
-            for vid in new:
-                if vid[0] == driver:   # a volume already on the node adds none there
-                    added += 1
-                    added[np.fromiter(volumes.volume_rows.get(vid, ()), np.int64)] -= 1
+            mine = [vid for vid in new if vid[0] == driver]
             attached = volumes.counts(driver)[:n]
-            status[(limit >= 0) & (added > 0) & (attached + added > limit)] = EXCEEDED
-        self._foreign_claims(volumes, table, status)
-        return status if status.any() else None
+            rows = np.flatnonzero(attached + len(mine) > capped)    # the only rows that can exceed
+            if not len(rows):
+                continue
+            added = np.full(len(rows), len(mine), np.int64)
+            for vid in mine:           # a volume already on the node adds none there
+                on = volumes.volume_rows.get(vid)
+                if on:
+                    added -= np.isin(rows, np.fromiter(on, np.int64))
+            over = rows[(added > 0) & (attached[rows] + added > limit[rows])]
+            if len(over):
+                if status is None:
+                    status = np.zeros(n, np.int8)
+                status[over] = EXCEEDED
+        if volumes.ephemeral_users:
+            if status is None:
+                status = np.zeros(n, np.int8)
+            self._foreign_claims(volumes, table, status)
+        return status if status is not None and status.any() else None
 
     def _foreign_claims(self, volumes, table, status):
         """Past the pod's own checks, Filter reads the claims of the node's pods: on a node
@@ -83,14 +94,15 @@ class NodeVolumeLimits(VolumePlugin):
             return
         errors = np.zeros(status.shape[0], bool)
         errors[rows] = True
-        errors &= self._limit(None, volumes, table) >= 0
+        errors &= self._limit(None, volumes, table)[0] >= 0
         if errors.any():
             status[errors] = FILTER_ERROR | VOLUME_UU
             self.filter_error = f'running "{self.name}" filter plugin: {text}'
 
-    def _limit(self, driver, volumes, table) -> np.ndarray:
+    def _limit(self, driver, volumes, table) -> tuple:
         """CSINode allocatable count of `driver` per node row (-1: no limit; driver None: 0 on
-        rows with any limit), cached."""
+        rows with any limit) and the same with no limit as int64's maximum (None: no row has
+        one), cached."""
         cache_key = (table.node_version, volumes.csi_version, table.labels.shape[0])
         cached = self._limits.get(driver)
         if cached is not None and cached[0] == cache_key:
@@ -104,5 +116,6 @@ class NodeVolumeLimits(VolumePlugin):
                 limit[row] = 0
             elif driver in csi_node.limits:
                 limit[row] = csi_node.limits[driver]
-        self._limits[driver] = (cache_key, limit)
-        return limit
+        capped = np.where(limit >= 0, limit, np.iinfo(np.int64).max - (1 << 20)) if (limit >= 0).any() else None
+        self._limits[driver] = (cache_key, (limit, capped))
+        return self._limits[driver][1]

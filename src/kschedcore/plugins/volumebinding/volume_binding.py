@@ -68,12 +68,16 @@ class VolumeBinding(VolumePlugin):
             if cls is None or cls.binding_mode != "WaitForFirstConsumer" or c.volume_name:
                 raise PreFilterRejection(self.name, REASON_UNBOUND_IMMEDIATE)
             delayed.append(c)
+        if not delayed and all(_anywhere(c, volumes) for c in bound):
+            return None              # every node passes: no array to build
         n = table.labels.shape[0]
         status = np.zeros(n, np.int8)
         _check_bound(bound, volumes, table, status)
         if delayed:
             self.last = Bindings(pod.key, volumes.version, [], [])
             self._check_delayed(delayed, volumes, table, status)
+        if not status.any():
+            return None
         status[status != 0] |= VOLUME_UU
         return status
 
@@ -156,6 +160,12 @@ class VolumeBinding(VolumePlugin):
         for claim, need in b.provisioned:
             if need[row] and not claim.volume_name:
                 volumes.select_node(claim, node_name)
+
+
+def _anywhere(claim, volumes) -> bool:
+    """The bound claim's PV exists and has no node affinity: it fits every node."""
+    pv = volumes.objects.volumes.get(claim.volume_name)
+    return pv is not None and pv.node_affinity is None
 
 
 def _check_bound(bound, volumes, table, status):
