@@ -280,17 +280,35 @@ def test_pods_get_bound_claims_and_nodes_their_csi_limits(tmp_path, capsys):
     assert code == 2 and "1 of 7 pods in namespace-1 cannot be scheduled" in capsys.readouterr().err
 
 
+PV_PORTWORX = {"apiVersion": "v1", "kind": "PersistentVolume",
+               "spec": {"accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"},
+                        "portworxVolume": {"volumeID": "<volume-id>"}, "persistentVolumeReclaimPolicy": "Retain"}}
+
+
 def test_a_workload_meeting_refused_input_is_skipped_with_a_note(tmp_path, capsys):
-    (tmp_path / "pv.yaml").write_text(yaml.safe_dump(PV_CSI))
+    (tmp_path / "pv.yaml").write_text(yaml.safe_dump(PV_PORTWORX))
     (tmp_path / "pvc.yaml").write_text(yaml.safe_dump(PVC))
-    path = config(tmp_path, [volumes_case(3, migrated=["kubernetes.io/aws-ebs"]), ANTI_CASE])
+    path = config(tmp_path, [volumes_case(3, migrated=["kubernetes.io/portworx-volume"]), ANTI_CASE])
     code, out = run_cli("perf", path, "-o", "json")
     assert code == 0 and len(json.loads(out)["dataItems"]) == 1
     err = capsys.readouterr().err
-    assert "skipped workload MigratedPVs/w: csinode perf-node-00000: metadata.annotations[" \
-           "storage.alpha.kubernetes.io/migrated-plugins]" in err, err
+    assert "skipped workload MigratedPVs/w: persistentvolume namespace-1-vol-0: spec.portworxVolume: " \
+           "in-tree Portworx volumes" in err, err
     code, _ = run_cli("perf", path, "--test-case", "MigratedPVs")
-    assert code == 2 and "CSI migration of in-tree volume plugins" in capsys.readouterr().err
+    assert code == 2 and "in-tree Portworx volumes" in capsys.readouterr().err
+
+
+def test_migrated_in_tree_pvs_are_scheduled(tmp_path, capsys):
+    """CSINodes listing aws-ebs as migrated (SchedulingMigratedInTreePVs): the EBS PVs count
+    under ebs.csi.aws.com, two a node."""
+    (tmp_path / "pv.yaml").write_text(yaml.safe_dump(
+        {**PV_CSI, "spec": {**{k: v for k, v in PV_CSI["spec"].items() if k != "csi"},
+                            "awsElasticBlockStore": {"volumeID": "<volume-id>"}}}))
+    (tmp_path / "pvc.yaml").write_text(yaml.safe_dump(PVC))
+    code, out = run_cli("perf", config(tmp_path, [volumes_case(6, migrated=["kubernetes.io/aws-ebs"])]), "-o", "json")
+    assert code == 0 and len(json.loads(out)["dataItems"]) == 1
+    code, _ = run_cli("perf", config(tmp_path, [volumes_case(7, migrated=["kubernetes.io/aws-ebs"])]))
+    assert code == 2 and "1 of 7 pods in namespace-1 cannot be scheduled" in capsys.readouterr().err
 
 
 def test_more_resource_names_than_the_table_holds_are_refused_naming_the_node(tmp_path, capsys):

@@ -271,9 +271,6 @@ def test_storage_object_errors_name_the_field():
         sched.add_object(claim("c", "x", "lots"))
     with pytest.raises(ValidationError, match='storageclass s: volumeBindingMode: unsupported binding mode "Later"'):
         sched.add_object({"kind": "StorageClass", "metadata": {"name": "s"}, "volumeBindingMode": "Later"})
-    with pytest.raises(UnsupportedError, match="CSI migration"):
-        sched.add_object({"kind": "CSINode", "metadata": {"name": "a", "annotations": {
-            "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}}})
 
 
 @pytest.mark.parametrize("args,message", [
@@ -316,3 +313,90 @@ def test_volumes_no_plugin_reads_leave_the_pod_node_local():
     mixed = sched.parse_pod(pod("m", *PLAIN_VOLUMES, {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}}))
     assert [v.name for v in mixed.volumes] == ["d"]
     assert sched.explain(mixed)["filter"]["n0"]["plugin"] == "VolumeRestrictions"
+
+
+# ---- CSI migration: VolumeBinding translates a bound in-tree PV on nodes that list its plugin ----
+MIGRATED = "storage.alpha.kubernetes.io/migrated-plugins"
+KUBELET_LIST = ("kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,"
+                "kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume")
+
+
+def csi_node(name, migrated=KUBELET_LIST):
+    return {"kind": "CSINode", "metadata": {"name": name, "annotations": {MIGRATED: migrated}},
+            "spec": {"drivers": []}}
+
+
+def _migration_cluster(volume, nodes, listed, migrated="kubernetes.io/aws-ebs"):
+    sched = Scheduler(nodes, percentage_of_nodes_to_score=100)
+    for name in listed:
+        sched.add_object(csi_node(name, migrated))
+    sched.add_object(volume)
+    sched.add_object(bound_claim("c", volume["metadata"]["name"]))
+    return sched
+
+
+def test_a_kubelets_migrated_plugins_list_is_read():
+    sched = Scheduler([node("a")])
+    sched.add_object(csi_node("a"))
+    assert "kubernetes.io/gce-pd" in sched.cache.volumes.objects.csi_nodes["a"].migrated
+
+
+def test_a_zone_label_becomes_the_csi_drivers_zone_where_migrated():
+    """translateTopologyFromInTreeToCSI: an EBS PV without node affinity but with a zone label
+    gets topology.ebs.csi.aws.com/zone In [z1] on nodes whose CSINode lists aws-ebs; elsewhere
+    it has no node affinity (VolumeZone alone reads the label)."""
+    zone = {"topology.kubernetes.io/zone": "z1"}
+    volume = pv("ebs", {"topology.kubernetes.io/zone": "z1__z1"}, awsElasticBlockStore={"volumeID": "vol-1"})
+    nodes = [node("a", **zone, **{"topology.ebs.csi.aws.com/zone": "z1"}), node("b", **zone), node("c", **zone),
+             node("d", **zone, **{"topology.ebs.csi.aws.com/zone": "z2"})]
+    sched = _migration_cluster(volume, nodes, ["a", "b", "d"])
+    assert failures(sched, pod("p", vol_claim("c"))) == {"b": AFFINITY, "d": AFFINITY}
+    # another plugin listed: the EBS PV is not translated anywhere
+    sched = _migration_cluster(volume, nodes, ["a", "b", "d"], migrated="kubernetes.io/gce-pd")
+    assert failures(sched, pod("p", vol_claim("c"))) == {}
+
+
+def test_affinity_zone_and_beta_region_keys_are_rewritten_where_migrated():
+    """A beta zone key in the PV's affinity becomes the CSI driver's key (Exists too), a beta
+    region key the GA one."""
+    terms = [{"matchExpressions": [
+        {"key": "failure-domain.beta.kubernetes.io/zone", "operator": "In", "values": ["z1"]},
+        {"key": "failure-domain.beta.kubernetes.io/region", "operator": "In", "values": ["r1"]}]}]
+    volume = pv("pd", None, gcePersistentDisk={"pdName": "d1"},
+                nodeAffinity={"required": {"nodeSelectorTerms": terms}})
+    beta = {"failure-domain.beta.kubernetes.io/zone": "z1", "failure-domain.beta.kubernetes.io/region": "r1"}
+    csi = {"topology.gke.io/zone": "z1", "topology.kubernetes.io/region": "r1"}
+    nodes = [node("beta-listed", **beta), node("csi-listed", **csi), node("beta", **beta), node("csi", **csi)]
+    sched = _migration_cluster(volume, nodes, ["beta-listed", "csi-listed"], "kubernetes.io/gce-pd")
+    assert failures(sched, pod("p", vol_claim("c"))) == {"beta-listed": AFFINITY, "csi": AFFINITY}
+
+
+def test_a_pv_whose_translation_fails_is_refused_only_where_migrated():
+    """A GCE PD whose zones span two regions cannot be translated: VolumeBinding's Filter
+    errors on listed nodes, which kschedcore refuses by name; unlisted nodes never translate."""
+    volume = pv("pd", {"topology.kubernetes.io/zone": "us-east1-b__us-west1-a"}, gcePersistentDisk={"pdName": "d"})
+    assert failures(_migration_cluster(volume, [node("a"), node("b")], []), pod("p", vol_claim("c"))) == {}
+    sched = _migration_cluster(volume, [node("a"), node("b")], ["b"], "kubernetes.io/gce-pd")
+    with pytest.raises(UnsupportedError, match="persistentvolume pd: spec: .*cannot be translated to CSI"):
+        sched.explain(pod("p", vol_claim("c")))
+
+
+def test_in_tree_portworx_volumes_where_portworx_is_listed_are_refused():
+    portworx = pv("px", portworxVolume={"volumeID": "v1"})
+    sched = Scheduler([node("a")])
+    sched.add_object(portworx)
+    with pytest.raises(UnsupportedError, match="csinode a: metadata.annotations.*in-tree Portworx volumes"):
+        sched.add_object(csi_node("a"))
+    sched = Scheduler([node("a")])
+    sched.add_object(csi_node("a"))
+    with pytest.raises(UnsupportedError, match="persistentvolume px: spec.portworxVolume: in-tree Portworx"):
+        sched.add_object(portworx)
+    inline = pod("p", {"name": "data", "portworxVolume": {"volumeID": "v2"}})
+    with pytest.raises(UnsupportedError, match='pod default/p: spec.volumes \\(volume "data"\\).portworxVolume'):
+        sched.explain(inline)
+    sched.add_object(csi_node("a", "kubernetes.io/aws-ebs"))     # portworx no longer listed
+    assert sched.explain(inline)["node"] == "a"
+
+
+def vol_claim(name):
+    return {"name": "v", "persistentVolumeClaim": {"claimName": name}}

@@ -37,7 +37,7 @@ class PreferredTerm:
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
-def _requirement_parses(key: str, op: str, values: tuple) -> bool:
+def requirement_parses(key: str, op: str, values: tuple) -> bool:
     """labels.NewRequirement's checks: a qualified key, valid label values, value counts."""
     if not res.is_qualified_name(key):
         return False
@@ -66,7 +66,7 @@ class SelectorReader(FieldReader):
             # fields.OneTerm(Not)EqualSelector: any key, exactly one value
             parses = len(values) == 1
         else:
-            parses = _requirement_parses(key, op, values)
+            parses = requirement_parses(key, op, values)
         return Requirement(key, op, values), parses
 
     def term(self, t, path):

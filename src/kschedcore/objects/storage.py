@@ -7,12 +7,12 @@ k8s.io/component-helpers/storage/volume (GetPersistentVolume[Claim]Class: the be
 wins over spec.storageClassName).
 """
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ObjectError, UnsupportedError
 from . import validation as apival
 from .fields import FieldReader, metadata_name
-from .node_selector import SelectorReader
+from .node_selector import Requirement, SelectorReader, SelectorTerm, requirement_parses
 from .pod_affinity import parse_label_selector
 from .quantity import parse_quantity
 
@@ -74,6 +74,11 @@ class PersistentVolume:
     #: (driver, volumeHandle) as NodeVolumeLimits sees it: spec.csi, else an in-tree source
     #: translated to CSI (csi-translation-lib); None: not attachable
     csi: tuple | None
+    #: the in-tree plugin of its source whose migration VolumeBinding honours per node (a CSINode
+    #: listing it as migrated), and its required terms once translated to CSI topology
+    #: (translateTopologyFromInTreeToCSI): None no constraint, a str the translation's error
+    in_tree: str = ""
+    csi_affinity: object = None
     fits: object = field(default=None, repr=False)   # VolumeBinding's cached node-affinity mask
 
     def bound_to(self, claim: PersistentVolumeClaim) -> bool:
@@ -96,6 +101,8 @@ class StorageClass:
 class CSINode:
     name: str
     limits: dict                  # driver -> allocatable.count
+    #: in-tree plugins the kubelet lists as migrated (storage.alpha.kubernetes.io/migrated-plugins)
+    migrated: frozenset = frozenset()
 
 
 @dataclass(slots=True, eq=False)
@@ -214,6 +221,7 @@ def parse_volume(raw, index_hint: str = "") -> PersistentVolume:
         csi = csi if csi[0] and csi[1] else None
     else:
         csi = translated_pv(r, spec, labels)
+    plugin = next((p for key, p in TOPOLOGY_PLUGINS.items() if spec.get(key) is not None), "")
     # The PV controller marks an unclaimed volume Available as soon as it sees it.
     phase = r.string(r.mapping(raw, "status", "status"), "phase", "status.phase") or (
         "Available" if ref is None else "Bound")
@@ -221,7 +229,8 @@ def parse_volume(raw, index_hint: str = "") -> PersistentVolume:
         name, labels, cls, nanos,
         _access_modes(r, spec, "spec.accessModes"), _volume_mode(r, spec, "spec.volumeMode"),
         r.string(spec, "volumeAttributesClassName", "spec.volumeAttributesClassName"), ref, phase,
-        meta.get("deletionTimestamp") is not None, affinity, csi)
+        meta.get("deletionTimestamp") is not None, affinity, csi, plugin,
+        _csi_affinity(plugin, csi, affinity, labels) if plugin else None)
 
 
 def parse_storage_class(raw, index_hint: str = "") -> StorageClass:
@@ -243,9 +252,8 @@ def parse_storage_class(raw, index_hint: str = "") -> StorageClass:
 
 def parse_csi_node(raw, index_hint: str = "") -> CSINode:
     r, _, name, meta = _meta("csinode", raw, index_hint, False)
-    if r.string_map(meta, "annotations", "metadata.annotations").get(MIGRATED_PLUGINS_ANNOTATION):
-        raise UnsupportedError(r.obj, f"metadata.annotations[{MIGRATED_PLUGINS_ANNOTATION}]",
-                               "CSI migration of in-tree volume plugins is not implemented yet")
+    listed = r.string_map(meta, "annotations", "metadata.annotations").get(MIGRATED_PLUGINS_ANNOTATION)
+    migrated = frozenset(listed.split(",")) if listed else frozenset()
     limits = {}
     drivers = r.seq(r.mapping(raw, "spec", "spec"), "drivers", "spec.drivers")
     for i, d in enumerate(drivers):
@@ -255,7 +263,7 @@ def parse_csi_node(raw, index_hint: str = "") -> CSINode:
         alloc = r.mapping(d, "allocatable", path + ".allocatable")
         if alloc.get("count") is not None:
             limits[driver] = r.integer(alloc, "count", path + ".allocatable.count")
-    return CSINode(name, limits)
+    return CSINode(name, limits, migrated)
 
 
 def parse_csi_driver(raw, index_hint: str = "") -> CSIDriver:
@@ -369,6 +377,52 @@ def _translated_inline(r, v, path) -> tuple | None:
     return None
 
 
+#: in-tree PV sources whose CSI translation rewrites topology (VolumeBinding's checkBoundClaims
+#: translates a bound PV on nodes that list the plugin as migrated): plugin and CSI zone key
+TOPOLOGY_PLUGINS = {"gcePersistentDisk": "kubernetes.io/gce-pd", "awsElasticBlockStore": "kubernetes.io/aws-ebs",
+                    "cinder": "kubernetes.io/cinder"}
+CSI_ZONE_KEYS = {"kubernetes.io/gce-pd": "topology.gke.io/zone",
+                 "kubernetes.io/aws-ebs": "topology.ebs.csi.aws.com/zone",
+                 "kubernetes.io/cinder": "topology.cinder.csi.openstack.org/zone"}
+PORTWORX_PLUGIN = "kubernetes.io/portworx-volume"
+_GA_ZONE, _GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+_BETA_ZONE, _BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
+
+
+def _csi_affinity(plugin, csi, terms, labels):
+    """The PV's required terms after TranslateInTreePVToCSI (translateTopologyFromInTreeToCSI):
+    the zone key of its affinity becomes the driver's, else its zone label becomes a term; a
+    beta region key becomes GA. A str: the error translation returns (VolumeBinding's Filter
+    then errors on the nodes that list the plugin)."""
+    if csi is None and plugin != "kubernetes.io/cinder":   # EBS volume ID, GCE PD zones' region
+        return "the in-tree volume cannot be translated to CSI"
+    exprs = [r for t in terms or () for r in t.expressions]
+    keys = {r.key for r in exprs}
+    if _GA_ZONE in keys:
+        zone, region = _GA_ZONE, _GA_REGION
+    elif _BETA_ZONE in keys:
+        zone, region = _BETA_ZONE, _BETA_REGION
+    elif _BETA_ZONE in labels and _GA_ZONE not in labels:
+        zone, region = _BETA_ZONE, _BETA_REGION
+    else:
+        zone, region = _GA_ZONE, _GA_REGION
+    renames = {}
+    if any(r.key == zone and r.values for r in exprs):
+        renames[zone] = CSI_ZONE_KEYS[plugin]
+    if region == _BETA_REGION and any(r.key == region and r.values for r in exprs):
+        renames[region] = _GA_REGION
+    out = tuple(replace(t, expressions=tuple(replace(r, key=renames.get(r.key, r.key)) for r in t.expressions))
+                for t in terms) if terms else terms
+    if zone not in renames and zone in labels:
+        zones = sorted({z.strip() for z in labels[zone].split("__") if z.strip()})
+        if zones:        # addTopology: the requirement joins every term (one term if none)
+            req = Requirement(CSI_ZONE_KEYS[plugin], "In", tuple(zones))
+            ok = requirement_parses(req.key, "In", req.values)
+            out = (tuple(replace(t, expressions=t.expressions + (req,), parses=t.parses and ok) for t in out)
+                   if out else (SelectorTerm((req,), (), ok),))
+    return out
+
+
 def owner_uid(pod) -> str:
     """The pod's metadata.uid as written (IsControlledBy compares it with the claim's owner)."""
     return (pod.raw.get("metadata") or {}).get("uid") or ""
@@ -390,6 +444,7 @@ class PodVolume:
     #: VolumeRestrictions identity: ("gce", pdName, ro) | ("aws", volumeID) | ("iscsi", iqn, ro)
     #: | ("rbd", frozenset(monitors), pool, image, ro) | None
     restriction: tuple | None
+    portworx: bool = False    # an in-tree Portworx source (counted only where migrated)
 
 
 def parse_pod_volumes(r, spec, pod_name: str) -> tuple:
@@ -407,7 +462,7 @@ def parse_pod_volumes(r, spec, pod_name: str) -> tuple:
         elif v.get("ephemeral") is not None:
             claim, ephemeral = f"{pod_name}-{name}", True
         vol = PodVolume(name, claim, ephemeral, any(v.get(k) is not None for k in MIGRATABLE_INLINE),
-                        _translated_inline(r, v, path), _restriction(r, v, path))
+                        _translated_inline(r, v, path), _restriction(r, v, path), v.get("portworxVolume") is not None)
         if vol.claim or vol.migratable or vol.csi_id is not None or vol.restriction is not None:
             out.append(vol)
     # secrets, configMaps, projected tokens, emptyDirs...: no volume plugin looks at them (their

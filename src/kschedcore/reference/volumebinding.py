@@ -14,8 +14,10 @@ Modelling choices shared with the compiled path (they are not upstream behaviour
   ``volume.kubernetes.io/selected-node`` (``reserve``);
 * FindMatchingVolume walks a class's PVs in name order (``Storage.list_pvs``), so equal
   capacities go to the first name;
-* no CSINode carries ``storage.alpha.kubernetes.io/migrated-plugins`` (the compiled path
-  refuses it), so a PV is never translated to CSI;
+* a PV is never translated to CSI: this implementation reads no
+  ``storage.alpha.kubernetes.io/migrated-plugins`` annotation on CSINodes, and the workloads it
+  is compared on carry none (the compiled path translates a bound in-tree PV's topology on the
+  nodes that list its plugin, objects.storage._csi_affinity);
 * Score is off (StorageCapacityScoring), so PreScore always skips.
 """
 from __future__ import annotations

@@ -9,8 +9,10 @@ from collections import Counter
 
 import numpy as np
 
-from ...objects.storage import (BIND_COMPLETED_ANNOTATION, IN_TREE_PROVISIONERS, SELECTED_NODE_ANNOTATION,
-                               StorageObjects, owner_uid, parse_storage_object)
+from ...errors import UnsupportedError
+from ...objects.storage import (BIND_COMPLETED_ANNOTATION, IN_TREE_PROVISIONERS, MIGRATED_PLUGINS_ANNOTATION,
+                               PORTWORX_PLUGIN, SELECTED_NODE_ANNOTATION, StorageObjects, owner_uid,
+                               parse_storage_object)
 
 
 class VolumeState:
@@ -44,6 +46,9 @@ class VolumeState:
         self.csi_version = 0        # bumped when a CSINode changes
         #: priority -> placed pods with volumes (can preemption's victims hold any?)
         self.priorities: Counter = Counter()
+        self._migrated: dict = {}   # plugin -> (key, bool per row: its CSINode lists the plugin)
+        self.portworx_pvs: set = set()      # PVs with an in-tree Portworx source
+        self.portworx_placed = 0            # placed pods with an inline Portworx volume
 
     # ---- objects ---------------------------------------------------------------------------
     def add_object(self, raw, index_hint=""):
@@ -59,6 +64,10 @@ class VolumeState:
             self._foreign = None
             self._recredit([obj.key])
         elif kind == "PersistentVolume":
+            self.portworx_pvs.discard(obj.name)
+            if raw["spec"].get("portworxVolume") is not None:
+                self._portworx_check(f"persistentvolume {obj.name}", "spec.portworxVolume")
+                self.portworx_pvs.add(obj.name)
             old = o.volumes.get(obj.name)
             if old is not None:
                 self._index_volume(old, -1)
@@ -69,6 +78,10 @@ class VolumeState:
             o.classes[obj.name] = obj
             self._recredit(list(self.claim_rows))
         elif kind == "CSINode":
+            if PORTWORX_PLUGIN in obj.migrated:
+                o.csi_nodes.pop(obj.name, None)
+                self._portworx_check(f"csinode {obj.name}", f"metadata.annotations[{MIGRATED_PLUGINS_ANNOTATION}]",
+                                     listed=True)
             o.csi_nodes[obj.name] = obj
             self.csi_version += 1
         elif kind == "CSIDriver":
@@ -78,6 +91,38 @@ class VolumeState:
             o.capacities.append(obj)
         self.version += 1
         return obj
+
+    def migrated_rows(self, plugin):
+        """Per node row: its CSINode lists `plugin` as migrated (None: no row does)."""
+        t = self.table
+        key = (self.csi_version, t.node_version, t.labels.shape[0])
+        cached = self._migrated.get(plugin)
+        if cached is None or cached[0] != key:
+            rows = [t.row_of[name] for name, c in self.objects.csi_nodes.items()
+                    if plugin in c.migrated and name in t.row_of]
+            mask = None
+            if rows:
+                mask = np.zeros(t.labels.shape[0], bool)
+                mask[rows] = True
+            cached = self._migrated[plugin] = (key, mask)
+        return cached[1]
+
+    def check_portworx_pod(self, pod):
+        name = next(v.name for v in pod.volumes if v.portworx)
+        self._portworx_check(f"pod {pod.key}", f'spec.volumes (volume "{name}").portworxVolume')
+
+    def _portworx_check(self, obj, path, listed=False):
+        """In-tree Portworx volumes count under their CSI driver on nodes whose CSINode lists
+        the plugin as migrated; that is not implemented: refused where both meet."""
+        o = self.objects
+        if listed:
+            has = bool(self.portworx_pvs) or self.portworx_placed > 0
+        else:
+            has = any(PORTWORX_PLUGIN in c.migrated for c in o.csi_nodes.values())
+        if has:
+            raise UnsupportedError(obj, path, "in-tree Portworx volumes where a CSINode lists "
+                                   f"{PORTWORX_PLUGIN} as migrated (counted under CSI driver pxd.portworx.com): "
+                                   "not implemented yet")
 
     def _index_volume(self, pv, sign):
         if pv.claim_ref is None:
@@ -127,6 +172,10 @@ class VolumeState:
     # ---- placed pods -----------------------------------------------------------------------
     def place(self, pod, row, sign):
         """Counts (sign 1) or uncounts (-1) a placed pod's volumes on its node row."""
+        if any(v.portworx for v in pod.volumes):
+            if sign > 0:
+                self.check_portworx_pod(pod)
+            self.portworx_placed += sign
         self.priorities[pod.priority] += sign
         for v in pod.volumes:
             if v.claim:

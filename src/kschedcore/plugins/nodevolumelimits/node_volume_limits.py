@@ -41,6 +41,8 @@ class NodeVolumeLimits(VolumePlugin):
         if self.skipped:
             return None
         n = table.labels.shape[0]
+        if any(v.portworx for v in pod.volumes):
+            volumes.check_portworx_pod(pod)
         new = set()                # the pod's attachable volumes: (driver, volume handle)
         for v in pod.volumes:
             vid = v.csi_id

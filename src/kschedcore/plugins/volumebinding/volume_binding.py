@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._native import F_VOLUME_BINDING, VOLUME_UU
-from ...errors import ValidationError
+from ...errors import UnsupportedError, ValidationError
 from ...framework.cluster_events import ActionType as A, EventResource as R, with_hint
 from ...framework.interface import PreFilterRejection
 from ...objects.storage import NOT_SUPPORTED_PROVISIONER, SELECTED_NODE_ANNOTATION, owner_uid
@@ -163,9 +163,11 @@ class VolumeBinding(VolumePlugin):
 
 
 def _anywhere(claim, volumes) -> bool:
-    """The bound claim's PV exists and has no node affinity: it fits every node."""
+    """The bound claim's PV exists and has no node affinity, translated or not: it fits
+    every node."""
     pv = volumes.objects.volumes.get(claim.volume_name)
-    return pv is not None and pv.node_affinity is None
+    return pv is not None and pv.node_affinity is None and (
+        not pv.in_tree or pv.csi_affinity is None or volumes.migrated_rows(pv.in_tree) is None)
 
 
 def _check_bound(bound, volumes, table, status):
@@ -176,11 +178,29 @@ def _check_bound(bound, volumes, table, status):
         if pv is None:
             status[open_rows] |= PV_NOT_EXIST
             return
-        if pv.node_affinity is None:
+        fits = _bound_fits(pv, table, volumes)
+        if fits is None:
             continue
-        misfit = open_rows & ~_fits(pv, table)
+        misfit = open_rows & ~fits
         status[misfit] |= NODE_CONFLICT
         open_rows &= ~misfit
+
+
+def _bound_fits(pv, table, volumes):
+    """CheckNodeAffinity of a bound claim's PV per row (None: every row), where a node whose
+    CSINode lists the PV's in-tree plugin as migrated sees it translated to CSI
+    (tryTranslatePVToCSI: its zone key becomes the CSI driver's)."""
+    rows = volumes.migrated_rows(pv.in_tree) if pv.in_tree else None
+    if rows is None or (pv.node_affinity is None and pv.csi_affinity is None):
+        return None if pv.node_affinity is None else _fits(pv, table)
+    if isinstance(pv.csi_affinity, str):
+        raise UnsupportedError(f"persistentvolume {pv.name}", "spec",
+                               f"{pv.csi_affinity}: VolumeBinding's Filter fails with an error on the nodes "
+                               f"whose CSINode lists {pv.in_tree} as migrated (not implemented)")
+    n = table.labels.shape[0]
+    translated = (np.ones(n, bool) if pv.csi_affinity is None
+                  else terms_mask(pv.csi_affinity, table, node_names=False))
+    return np.where(rows, translated, np.ones(n, bool) if pv.node_affinity is None else _fits(pv, table))
 
 
 def _fits(pv, table) -> np.ndarray:
