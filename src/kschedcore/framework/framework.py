@@ -238,8 +238,7 @@ class Framework:
                     break
             else:
                 cycle.cross_pod = True
-            cycle.slot_ok = cycle.cross_pod or all(getattr(p, "cross_pod", False) or getattr(p, "leaves_pass", False)
-                                                   for p in todo)
+            cycle.slot_ok = cycle.cross_pod or all(getattr(p, "cross_pod", False) or p.leaves_pass() for p in todo)
         if self.custom.pre_filters and not cycle.what_if:
             self.custom.run_pre_filter(cycle, self.node_columns())
         elif not todo:

@@ -57,13 +57,14 @@ class KernelPlugin:
     #: node-local Filter (PodTopologySpread, InterPodAffinity): a cycle it acts in still reuses
     #: the template's equivalence-cache entries for the node-local part (scan.pxd local_cycle)
     cross_pod = False
-    #: after this cycle's pre_filter the pass is what it would be without the plugin (it left
-    #: no per-row state in the kernel): the cycle may still read the template's slot
-    leaves_pass = False
-
     def __init__(self, args=None, handle=None):
         self.args = args or {}
         self.handle = handle
+
+    def leaves_pass(self) -> bool:
+        """After this cycle's pre_filter the pass is what it would be without the plugin (it
+        left no per-row state in the kernel): the cycle may still read the template's slot."""
+        return False
 
     def compile(self, pod, cp, table):
         """Writes this plugin's part of the compiled pod."""

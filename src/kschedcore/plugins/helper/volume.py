@@ -22,7 +22,6 @@ class VolumePlugin(KernelPlugin):
         self.skipped = True        # the last cycle's PreFilter returned Skip
         self.status = (None, None)  # (pod, per-row status) of the last cycle (None: no node fails)
 
-    @property
     def leaves_pass(self) -> bool:
         """No status this cycle: no node can fail its Filter."""
         return not self.armed
