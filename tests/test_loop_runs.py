@@ -173,3 +173,43 @@ def test_runs_while_the_waiting_pods_cannot_hear_bindings(monkeypatch):
     assert sum(taken) > 0
     outcomes = {o[0]: o for o in with_runs[0]}
     assert outcomes["default/big"][1] is None and all(outcomes[f"default/s{i}"][1] for i in range(20))
+
+
+def nominated_then_copies(preemptor_cpu, spare=4, copies=40, pct=None):
+    """A priority-100 pod preempts the four priority-0 pods of a 5-CPU node and is nominated
+    there; 40 identical 500m pods follow while it waits. With 5 CPUs its nominated row is full
+    for them; with 4.5 one copy still fits there (the copies' cycles up to that one see the
+    row feasible: no run until it is full)."""
+    nodes = [node(f"r{i}") for i in range(spare)] + [node(f"s{i}", cpu="5") for i in range(4)]
+    bound = []
+    for i in range(4):
+        for j in range(4):
+            p = pod(f"low-{i}-{j}", cpu="1")
+            p["spec"]["nodeName"] = f"s{i}"
+            bound.append(p)
+    sched = Scheduler(nodes, bound, tie_break="random", seed=4, percentage_of_nodes_to_score=pct)
+    return sched, [pod("preemptor", cpu=preemptor_cpu, priority=100)] + [pod(f"c{i}") for i in range(copies)], []
+
+
+@pytest.mark.parametrize("cpu", ["5", "4500m"])
+def test_runs_beside_nominated_pods_decide_as_cycles(cpu, monkeypatch):
+    taken, none = [], []
+    make = lambda: nominated_then_copies(cpu)
+    with_runs = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    assert with_runs == run_loop(make, monkeypatch, 0, none)
+    outcomes = {o[0]: o for o in with_runs[0]}
+    node = outcomes["default/preemptor"][1]
+    assert node is not None and any(c[0] == "preempted" for c in with_runs[1])     # it preempted, then bound
+    assert sum(taken) > 0
+    sharing = [o[0] for o in outcomes.values() if o[1] == node and o[0] != "default/preemptor"]
+    assert len(sharing) == (0 if cpu == "5" else 1), sharing
+
+
+def test_runs_beside_nominated_pods_outside_the_scan(monkeypatch):
+    """300 nodes scored by 10% (100 found a cycle): the nominated row may lie beyond the rows a
+    copy's cycle examined, feasible for a later copy; runs look at every row it changed."""
+    make = lambda: nominated_then_copies("4500m", spare=300, copies=700, pct=10)
+    taken, none = [], []
+    with_runs = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, taken)
+    assert with_runs == run_loop(make, monkeypatch, 0, none)
+    assert sum(taken) > 0

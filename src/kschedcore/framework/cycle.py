@@ -32,6 +32,9 @@ class Cycle:
     dynamic = True              # a cycle-dependent PreFilter ran (or may have): not node-local
     cross_pod = False           # ... and only cross-pod ones did (KernelPlugin.cross_pod)
     slot_ok = False             # ... and only cross-pod ones or ones that left the pass alone
+    #: the nominated pods counted on their rows left the pass alone (none of those rows was
+    #: feasible): it filtered and scored as without them (ScheduleOne.attempt)
+    nominated_apart = False
     extender = None             # the extenders' filters (extender.runtime.FilterOutcome)
     _diagnosis = None
 

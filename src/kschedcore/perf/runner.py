@@ -143,8 +143,8 @@ class Runner(DRAOps):
         tick between cycles. True if done."""
         sim = self.sim
         deadline = sim.clock.now() + WAIT_SECONDS
-        # churn ticks between cycles: runs of copies only without it
-        with gc_frozen(), runs.copies(sim, 0 if self.churns else runs.COPIES_AT_ONCE):
+        # churn ticks between cycles, a run of copies being one: shorter runs keep its ticks on time
+        with gc_frozen(), runs.copies(sim, runs.COPIES_UNDER_CHURN if self.churns else runs.COPIES_AT_ONCE):
             while not done():
                 progressed = sim.schedule_one()
                 now = time.perf_counter()

@@ -7,12 +7,13 @@ through schedule_cross_copies, which counts each copy as it places it -- schedul
 two kinds of runs.
 
 Exact only where nothing can happen between two pops, so a run is tried only when:
-- the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, perf
-  without churn);
+- the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle; perf,
+  whose churn and collectors tick between cycles, a run counting as one -- shorter runs there);
 - no pod is in flight and no pod waiting in the unschedulable pool was rejected by a plugin
   that registers AssignedPodAdd (or by none): a binding's event moves or is heard by nobody
-  (`SchedulingQueue.hears`); no pod is nominated, no preemption is landing, no extender is
-  configured;
+  (`SchedulingQueue.hears`); no preemption is landing, no extender is configured;
+- while pods are nominated: node-local copies only, none of them nominated, and none of the
+  rows the nominated pods are counted on is feasible for the template (`_beside_nominated`);
 - each copy binds at once (no binding plugin, binder or latency: `Simulation.process`);
 - the run stops before the first copy that fits nowhere (its own cycle makes its FitError).
 tests/test_loop_runs.py compares loops with and without runs.
@@ -26,6 +27,9 @@ from .batches import copy_of
 
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
 COPIES_AT_ONCE = 512
+#: ... where a driver's events come on the wall clock between cycles (perf's churn): a run
+#: delays them by its length (about 5 us a copy)
+COPIES_UNDER_CHURN = 64
 
 
 @contextmanager
@@ -43,8 +47,10 @@ def copies_after(sim, pod, result) -> int:
     activeQ's head, decided, popped and bound; returns how many. The driver sets how many at
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles, cycle = sim.sched.cycles, result.cycle
+    nominated = sim.nominator.count
     if (sim.copies_at_once < 2 or cycle is None or (cycle.dynamic and not cycle.cross_pod) or not cycles.batch_copies
-            or cycles.extenders or sim.nominator.count or sim._written_nnn or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
+            or cycles.extenders or (nominated and (cycle.dynamic or not cycle.nominated_apart))
+            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears(EventAssignedPodAdd)):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
@@ -58,7 +64,7 @@ def copies_after(sim, pod, result) -> int:
     cross = cycle.dynamic               # its cycle read other pods, through the counters only
     if not cross and not fw.node_local(pod, cp):    # (e.g. a PreFilterResult's node names)
         return 0
-    is_copy = _cross_copy if cross else _copy
+    is_copy = _cross_copy if cross else _copy_not_nominated if nominated else _copy
     # the first copies alone first: most pods are followed by another template
     run = sim.queue.head_run(cycles.min_copies)
     if len(run) < cycles.min_copies or not all(is_copy(sim, fw, pod, cp, q.pod) for q in run):
@@ -71,7 +77,10 @@ def copies_after(sim, pod, result) -> int:
     while n < len(run) and is_copy(sim, fw, pod, cp, run[n].pod):
         n += 1
     counts = np.zeros((n, 2), np.int64)
-    rows = cycles.schedule_cross_copies(ready, n, counts) if cross else cycles.schedule_copies(pod, n, counts)
+    if nominated:
+        rows = _beside_nominated(sim, pod, n, counts)
+    else:
+        rows = cycles.schedule_cross_copies(ready, n, counts) if cross else cycles.schedule_copies(pod, n, counts)
     if rows is None or not len(rows):
         return 0
     took, nodes = run[:len(rows)], sim.sched.cache.table.nodes
@@ -93,13 +102,40 @@ def copies_after(sim, pod, result) -> int:
     return len(took)
 
 
+def _beside_nominated(sim, pod, n, counts):
+    """Node-local copies while pods are nominated: each copy's cycle counts them on their rows
+    (NominatedUsage.counted). Where none of those rows is feasible for the template, the pass
+    filters and scores as without them, and stays so while copies only fill other rows -- so
+    the copies are decided in one kernel call with the rows counted. None where a row is."""
+    cycles = sim.sched.cycles
+    with sim.usage.counted(pod) as changed:
+        if changed is None:
+            return None
+        if len(changed):
+            fw = cycles.frameworks[pod.scheduler_name]
+            rng = fw.kernel.rng_state
+            probe = cycles.schedule_pod(pod, only_rows=np.sort(np.asarray(changed, np.int32)))
+            fw.kernel.rng_state = rng      # (its selectHost is no cycle's)
+            if probe.feasible_nodes or probe.error:
+                return None
+        return cycles.schedule_copies(pod, n, counts)
+
+
+def _copy_not_nominated(sim, fw, pod, cp, q) -> bool:
+    """_copy, and q has no nomination of its own (its cycle would try that node first)."""
+    return _copy(sim, fw, pod, cp, q) and sim.nominator.node_of(q) is None
+
+
 def _cross_copy(sim, fw, pod, cp, q) -> bool:
     """q's cycle would be `pod`'s cross-pod one (batches' copy test), and process() takes it."""
-    return q.key not in sim.bound and q.key not in sim.binding and copy_of(fw, pod, cp, pod.controller, q)
+    return (q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
+            and copy_of(fw, pod, cp, pod.controller, q))
 
 
 def _copy(sim, fw, pod, cp, q) -> bool:
     """q's cycle would be `pod`'s: the same profile and compiled template, node-local, and
-    nothing that makes process() pass it over."""
+    nothing that makes process() pass it over or its binding move other pods (a
+    nominatedNodeName written for it)."""
     return (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
-            and q.key not in sim.bound and q.key not in sim.binding and fw.compile(q) is cp and fw.node_local(q, cp))
+            and q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
+            and fw.compile(q) is cp and fw.node_local(q, cp))

@@ -363,6 +363,8 @@ class ScheduleOne:
             feasible = None
             if added and not self._untouched(rows, result.cycle):
                 feasible = result.cycle.feasible_rows()  # type: ignore[union-attr]  # a cycle's own result
+            elif rows is not None and result.cycle is not None:
+                result.cycle.nominated_apart = True
         if feasible is None:
             return result
         fw.kernel.rng_state = rng   # selectHost draws once a cycle: in the pass without them
