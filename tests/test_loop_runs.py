@@ -126,7 +126,24 @@ def cross_pod():
     return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="c"))]
 
 
-@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod])
+def pinned():
+    """Daemon-set pods: required node affinity on metadata.name (a PreFilterResult of one node),
+    more than the node holds; the scan start moves over every node meanwhile, and another
+    template's pods come between blocks."""
+    sched = Scheduler([node(f"n{i}", cpu="16") for i in range(7)], tie_break="random", seed=8)
+    pods = []
+    for b in range(3):
+        for i in range(14):
+            p = pod(f"d{b}-{i}", cpu="1")
+            p["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                        "values": [f"n{b}" if b < 2 else "n0"]}]}]}}}
+            pods.append(p)
+        pods += [pod(f"o{b}-{i}") for i in range(5)]
+    return sched, pods, [lambda sim: sim.delete_pod("default/d0-0")]
+
+
+@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned])
 def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     with_runs, without = [], []
     a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)

@@ -344,6 +344,8 @@ cdef class NodeKernel:
         scans first reach it; a copy reads them in scan order (normalisation and selectHost over
         its own feasible nodes, as _select); only the row it lands on is evaluated again.
 
+        `scan` is the whole table's, or one row (copies a PreFilterResult pins to one node: each
+        copy's walk starts at its own start modulo 1, the next start moves over all nodes).
         Up to len(chosen) copies; chosen, counts (if given) and the result as run_batch's: it
         stops at a copy that fits nowhere (its cycle is run()'s)."""
         cdef PodView p
@@ -353,7 +355,7 @@ cdef class NodeKernel:
         cdef Py_ssize_t n = scan.shape[0]
         cdef Py_ssize_t k, i, nf, best = -1, m = chosen.shape[0], placed = 0
         self.fill_slot = -1             # the call reuses the cycle buffers
-        if n == 0 or n != n_all_nodes:
+        if n == 0 or (n != n_all_nodes and n != 1):     # (one row: a PreFilterResult's single node)
             return 0, start, -1
         load_pod(cp, &p)
         self._load_state(&p)

@@ -182,12 +182,14 @@ class Framework:
         t = self.cache.table
         return self.kernel.equivalence.slot(cp, (t.layout, t.node_version, t.epoch))
 
-    def node_local(self, pod, cp) -> bool:
+    def node_local(self, pod, cp, pinned=False) -> bool:
         """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
         the candidate node's row only: no PreFilter work (pod affinity, spreading, volumes,
-        claims, PreFilterResult names), no custom plugin, no host ports. Identical copies of
-        such a pod may then be scheduled by NodeKernel.run_copies."""
-        if self.custom.any or self._armed or cp.prefilter_node_names is not None or not _plain_pod(pod, cp):
+        claims, PreFilterResult names -- pinned: but names, a pass over their rows), no custom
+        plugin, no host ports. Identical copies of such a pod may then be scheduled by
+        NodeKernel.run_copies."""
+        if (self.custom.any or self._armed or (cp.prefilter_node_names is not None and not pinned)
+                or not _plain_pod(pod, cp)):
             return False
         for f, _ in self.pod_dynamic:       # (loops, not any(): asked once per copy of a batch)
             if getattr(pod, f):

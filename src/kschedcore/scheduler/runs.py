@@ -1,7 +1,8 @@
 """The loop's runs of copies: after a pod's cycle placed it and its binding ended at once, the
 pods the next pops would return, while they are identical copies of it, are decided in one
 kernel call and then popped, assumed and bound one by one -- what their own cycles would have
-done, minus the cycles. Node-local copies go through ScheduleOne.schedule_copies; copies whose
+done, minus the cycles. Node-local copies go through ScheduleOne.schedule_copies (also copies
+whose PreFilterResult pins them to one node, as a daemon set's pods: a pass over that row); copies whose
 cycle reads other pods only through the cache's counters (spreading, inter-pod affinity)
 through schedule_cross_copies, which counts each copy as it places it -- schedule_pending's
 two kinds of runs.
@@ -62,7 +63,7 @@ def copies_after(sim, pod, result) -> int:
         sim.last_template = cp
         return 0
     cross = cycle.dynamic               # its cycle read other pods, through the counters only
-    if not cross and not fw.node_local(pod, cp):    # (e.g. a PreFilterResult's node names)
+    if not cross and not fw.node_local(pod, cp, pinned=True):
         return 0
     is_copy = _cross_copy if cross else _copy_not_nominated if nominated else _copy
     # the first copies alone first: most pods are followed by another template
@@ -138,4 +139,4 @@ def _copy(sim, fw, pod, cp, q) -> bool:
     nominatedNodeName written for it)."""
     return (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
             and q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
-            and fw.compile(q) is cp and fw.node_local(q, cp))
+            and fw.compile(q) is cp and fw.node_local(q, cp, pinned=True))

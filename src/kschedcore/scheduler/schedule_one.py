@@ -176,16 +176,24 @@ class ScheduleOne:
         each scheduled as schedule_pod would and written into the table before the next (the
         caller records them: Cache.place(written=True)). Fewer than `count` when a copy fits
         nowhere: its cycle is schedule_pod's, for the FitError. None when the pod's cycles do
-        more than the node-local kernel pass (Framework.node_local): each copy needs its cycle.
+        more than the node-local kernel pass over the table, or over the one node a
+        PreFilterResult names (Framework.node_local): each copy needs its cycle.
         counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes."""
         fw = self.frameworks.get(pod.scheduler_name)
         cached = pod.compiled
-        if self.extenders or fw is None or cached is None or cached[0] is not fw.token or not fw.node_local(pod, cached[1]):
+        if (self.extenders or fw is None or cached is None or cached[0] is not fw.token
+                or not fw.node_local(pod, cached[1], pinned=True)):
             return None
         scan = self._written_scan(fw)
         if scan is None:
             return None
         t = self.cache.table
+        if cached[1].prefilter_node_names is not None:     # the copies' PreFilterResult: one node's row
+            names = cached[1].prefilter_node_names[0]
+            rows = [t.row_of[name] for name in names if name in t.row_of] if len(names) == 1 else ()
+            if len(rows) != 1:
+                return None
+            scan = np.asarray(rows, np.int32)
         chosen = np.empty(count, np.int32)
         slot = fw.template_slot(cached[1])
         placed, self.next_start_node_index, stale = fw.kernel.run_copies(
