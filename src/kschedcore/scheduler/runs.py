@@ -29,8 +29,8 @@ from .batches import copy_of
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
 COPIES_AT_ONCE = 512
 #: ... where a driver's events come on the wall clock between cycles (perf's churn): a run
-#: delays them by its length (about 5 us a copy)
-COPIES_UNDER_CHURN = 64
+#: delays them by its length (about 5 us a copy: 1.3 ms against churn every 200 ms or more)
+COPIES_UNDER_CHURN = 256
 
 
 @contextmanager
