@@ -385,8 +385,10 @@ def test_in_tree_portworx_volumes_where_portworx_is_listed_are_refused():
     portworx = pv("px", portworxVolume={"volumeID": "v1"})
     sched = Scheduler([node("a")])
     sched.add_object(portworx)
+    sched.add_object(csi_node("a", "kubernetes.io/aws-ebs"))
     with pytest.raises(UnsupportedError, match="csinode a: metadata.annotations.*in-tree Portworx volumes"):
         sched.add_object(csi_node("a"))
+    assert sched.cache.volumes.objects.csi_nodes["a"].migrated == {"kubernetes.io/aws-ebs"}   # refused: kept
     sched = Scheduler([node("a")])
     sched.add_object(csi_node("a"))
     with pytest.raises(UnsupportedError, match="persistentvolume px: spec.portworxVolume: in-tree Portworx"):

@@ -64,10 +64,10 @@ class VolumeState:
             self._foreign = None
             self._recredit([obj.key])
         elif kind == "PersistentVolume":
-            self.portworx_pvs.discard(obj.name)
-            if raw["spec"].get("portworxVolume") is not None:
+            portworx = (raw.get("spec") or {}).get("portworxVolume") is not None
+            if portworx:
                 self._portworx_check(f"persistentvolume {obj.name}", "spec.portworxVolume")
-                self.portworx_pvs.add(obj.name)
+            (self.portworx_pvs.add if portworx else self.portworx_pvs.discard)(obj.name)
             old = o.volumes.get(obj.name)
             if old is not None:
                 self._index_volume(old, -1)
@@ -79,7 +79,6 @@ class VolumeState:
             self._recredit(list(self.claim_rows))
         elif kind == "CSINode":
             if PORTWORX_PLUGIN in obj.migrated:
-                o.csi_nodes.pop(obj.name, None)
                 self._portworx_check(f"csinode {obj.name}", f"metadata.annotations[{MIGRATED_PLUGINS_ANNOTATION}]",
                                      listed=True)
             o.csi_nodes[obj.name] = obj
