@@ -42,6 +42,10 @@ RBD_POOLS = [None, "rbd", "other"]
 RBD_IMAGES = ["img-1", "img-2"]
 VACS = [None, None, None, "gold-iops"]
 TIMESTAMP = "2025-01-01T00:00:00Z"
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+#: what a kubelet of v1.31 on writes there (VolumeBinding then checks bound in-tree PVs translated)
+KUBELET_MIGRATED = ("kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,"
+                    "kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume")
 
 #: switches for inputs that once exposed Scheduler bugs, so a bisecting developer can leave one out
 #: CSINode limits for the drivers in-tree GCE PD / AWS EBS / Cinder volumes translate to
@@ -267,8 +271,12 @@ def csi_node(draw, name):
         if count is not None:
             d["allocatable"] = {"count": count}
         drivers.append(d)
-    return {"kind": "CSINode", "apiVersion": "storage.k8s.io/v1", "metadata": {"name": name},
-            "spec": {"drivers": drivers}}
+    meta = {"name": name}
+    migrated = draw(st.sampled_from([None, None, KUBELET_MIGRATED, "kubernetes.io/aws-ebs",
+                                     "kubernetes.io/gce-pd,kubernetes.io/cinder", ""]))
+    if migrated is not None:
+        meta["annotations"] = {MIGRATED_PLUGINS: migrated}
+    return {"kind": "CSINode", "apiVersion": "storage.k8s.io/v1", "metadata": meta, "spec": {"drivers": drivers}}
 
 
 @st.composite

@@ -14,10 +14,9 @@ Modelling choices shared with the compiled path (they are not upstream behaviour
   ``volume.kubernetes.io/selected-node`` (``reserve``);
 * FindMatchingVolume walks a class's PVs in name order (``Storage.list_pvs``), so equal
   capacities go to the first name;
-* a PV is never translated to CSI: this implementation reads no
-  ``storage.alpha.kubernetes.io/migrated-plugins`` annotation on CSINodes, and the workloads it
-  is compared on carry none (the compiled path translates a bound in-tree PV's topology on the
-  nodes that list its plugin, objects.storage._csi_affinity);
+* a bound in-tree PV is checked translated to CSI on the nodes whose CSINode lists its plugin
+  as migrated (``csi_topology``); where that translation fails, TranslationError is raised (the
+  compiled path refuses such a PV there);
 * Score is off (StorageCapacityScoring), so PreScore always skips.
 """
 from __future__ import annotations
@@ -27,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import affinity
+from .csi_topology import pv_for_node
 from .exactqty import exact_quantity
 from .interpod import SelectorError, parse_label_selector, pod_namespace, selector_matches
 from .names import is_qualified_name, is_valid_label_value
@@ -167,13 +167,16 @@ def check_node_affinity(pv: dict, node_labels: dict) -> bool:
 
 
 def check_bound_claims(claims: list[dict], node: dict, storage: Storage) -> tuple[bool, bool]:
-    """(bound volumes satisfied, bound PVs found); the first failure stops."""
+    """(bound volumes satisfied, bound PVs found); the first failure stops. A PV is seen
+    translated to CSI on a node whose CSINode lists its in-tree plugin (raises
+    TranslationError where that fails)."""
     labels = labels_of(node)
+    csi_node = storage.csi_nodes.get(name_of(node))
     for pvc in claims:
         pv = storage.pvs.get(spec_of(pvc).get("volumeName") or "")
         if pv is None:
             return True, False
-        if not check_node_affinity(pv, labels):
+        if not check_node_affinity(pv_for_node(pv, csi_node), labels):
             return False, True
     return True, True
 
