@@ -419,10 +419,10 @@ def _make(in_tree, name, profile, handle, source):
                                           f'{profile.scheduler_name}: initializing plugin "{name}": {where}') from None
 
 
-def _plain_pod(pod, cp, ports=False) -> bool:
-    """No host ports (unless `ports`), volumes or nodeName, no unparsable preferred term: the
-    pod's own fields leave its cycle to the node-local kernel pass."""
-    return not ((pod.host_ports and not ports) or pod.volumes or pod.node_name or cp.preferred_parse_error)
+def _plain_pod(pod, cp) -> bool:
+    """No host ports, volumes or nodeName, no unparsable preferred term: the pod's own fields
+    leave its cycle to the node-local kernel pass."""
+    return not (pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error)
 
 
 #: the Pod fields a CompiledPod depends on (template_key)

@@ -13,8 +13,9 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
     WorkloadResults (on_result(result) as each finishes). A selected test case with an op
     kschedcore does not run, or a workload that meets input kschedcore refuses (UnsupportedError:
     in-tree Portworx volumes where a CSINode lists them migrated, more resource names than the
-    table holds) is skipped with on_skip(name, error) -- name "<TestCase>" or "<TestCase>/<Workload>" --, or, when it was
-    asked for by name (or nothing else ran), raises that error. scheduler_options: more keyword
+    table holds) is skipped with on_skip(name, error) -- name "<TestCase>" or
+    "<TestCase>/<Workload>" --, or, when it was asked for by name (or nothing else ran), raises
+    that error. scheduler_options: more keyword
     arguments of each workload's Scheduler (e.g. its extender_factory)."""
     import gc
     from ..errors import UnsupportedError, WorkloadError

@@ -163,11 +163,15 @@ class VolumeBinding(VolumePlugin):
 
 
 def _anywhere(claim, volumes) -> bool:
-    """The bound claim's PV exists and has no node affinity, translated or not: it fits
-    every node."""
+    """The bound claim's PV exists and fits every node (_fits_anywhere)."""
     pv = volumes.objects.volumes.get(claim.volume_name)
-    return pv is not None and pv.node_affinity is None and (
-        not pv.in_tree or pv.csi_affinity is None or volumes.migrated_rows(pv.in_tree) is None)
+    return pv is not None and _fits_anywhere(pv, volumes)
+
+
+def _fits_anywhere(pv, volumes) -> bool:
+    """The PV has no node affinity, nor one where a node sees it translated to CSI."""
+    return pv.node_affinity is None and (
+        pv.csi_affinity is None or not pv.in_tree or volumes.migrated_rows(pv.in_tree) is None)
 
 
 def _check_bound(bound, volumes, table, status):
@@ -190,9 +194,11 @@ def _bound_fits(pv, table, volumes):
     """CheckNodeAffinity of a bound claim's PV per row (None: every row), where a node whose
     CSINode lists the PV's in-tree plugin as migrated sees it translated to CSI
     (tryTranslatePVToCSI: its zone key becomes the CSI driver's)."""
+    if _fits_anywhere(pv, volumes):
+        return None
     rows = volumes.migrated_rows(pv.in_tree) if pv.in_tree else None
-    if rows is None or (pv.node_affinity is None and pv.csi_affinity is None):
-        return None if pv.node_affinity is None else _fits(pv, table)
+    if rows is None:
+        return _fits(pv, table)
     if isinstance(pv.csi_affinity, str):
         raise UnsupportedError(f"persistentvolume {pv.name}", "spec",
                                f"{pv.csi_affinity}: VolumeBinding's Filter fails with an error on the nodes "
@@ -200,7 +206,7 @@ def _bound_fits(pv, table, volumes):
     n = table.labels.shape[0]
     translated = (np.ones(n, bool) if pv.csi_affinity is None
                   else terms_mask(pv.csi_affinity, table, node_names=False))
-    return np.where(rows, translated, np.ones(n, bool) if pv.node_affinity is None else _fits(pv, table))
+    return np.where(rows, translated, _fits(pv, table))
 
 
 def _fits(pv, table) -> np.ndarray:
