@@ -6,11 +6,12 @@ and nodes coming and going, cordons), nominated pods, preemption and forks."""
 import copy
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import strategies as S
 import volume_strategies as V
 from kschedcore import Scheduler
+from kschedcore.errors import UnsupportedError
 from kschedcore.scheduler.loop import Simulation
 
 
@@ -673,7 +674,11 @@ def _volume_outcomes(workload, eq, k):
 def test_volume_cycles_identical(workload, k):
     """Pods with volumes read their template's slot where every volume PreFilter left all
     nodes passing; elsewhere the pass runs in full: the same decisions either way."""
-    assert _volume_outcomes(workload, True, k)[0] == _volume_outcomes(workload, False, k)[0]
+    try:
+        off = _volume_outcomes(workload, False, k)[0]
+    except UnsupportedError:    # a bound PV whose CSI translation fails on a migrated node: refused
+        assume(False)
+    assert _volume_outcomes(workload, True, k)[0] == off
 
 
 def test_volume_cycles_use_the_slot():
