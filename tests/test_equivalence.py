@@ -6,6 +6,8 @@ and nodes coming and going, cordons), nominated pods, preemption and forks."""
 import copy
 import random
 
+import pytest
+
 from hypothesis import assume, given, settings, strategies as st
 
 import strategies as S
@@ -13,6 +15,7 @@ import volume_strategies as V
 from kschedcore import Scheduler
 from kschedcore.errors import UnsupportedError
 from kschedcore.scheduler.loop import Simulation
+from kschedcore.scheduler.schedule_one import ScheduleOne
 
 
 def _copies(pending, k, grouped=False):
@@ -656,10 +659,11 @@ def test_batched_copies_keep_each_pods_priority_and_start_time():
     assert seen[0][1] == {0: 3, 1: 3, 2: 2}
 
 
-def _volume_outcomes(workload, eq, k):
+def _volume_outcomes(workload, eq, k, batches=None):
     nodes, objects, bound, pending = workload
     sched = Scheduler(copy.deepcopy(nodes), percentage_of_nodes_to_score=50, tie_break="first")
-    sched.cycles.equivalence = sched.cycles.batch_copies = eq
+    sched.cycles.equivalence = eq
+    sched.cycles.batch_copies = eq if batches is None else batches
     for obj in copy.deepcopy(objects):
         sched.add_object(obj)
     for p in copy.deepcopy(bound):
@@ -673,7 +677,8 @@ def _volume_outcomes(workload, eq, k):
 @given(V.volume_workloads(max_pending=4), st.integers(1, 3))
 def test_volume_cycles_identical(workload, k):
     """Pods with volumes read their template's slot where every volume PreFilter left all
-    nodes passing; elsewhere the pass runs in full: the same decisions either way."""
+    nodes passing, and join runs of copies where every volume plugin passes them everywhere;
+    elsewhere the pass runs in full: the same decisions either way."""
     try:
         off = _volume_outcomes(workload, False, k)[0]
     except UnsupportedError:    # a bound PV whose CSI translation fails on a migrated node: refused
@@ -684,7 +689,8 @@ def test_volume_cycles_identical(workload, k):
 def test_volume_cycles_use_the_slot():
     """Not vacuous: pods whose claims are bound to PVs without node affinity (every node
     passes every volume Filter) hit their template's entries, pods without volumes beside
-    them share the entries, and a PV with node affinity still narrows its pod's nodes."""
+    them share the entries, and a PV with node affinity still narrows its pod's nodes. With
+    runs of copies, such pods join the runs of pods without volumes."""
     nodes = [{"metadata": {"name": f"n{i}", "labels": {"zone": f"z{i % 3}"}},
               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}} for i in range(30)]
     objects, pods = [], []
@@ -705,9 +711,22 @@ def test_volume_cycles_use_the_slot():
             spec["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": f"c{i}"}}]
         pods.append({"metadata": {"name": f"p{i}", "namespace": "default"}, "spec": spec})
     workload = (nodes, objects, [], pods)
-    on, sched = _volume_outcomes(workload, True, 1)
+    on, sched = _volume_outcomes(workload, True, 1, batches=False)
     off, _ = _volume_outcomes(workload, False, 1)
     assert on == off
+    batched = []
+    original = ScheduleOne.schedule_copies
+
+    def spy(self, pod, count, counts=None):
+        rows = original(self, pod, count, counts)
+        batched.append(0 if rows is None else len(rows))
+        return rows
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ScheduleOne, "schedule_copies", spy)
+        assert _volume_outcomes(workload, True, 1)[0] == off
+    # all but the three pods whose PV narrows and the four cycles that start runs (p0, and
+    # the pods after the three)
+    assert batched == [17, 18, 18], batched
     hits = next(iter(sched.cycles.frameworks.values())).kernel.equivalence.hits
     assert hits == 56, hits     # all but the first cycle and the three whose PV narrows
     placed = {pod: node for pod, node, *_ in on}

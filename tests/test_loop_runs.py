@@ -1,9 +1,14 @@
 """The loop's runs of copies (scheduler/runs.py): a loop deciding identical pods at the queue's
 head in one kernel call does, pod by pod, what the loop with a cycle per pod does -- the
 same nodes, attempts, messages, listener calls in the same order, cycles, queue and cache."""
-import pytest
+import copy
 
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+import volume_strategies as V
 from kschedcore import Scheduler
+from kschedcore.errors import UnsupportedError
 from kschedcore.scheduler import runs
 from kschedcore.scheduler.loop import Simulation, SimulationListener
 from kschedcore.sources.generator import generate
@@ -143,7 +148,52 @@ def pinned():
     return sched, pods, [lambda sim: sim.delete_pod("default/d0-0")]
 
 
-@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned])
+def claims():
+    """Pods with one claim each, blocks of claims of six kinds: bound to PVs no node can
+    refuse (they run), bound to a PV with zone affinity or a zone label, ReadWriteOncePod (four pods to a
+    claim: the first placed puts it in use), on a CSI driver that nodes limit to one volume
+    (placing a copy fills its node; half the block fits), and unbound (WaitForFirstConsumer: Reserve binds a PV; half have none); a
+    node comes after."""
+    nodes = [node(f"n{i}", cpu="16", zone="ab"[i % 2]) for i in range(6)]
+    sched = Scheduler(nodes, tie_break="random", seed=6)
+    sched.add_object({"kind": "StorageClass", "metadata": {"name": "late"}, "provisioner": "kubernetes.io/no-provisioner",
+                      "volumeBindingMode": "WaitForFirstConsumer"})
+    for i in range(6):
+        sched.add_object({"kind": "CSINode", "metadata": {"name": f"n{i}"},
+                          "spec": {"drivers": [{"name": "limited.csi", "nodeID": f"n{i}", "allocatable": {"count": 1}}]}})
+    pods = []
+    for b, kind in enumerate(["plain", "zoned", "plain", "labelled", "rwop", "limited", "plain", "unbound", "plain"]):
+        for i in range(12):
+            name = f"{kind}{b}-{i // 4 if kind == 'rwop' else i}"     # four pods to a ReadWriteOncePod claim
+            modes = ["ReadWriteOncePod"] if kind == "rwop" else ["ReadWriteOnce"]
+            source = ({"csi": {"driver": "limited.csi", "volumeHandle": name}} if kind == "limited"
+                      else {"hostPath": {"path": f"/d/{name}"}})
+            pv = {"kind": "PersistentVolume", "metadata": {"name": f"pv-{name}"},
+                  "spec": {"capacity": {"storage": "1Gi"}, "accessModes": modes, **source}}
+            claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+                     "spec": {"accessModes": modes, "resources": {"requests": {"storage": "1Gi"}}}}
+            if kind == "unbound":
+                pv["spec"]["storageClassName"] = claim["spec"]["storageClassName"] = "late"
+            else:
+                pv["spec"]["claimRef"] = {"namespace": "default", "name": name}
+                claim["spec"]["volumeName"] = pv["metadata"]["name"]
+                claim["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+            if kind == "labelled":
+                pv["metadata"]["labels"] = {"topology.kubernetes.io/zone": "a"}
+            if kind == "zoned":
+                pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}
+            if (kind != "unbound" or i % 2) and (kind != "rwop" or i % 4 == 0):
+                sched.add_object(pv)
+            if kind != "rwop" or i % 4 == 0:
+                sched.add_object(claim)
+            p = pod(f"{kind}{b}-{i}")
+            p["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": name}}]
+            pods.append(p)
+    return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="b"))]
+
+
+@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned, claims])
 def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     with_runs, without = [], []
     a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)
@@ -230,3 +280,32 @@ def test_runs_beside_nominated_pods_outside_the_scan(monkeypatch):
     with_runs = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, taken)
     assert with_runs == run_loop(make, monkeypatch, 0, none)
     assert sum(taken) > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(V.volume_workloads(max_pending=4), st.integers(2, 5))
+def test_runs_of_pods_with_volumes_decide_as_cycles(workload, k):
+    """Generated storage (bound and unbound claims, PV affinity and zones, CSINode limits,
+    ReadWriteOncePod, inline disks, ephemeral volumes): k copies of each pending pod in a
+    row, each copy with the same claims (so placing one may change the next one's cycle)."""
+    nodes, objects, bound, pending = workload
+
+    def make():
+        sched = Scheduler(copy.deepcopy(nodes), tie_break="first", percentage_of_nodes_to_score=50)
+        for obj in copy.deepcopy(objects):
+            sched.add_object(obj)
+        for p in copy.deepcopy(bound):
+            sched.add_pod(p)
+        copies = []
+        for p in pending:
+            for c in range(k):
+                q = copy.deepcopy(p)
+                q["metadata"]["name"] = f"{p['metadata']['name']}-c{c}"
+                copies.append(q)
+        return sched, copies, []
+    with pytest.MonkeyPatch.context() as mp:
+        try:
+            without = run_loop(make, mp, 0, [])
+        except UnsupportedError:    # (a bound PV whose CSI translation fails on a migrated node)
+            assume(False)
+        assert run_loop(make, mp, runs.COPIES_AT_ONCE, []) == without

@@ -7,6 +7,7 @@ In-tree plugins come from the registry it is given (framework.registry.IN_TREE),
 out-of-tree ones from the caller; it names no plugin itself.
 """
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,7 @@ class Framework:
         self.token = object()
         self.templates = {}            # template key -> CompiledPod
         self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod, pod.compiled)
+        self._last: tuple = ((), None)   # (template_fields, CompiledPod) of the last template_key looked up
         self._num_to_find = (-1, 0)
         #: Filters whose reasons depend on more than the kernel's status detail (their state)
         self._dynamic_reasons = [fid for fid, p in self.filters.items() if not getattr(p, "static_reasons", False)]
@@ -142,6 +144,25 @@ class Framework:
                     and _fields_of(pod, spec):
                 pod.compiled = hit[2]
                 return hit[1]
+        # pods of one template parsed from specs that differ elsewhere (a StatefulSet's claims)
+        # come one after another: equal fields are an equal key
+        fields, cp = self._last
+        mine = template_fields(pod)
+        if cp is not None and cp.taint_version == table.taint_version and mine == fields:
+            pod.compiled = (self.token, cp)
+            return cp
+        cp = self._lookup(pod, table)
+        self._last = (mine, cp)
+        pod.compiled = (self.token, cp)
+        if spec is not None and _fields_of(pod, spec):
+            if len(self.by_spec) >= BY_SPEC_ENTRIES:
+                self.by_spec.clear()
+            # (spec kept alive: its id is not reused); the pods of a spec share one `compiled`
+            self.by_spec[id(spec)] = (spec, cp, pod.compiled)
+        return cp
+
+    def _lookup(self, pod, table) -> CompiledPod:
+        """The CompiledPod of the pod's template_key, compiled if new or the taints changed."""
         key = template_key(pod)
         cp = self.templates.get(key)
         if cp is None or cp.taint_version != table.taint_version:
@@ -156,12 +177,6 @@ class Framework:
             cp.usage_cols, cp.usage_vals = cp.usage[0], cp.usage[1]
             cp.usage_nz_cpu, cp.usage_nz_mem = pod.non_zero
             self.templates[key] = cp
-        pod.compiled = (self.token, cp)
-        if spec is not None and _fields_of(pod, spec):
-            if len(self.by_spec) >= BY_SPEC_ENTRIES:
-                self.by_spec.clear()
-            # (spec kept alive: its id is not reused); the pods of a spec share one `compiled`
-            self.by_spec[id(spec)] = (spec, cp, pod.compiled)
         return cp
 
     def equivalence_slot(self, cycle, pod, cp) -> int:
@@ -184,17 +199,20 @@ class Framework:
 
     def node_local(self, pod, cp, pinned=False) -> bool:
         """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
-        the candidate node's row only: no PreFilter work (pod affinity, spreading, volumes,
-        claims, PreFilterResult names -- pinned: but names, a pass over their rows), no custom
-        plugin, no host ports. Identical copies of such a pod may then be scheduled by
+        the candidate node's row only: no PreFilter work (pod affinity, spreading, claims,
+        PreFilterResult names -- pinned: but names, a pass over their rows; volumes only where
+        every volume plugin passes them on every node, KernelPlugin.passes_everywhere), no
+        custom plugin, no host ports. Identical copies of such a pod may then be scheduled by
         NodeKernel.run_copies."""
         if (self.custom.any or self._armed or (cp.prefilter_node_names is not None and not pinned)
-                or not _plain_pod(pod, cp)):
+                or pod.host_ports or pod.node_name or cp.preferred_parse_error):
             return False
-        for f, _ in self.pod_dynamic:       # (loops, not any(): asked once per copy of a batch)
-            if getattr(pod, f):
-                return False
         cache = self.cache
+        for f, plugins in self.pod_dynamic:   # (loops, not any(): asked once per copy of a batch)
+            if getattr(pod, f):
+                for p in plugins:
+                    if not p.passes_everywhere(pod, cache):
+                        return False
         for p in self.cluster_dynamic:
             if p.applies(pod, cache):
                 return False
@@ -419,15 +437,11 @@ def _make(in_tree, name, profile, handle, source):
                                           f'{profile.scheduler_name}: initializing plugin "{name}": {where}') from None
 
 
-def _plain_pod(pod, cp) -> bool:
-    """No host ports, volumes or nodeName, no unparsable preferred term: the pod's own fields
-    leave its cycle to the node-local kernel pass."""
-    return not (pod.host_ports or pod.volumes or pod.node_name or cp.preferred_parse_error)
-
-
 #: the Pod fields a CompiledPod depends on (template_key)
 TEMPLATE_FIELDS = ("requests", "fit_score_requests", "non_zero", "fit_score_non_zero", "tolerations",
                    "node_selector", "required_terms", "preferred_terms", "host_ports", "images")
+#: a pod's TEMPLATE_FIELDS as a tuple: equal tuples make equal template keys
+template_fields = attrgetter(*TEMPLATE_FIELDS)
 #: specs remembered per Framework (Framework.by_spec), cleared when full
 BY_SPEC_ENTRIES = 8192
 #: FitError histograms remembered per Framework (by the kernel's counts), cleared when full

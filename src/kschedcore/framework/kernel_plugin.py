@@ -66,6 +66,12 @@ class KernelPlugin:
         left no per-row state in the kernel): the cycle may still read the template's slot."""
         return False
 
+    def passes_everywhere(self, pod, cache) -> bool:
+        """A dynamic plugin's PreFilter and Filter certainly pass `pod` on every node, and still
+        will after any number of pods like it are placed (False where unsure): runs of copies
+        then schedule it with the node-local pass alone (Framework.node_local)."""
+        return False
+
     def compile(self, pod, cp, table):
         """Writes this plugin's part of the compiled pod."""
 

@@ -49,7 +49,7 @@ def copies_after(sim, pod, result) -> int:
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles, cycle = sim.sched.cycles, result.cycle
     nominated = sim.nominator.count
-    if (sim.copies_at_once < 2 or cycle is None or (cycle.dynamic and not cycle.cross_pod) or not cycles.batch_copies
+    if (sim.copies_at_once < 2 or cycle is None or not cycles.batch_copies
             or cycles.extenders or (nominated and (cycle.dynamic or not cycle.nominated_apart))
             or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears(EventAssignedPodAdd)):
@@ -62,7 +62,9 @@ def copies_after(sim, pod, result) -> int:
     if sim.last_template is not cp:     # a run is looked for after two pods of one template
         sim.last_template = cp
         return 0
-    cross = cycle.dynamic               # its cycle read other pods, through the counters only
+    # its cycle read other pods, through the counters only; or it was node-local (its volume
+    # PreFilters, if any, pass it everywhere)
+    cross = cycle.dynamic and cycle.cross_pod
     if not cross and not fw.node_local(pod, cp, pinned=True):
         return 0
     is_copy = _cross_copy if cross else _copy_not_nominated if nominated else _copy

@@ -356,8 +356,11 @@ class Scheduler(ClaimOperations, WhatIfOperations):
                 self.pending.append(pod)
             else:
                 result = self.cycles.schedule_pod(pod)
-                node_local = result.cycle is not None and not result.cycle.dynamic
-                cross_pod = result.cycle is not None and result.cycle.cross_pod
+                cycle = result.cycle
+                cross_pod = cycle is not None and cycle.cross_pod
+                # (a cycle whose volume PreFilters pass the pod everywhere is node-local too)
+                node_local = cycle is not None and (not cycle.dynamic or (
+                    not cross_pod and cycle.framework.node_local(pod, cycle.cp)))
                 if result.node is not None:
                     self.assume_scheduled(pod, result)
                     # the kernel's buffers are the next cycle's: a batch keeps the record of

@@ -244,7 +244,7 @@ class Cache:
             return
         if counted:     # (a kernel run of copies: never in a fork, whose journal goes pod by pod)
             self.counters.counted(pods[0], [self.table.row_of[n] for n in node_names])
-        elif self._journal is not None or any(self.counters.counts(p) or p.volumes for p in pods):
+        elif self._journal is not None or any(self.counters.counts(p) for p in pods):
             for pod, node in zip(pods, node_names):
                 self.place(pod, node, written=True)
             return
@@ -252,6 +252,7 @@ class Cache:
         placed = self._placed
         if any(k in placed for k in keys):
             raise StateError(f"pod {next(k for k in keys if k in placed)}", "", "already assumed or bound")
+        self.volumes.place_run(pods, node_names)       # (copies whose volumes pass every node)
         start, on_node, priorities = self._start, self._on_node, self._priorities
         if copies:          # one compiled pod: one usage
             cols, vals, ports = pods[0].compiled[1].usage

@@ -22,11 +22,11 @@ class VolumeState:
         #: claim key -> number of placed pods with a persistentVolumeClaim volume naming it
         #: (NodeInfo.PVCRefCounts summed over nodes: the snapshot's IsPVCUsedByPods)
         self.claim_users: Counter = Counter()
-        #: claim key (PVC or ephemeral) -> Counter(row): placed pods using it per node
+        #: claim key (PVC or ephemeral) -> {row: count}: placed pods using it per node
         self.claim_rows = {}
         #: claim key -> (driver, volume handle) its rows are counted under (None: not attachable)
         self.credited = {}
-        #: (driver, volume handle) -> Counter(row): placed claims and inline volumes that are it
+        #: (driver, volume handle) -> {row: count}: placed claims and inline volumes that are it
         self.volume_rows = {}
         #: driver -> int32 per row: distinct attachable volumes of placed pods (NodeVolumeLimits)
         self.attached = {}
@@ -171,18 +171,23 @@ class VolumeState:
     # ---- placed pods -----------------------------------------------------------------------
     def place(self, pod, row, sign):
         """Counts (sign 1) or uncounts (-1) a placed pod's volumes on its node row."""
-        if any(v.portworx for v in pod.volumes):
-            if sign > 0:
-                self.check_portworx_pod(pod)
-            self.portworx_placed += sign
+        for v in pod.volumes:
+            if v.portworx:
+                if sign > 0:
+                    self.check_portworx_pod(pod)
+                self.portworx_placed += sign
+                break
         self.priorities[pod.priority] += sign
+        users = self.claim_users
         for v in pod.volumes:
             if v.claim:
                 key = f"{pod.namespace}/{v.claim}"
                 if not v.ephemeral:
-                    self.claim_users[key] += sign
-                    if self.claim_users[key] <= 0:
-                        del self.claim_users[key]
+                    n = users.get(key, 0) + sign
+                    if n > 0:
+                        users[key] = n
+                    else:
+                        users.pop(key, None)
                 else:
                     _count(self.ephemeral_users, key, (row, owner_uid(pod), pod.key), sign)
                     self._foreign = None
@@ -192,21 +197,29 @@ class VolumeState:
             if v.restriction is not None:
                 self._disk(v.restriction, row, sign)
 
+    def place_run(self, pods, node_names):
+        """place(pod, its row, 1) for the pods of a kernel run that have volumes."""
+        row_of = self.table.row_of
+        for pod, node in zip(pods, node_names):
+            if pod.volumes:
+                self.place(pod, row_of[node], 1)
+
     def held_below(self, priority) -> bool:
         """Whether a placed pod of lower priority has volumes (one preemption could evict)."""
         return any(n > 0 and p < priority for p, n in self.priorities.items())
 
     def _claim_row(self, key, row, sign):
-        rows = self.claim_rows.setdefault(key, Counter())
-        before = rows[row]
-        rows[row] += sign
-        if before == 0 or rows[row] == 0:           # the claim appears on / leaves the node
-            if key not in self.credited:
-                self.credited[key] = self.volume_id(key)
-            vid = self.credited[key]
+        rows = self.claim_rows.get(key)
+        if rows is None:
+            rows = self.claim_rows[key] = {}
+        before = rows.get(row, 0)
+        after = rows[row] = before + sign
+        if before == 0 or after == 0:           # the claim appears on / leaves the node
+            credited = self.credited
+            vid = credited[key] if key in credited else credited.setdefault(key, self.volume_id(key))
             if vid is not None:
                 self._volume_row(vid, row, 1 if before == 0 else -1)
-        if rows[row] == 0:
+        if after == 0:
             del rows[row]
             if not rows:
                 del self.claim_rows[key]
@@ -215,12 +228,14 @@ class VolumeState:
     def _volume_row(self, vid, row, sign):
         """One more (or fewer) user of volume `vid` on a row; the driver's count follows when
         the volume appears on or leaves the node."""
-        rows = self.volume_rows.setdefault(vid, Counter())
-        before = rows[row]
-        rows[row] += sign
-        if before == 0 or rows[row] == 0:
+        rows = self.volume_rows.get(vid)
+        if rows is None:
+            rows = self.volume_rows[vid] = {}
+        before = rows.get(row, 0)
+        after = rows[row] = before + sign
+        if before == 0 or after == 0:
             self.counts(vid[0])[row] += 1 if before == 0 else -1
-        if rows[row] == 0:
+        if after == 0:
             del rows[row]
             if not rows:
                 del self.volume_rows[vid]

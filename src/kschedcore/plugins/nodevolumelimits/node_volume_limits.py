@@ -35,6 +35,25 @@ class NodeVolumeLimits(VolumePlugin):
     def reasons(self, detail, table):
         return [REASON_MAX_VOLUME_COUNT] if detail == EXCEEDED else [self.lookup_error]
 
+    def passes_everywhere(self, pod, cache) -> bool:
+        """No node has a limit for any driver the pod's volumes attach through, and no placed
+        pod's ephemeral claim can make Filter an Error."""
+        volumes, table = cache.volumes, cache.table
+        if volumes.ephemeral_users:
+            return False
+        for v in pod.volumes:
+            if v.portworx or v.ephemeral:
+                return False
+            vid = v.csi_id
+            if v.claim:
+                key = f"{pod.namespace}/{v.claim}"
+                if key not in volumes.objects.claims:
+                    return False
+                vid = volumes.volume_id(key)
+            if vid is not None and self._limit(vid[0], volumes, table)[1] is not None:
+                return False
+        return True
+
     def prefilter(self, pod, volumes, table):
         self.filter_error = ""
         self.skipped = not any(v.claim or v.migratable for v in pod.volumes)

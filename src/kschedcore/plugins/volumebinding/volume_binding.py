@@ -81,6 +81,19 @@ class VolumeBinding(VolumePlugin):
         status[status != 0] |= VOLUME_UU
         return status
 
+    def passes_everywhere(self, pod, cache) -> bool:
+        """Every claim is fully bound to an existing PV that fits every node: nothing to match,
+        provision or reserve (placing the pod changes no claim)."""
+        volumes = cache.volumes
+        for v in pod.volumes:
+            if not v.claim:
+                continue
+            c = None if v.ephemeral else volumes.claim(pod.namespace, v.claim)
+            if (c is None or c.phase == "Lost" or c.terminating or not c.fully_bound
+                    or not _anywhere(c, volumes)):
+                return False
+        return True
+
     def _claims(self, pod, volumes) -> list:
         """podHasPVCs: the pod's claims, each of which must exist and be usable."""
         out = []

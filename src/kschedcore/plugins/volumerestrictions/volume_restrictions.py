@@ -21,6 +21,19 @@ class VolumeRestrictions(VolumePlugin):
     def events_to_register(self):
         return [with_hint(R.Pod, A.Delete), with_hint(R.Node, A.Add), with_hint(R.PersistentVolumeClaim, A.Add)]
 
+    def passes_everywhere(self, pod, cache) -> bool:
+        """No disk of the pod can conflict, and no claim of it is ReadWriteOncePod (a copy of
+        the pod placed would put it in use)."""
+        volumes = cache.volumes
+        for v in pod.volumes:
+            if v.restriction is not None:
+                return False
+            if v.claim and not v.ephemeral:
+                claim = volumes.claim(pod.namespace, v.claim)
+                if claim is None or "ReadWriteOncePod" in claim.access_modes:
+                    return False
+        return True
+
     def prefilter(self, pod, volumes, table):
         self.skipped = True
         rwop = set()

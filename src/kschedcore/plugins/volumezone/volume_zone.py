@@ -11,6 +11,7 @@ REASON_CONFLICT = "node(s) had no available volume zone"
 BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
 ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 TOPOLOGY_LABELS = (BETA_ZONE, BETA_REGION, ZONE, REGION)
+_TOPOLOGY_KEYS = frozenset(TOPOLOGY_LABELS)
 GA_LABEL = {BETA_ZONE: ZONE, BETA_REGION: REGION}
 MULTI_ZONE_DELIMITER = "__"
 
@@ -42,6 +43,18 @@ class VolumeZone(VolumePlugin):
         status = np.zeros(has_any.shape[0], np.int8)
         status[has_any & ~ok] = 1 | VOLUME_UU
         return status
+
+    def passes_everywhere(self, pod, cache) -> bool:
+        """The PVs of the pod's claims exist and carry no zone or region label."""
+        volumes = cache.volumes
+        for v in pod.volumes:
+            if not v.claim or v.ephemeral:
+                continue
+            claim = volumes.claim(pod.namespace, v.claim)
+            pv = volumes.objects.volumes.get(claim.volume_name) if claim is not None and claim.volume_name else None
+            if pv is None or not _TOPOLOGY_KEYS.isdisjoint(pv.labels):
+                return False
+        return True
 
     def _pv_topologies(self, pod, volumes) -> list:
         """getPVbyPod: (label key, zones) of the PVs of the pod's bound claims."""
