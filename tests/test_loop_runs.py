@@ -151,8 +151,9 @@ def pinned():
 def claims():
     """Pods with one claim each, blocks of claims of six kinds: bound to PVs no node can
     refuse (they run), bound to a PV with zone affinity or a zone label, ReadWriteOncePod (four pods to a
-    claim: the first placed puts it in use), on a CSI driver that nodes limit to one volume
-    (placing a copy fills its node; half the block fits), and unbound (WaitForFirstConsumer: Reserve binds a PV; half have none); a
+    claim: the first placed puts it in use), on a CSI driver that nodes limit to three volumes
+    (24 pods for 18 places: runs only as long as every node has room for all their copies),
+    and unbound (WaitForFirstConsumer: Reserve binds a PV; half have none); a
     node comes after."""
     nodes = [node(f"n{i}", cpu="16", zone="ab"[i % 2]) for i in range(6)]
     sched = Scheduler(nodes, tie_break="random", seed=6)
@@ -160,10 +161,10 @@ def claims():
                       "volumeBindingMode": "WaitForFirstConsumer"})
     for i in range(6):
         sched.add_object({"kind": "CSINode", "metadata": {"name": f"n{i}"},
-                          "spec": {"drivers": [{"name": "limited.csi", "nodeID": f"n{i}", "allocatable": {"count": 1}}]}})
+                          "spec": {"drivers": [{"name": "limited.csi", "nodeID": f"n{i}", "allocatable": {"count": 3}}]}})
     pods = []
     for b, kind in enumerate(["plain", "zoned", "plain", "labelled", "rwop", "limited", "plain", "unbound", "plain"]):
-        for i in range(12):
+        for i in range(24 if kind == "limited" else 12):
             name = f"{kind}{b}-{i // 4 if kind == 'rwop' else i}"     # four pods to a ReadWriteOncePod claim
             modes = ["ReadWriteOncePod"] if kind == "rwop" else ["ReadWriteOnce"]
             source = ({"csi": {"driver": "limited.csi", "volumeHandle": name}} if kind == "limited"

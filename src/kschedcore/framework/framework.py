@@ -197,13 +197,13 @@ class Framework:
         t = self.cache.table
         return self.kernel.equivalence.slot(cp, (t.layout, t.node_version, t.epoch))
 
-    def node_local(self, pod, cp, pinned=False) -> bool:
+    def node_local(self, pod, cp, pinned=False, run=None) -> bool:
         """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
         the candidate node's row only: no PreFilter work (pod affinity, spreading, claims,
         PreFilterResult names -- pinned: but names, a pass over their rows; volumes only where
         every volume plugin passes them on every node, KernelPlugin.passes_everywhere), no
         custom plugin, no host ports. Identical copies of such a pod may then be scheduled by
-        NodeKernel.run_copies."""
+        NodeKernel.run_copies (run: a dict the copies share, each asked in order)."""
         if (self.custom.any or self._armed or (cp.prefilter_node_names is not None and not pinned)
                 or pod.host_ports or pod.node_name or cp.preferred_parse_error):
             return False
@@ -211,7 +211,7 @@ class Framework:
         for f, plugins in self.pod_dynamic:   # (loops, not any(): asked once per copy of a batch)
             if getattr(pod, f):
                 for p in plugins:
-                    if not p.passes_everywhere(pod, cache):
+                    if not p.passes_everywhere(pod, cache, run):
                         return False
         for p in self.cluster_dynamic:
             if p.applies(pod, cache):

@@ -66,10 +66,12 @@ class KernelPlugin:
         left no per-row state in the kernel): the cycle may still read the template's slot."""
         return False
 
-    def passes_everywhere(self, pod, cache) -> bool:
-        """A dynamic plugin's PreFilter and Filter certainly pass `pod` on every node, and still
-        will after any number of pods like it are placed (False where unsure): runs of copies
-        then schedule it with the node-local pass alone (Framework.node_local)."""
+    def passes_everywhere(self, pod, cache, run=None) -> bool:
+        """A dynamic plugin's PreFilter and Filter certainly pass `pod` on every node (False
+        where unsure): runs of copies then schedule it with the node-local pass alone
+        (Framework.node_local). run: a dict shared by the copies of one run, asked in order
+        before any is placed -- the pod must pass with the earlier ones placed wherever the
+        kernel puts them (a plugin keeps what they take there); None: the pod alone."""
         return False
 
     def compile(self, pod, cp, table):

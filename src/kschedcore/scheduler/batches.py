@@ -125,12 +125,13 @@ def _node_local_run(fw, pod, pending, start, most, only=None):
     """Up to `most` pods from pending[start] on, while each is node-local in `pod`'s profile
     (and compiles to `only`, if given), with their CompiledPods."""
     run, cps = [], []
+    shared: dict = {}           # what the pods found so far take (passes_everywhere's run)
     for j in range(start, min(len(pending), start + most)):     # (islice would walk from 0)
         q = pending[j]
         if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
             break
         cp = fw.compile(q)
-        if (only is not None and cp is not only) or not fw.node_local(q, cp):
+        if (only is not None and cp is not only) or not fw.node_local(q, cp, run=shared):
             break
         run.append(q)
         cps.append(cp)

@@ -69,15 +69,16 @@ def copies_after(sim, pod, result) -> int:
         return 0
     is_copy = _cross_copy if cross else _copy_not_nominated if nominated else _copy
     # the first copies alone first: most pods are followed by another template
+    shared: dict = {}                # what the copies found so far take (passes_everywhere's run)
     run = sim.queue.head_run(cycles.min_copies)
-    if len(run) < cycles.min_copies or not all(is_copy(sim, fw, pod, cp, q.pod) for q in run):
+    if len(run) < cycles.min_copies or not all(is_copy(sim, fw, pod, cp, q.pod, shared) for q in run):
         return 0
     ready = cycles.cross_copies_ready(run[0].pod) if cross else None
     if cross and ready is None:
         return 0
     run = sim.queue.head_run(sim.copies_at_once)
     n = cycles.min_copies           # (those were just found copies)
-    while n < len(run) and is_copy(sim, fw, pod, cp, run[n].pod):
+    while n < len(run) and is_copy(sim, fw, pod, cp, run[n].pod, shared):
         n += 1
     counts = np.zeros((n, 2), np.int64)
     if nominated:
@@ -124,21 +125,21 @@ def _beside_nominated(sim, pod, n, counts):
         return cycles.schedule_copies(pod, n, counts)
 
 
-def _copy_not_nominated(sim, fw, pod, cp, q) -> bool:
+def _copy_not_nominated(sim, fw, pod, cp, q, shared) -> bool:
     """_copy, and q has no nomination of its own (its cycle would try that node first)."""
-    return _copy(sim, fw, pod, cp, q) and sim.nominator.node_of(q) is None
+    return _copy(sim, fw, pod, cp, q, shared) and sim.nominator.node_of(q) is None
 
 
-def _cross_copy(sim, fw, pod, cp, q) -> bool:
+def _cross_copy(sim, fw, pod, cp, q, shared) -> bool:
     """q's cycle would be `pod`'s cross-pod one (batches' copy test), and process() takes it."""
     return (q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
             and copy_of(fw, pod, cp, pod.controller, q))
 
 
-def _copy(sim, fw, pod, cp, q) -> bool:
-    """q's cycle would be `pod`'s: the same profile and compiled template, node-local, and
-    nothing that makes process() pass it over or its binding move other pods (a
-    nominatedNodeName written for it)."""
+def _copy(sim, fw, pod, cp, q, shared) -> bool:
+    """q's cycle would be `pod`'s: the same profile and compiled template, node-local with the
+    copies before it placed (`shared`), and nothing that makes process() pass it over or its
+    binding move other pods (a nominatedNodeName written for it)."""
     return (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
             and q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
-            and fw.compile(q) is cp and fw.node_local(q, cp, pinned=True))
+            and fw.compile(q) is cp and fw.node_local(q, cp, pinned=True, run=shared))

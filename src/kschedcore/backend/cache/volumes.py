@@ -43,6 +43,7 @@ class VolumeState:
         #: PV name -> keys of the claims whose volumeName names it (a PV's change recredits them)
         self.claims_of_volume: dict = {}
         self.version = 0            # bumped when any storage object changes
+        self.placements = 0         # bumped when a pod with volumes is placed or removed
         self.csi_version = 0        # bumped when a CSINode changes
         #: priority -> placed pods with volumes (can preemption's victims hold any?)
         self.priorities: Counter = Counter()
@@ -171,6 +172,7 @@ class VolumeState:
     # ---- placed pods -----------------------------------------------------------------------
     def place(self, pod, row, sign):
         """Counts (sign 1) or uncounts (-1) a placed pod's volumes on its node row."""
+        self.placements += 1
         for v in pod.volumes:
             if v.portworx:
                 if sign > 0:

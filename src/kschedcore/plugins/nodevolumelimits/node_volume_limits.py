@@ -27,6 +27,7 @@ class NodeVolumeLimits(VolumePlugin):
         self.lookup_error = ""
         self.filter_error = ""     # the last cycle's Filter returned an Error status
         self._limits = {}          # driver (None: any) -> (cache key, int64 limit per row, -1: none)
+        self._least_room: tuple = (None, 0)     # _room's (driver, placements, limits) and answer
 
     def events_to_register(self):
         return [with_hint(R.CSINode, A.Add), with_hint(R.CSINode, A.Update), with_hint(R.Pod, A.Delete),
@@ -35,12 +36,15 @@ class NodeVolumeLimits(VolumePlugin):
     def reasons(self, detail, table):
         return [REASON_MAX_VOLUME_COUNT] if detail == EXCEEDED else [self.lookup_error]
 
-    def passes_everywhere(self, pod, cache) -> bool:
-        """No node has a limit for any driver the pod's volumes attach through, and no placed
-        pod's ephemeral claim can make Filter an Error."""
+    def passes_everywhere(self, pod, cache, run=None) -> bool:
+        """Every node has room for the pod's volumes under its limits, with the volumes of the
+        run's earlier copies placed on any node: per driver, the least room over the nodes
+        (limit - attached) covers them all. No placed pod's ephemeral claim can make Filter an
+        Error."""
         volumes, table = cache.volumes, cache.table
         if volumes.ephemeral_users:
             return False
+        new = set()
         for v in pod.volumes:
             if v.portworx or v.ephemeral:
                 return False
@@ -50,9 +54,26 @@ class NodeVolumeLimits(VolumePlugin):
                 if key not in volumes.objects.claims:
                     return False
                 vid = volumes.volume_id(key)
-            if vid is not None and self._limit(vid[0], volumes, table)[1] is not None:
+            if vid is not None:
+                new.add(vid)
+        taken = {} if run is None else run.setdefault(self.name, {})   # driver -> volumes the run placed
+        for driver in {d for d, _ in new}:
+            capped = self._limit(driver, volumes, table)[1]
+            if capped is None:
+                continue
+            n = taken.get(driver, 0) + sum(1 for d, _ in new if d == driver)
+            if n > self._room(driver, capped, volumes, table):
                 return False
+            taken[driver] = n
         return True
+
+    def _room(self, driver, capped, volumes, table) -> int:
+        """The least of limit - attached volumes over the nodes, for `driver` (cached until a
+        pod with volumes is placed or removed, or the limits change)."""
+        key = (driver, volumes.placements, volumes.version, volumes.csi_version, table.node_version, len(capped))
+        if self._least_room[0] != key:
+            self._least_room = (key, int((capped - volumes.counts(driver)[:len(capped)]).min()))
+        return self._least_room[1]
 
     def prefilter(self, pod, volumes, table):
         self.filter_error = ""

@@ -81,7 +81,7 @@ class VolumeBinding(VolumePlugin):
         status[status != 0] |= VOLUME_UU
         return status
 
-    def passes_everywhere(self, pod, cache) -> bool:
+    def passes_everywhere(self, pod, cache, run=None) -> bool:
         """Every claim is fully bound to an existing PV that fits every node: nothing to match,
         provision or reserve (placing the pod changes no claim)."""
         volumes = cache.volumes

@@ -21,7 +21,7 @@ class VolumeRestrictions(VolumePlugin):
     def events_to_register(self):
         return [with_hint(R.Pod, A.Delete), with_hint(R.Node, A.Add), with_hint(R.PersistentVolumeClaim, A.Add)]
 
-    def passes_everywhere(self, pod, cache) -> bool:
+    def passes_everywhere(self, pod, cache, run=None) -> bool:
         """No disk of the pod can conflict, and no claim of it is ReadWriteOncePod (a copy of
         the pod placed would put it in use)."""
         volumes = cache.volumes

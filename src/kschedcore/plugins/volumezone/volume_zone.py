@@ -44,7 +44,7 @@ class VolumeZone(VolumePlugin):
         status[has_any & ~ok] = 1 | VOLUME_UU
         return status
 
-    def passes_everywhere(self, pod, cache) -> bool:
+    def passes_everywhere(self, pod, cache, run=None) -> bool:
         """The PVs of the pod's claims exist and carry no zone or region label."""
         volumes = cache.volumes
         for v in pod.volumes:
