@@ -44,7 +44,7 @@ class NodeVolumeLimits(VolumePlugin):
         volumes, table = cache.volumes, cache.table
         if volumes.ephemeral_users:
             return False
-        new = set()
+        mine: dict = {}             # driver -> the pod's distinct volumes on it, where nodes limit it
         for v in pod.volumes:
             if v.portworx or v.ephemeral:
                 return False
@@ -54,15 +54,14 @@ class NodeVolumeLimits(VolumePlugin):
                 if key not in volumes.objects.claims:
                     return False
                 vid = volumes.volume_id(key)
-            if vid is not None:
-                new.add(vid)
+            if vid is not None and self._limit(vid[0], volumes, table)[1] is not None:
+                mine.setdefault(vid[0], set()).add(vid)
+        if not mine:
+            return True
         taken = {} if run is None else run.setdefault(self.name, {})   # driver -> volumes the run placed
-        for driver in {d for d, _ in new}:
-            capped = self._limit(driver, volumes, table)[1]
-            if capped is None:
-                continue
-            n = taken.get(driver, 0) + sum(1 for d, _ in new if d == driver)
-            if n > self._room(driver, capped, volumes, table):
+        for driver, vids in mine.items():
+            n = taken.get(driver, 0) + len(vids)
+            if n > self._room(driver, self._limit(driver, volumes, table)[1], volumes, table):
                 return False
             taken[driver] = n
         return True
