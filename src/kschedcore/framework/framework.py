@@ -91,7 +91,7 @@ class Framework:
         self.bound_layout = -1
         self.token = object()
         self.templates = {}            # template key -> CompiledPod
-        self.by_spec = {}              # id(parsed spec fields) -> (those fields, CompiledPod, pod.compiled)
+        self.by_spec = {}              # id(parsed spec fields) -> (them, CompiledPod, pod.compiled, template_fields)
         self._last: tuple = ((), None)   # (template_fields, CompiledPod) of the last template_key looked up
         self._num_to_find = (-1, 0)
         #: Filters whose reasons depend on more than the kernel's status detail (their state)
@@ -137,28 +137,28 @@ class Framework:
         cached = pod.compiled
         if cached is not None and cached[0] is self.token and cached[1].taint_version == table.taint_version:
             return cached[1]
-        spec = pod.spec_fields
+        spec, mine = pod.spec_fields, template_fields(pod)
         if spec is not None:        # a spec compiled before: no key to build and hash
             hit = self.by_spec.get(id(spec))
             if hit is not None and hit[0] is spec and hit[1].taint_version == table.taint_version \
-                    and _fields_of(pod, spec):
+                    and mine == hit[3]:
                 pod.compiled = hit[2]
                 return hit[1]
         # pods of one template parsed from specs that differ elsewhere (a StatefulSet's claims)
         # come one after another: equal fields are an equal key
         fields, cp = self._last
-        mine = template_fields(pod)
         if cp is not None and cp.taint_version == table.taint_version and mine == fields:
             pod.compiled = (self.token, cp)
             return cp
         cp = self._lookup(pod, table)
         self._last = (mine, cp)
         pod.compiled = (self.token, cp)
-        if spec is not None and _fields_of(pod, spec):
+        if spec is not None:
             if len(self.by_spec) >= BY_SPEC_ENTRIES:
                 self.by_spec.clear()
             # (spec kept alive: its id is not reused); the pods of a spec share one `compiled`
-            self.by_spec[id(spec)] = (spec, cp, pod.compiled)
+            # while their fields are those compiled (an update may replace one)
+            self.by_spec[id(spec)] = (spec, cp, pod.compiled, mine)
         return cp
 
     def _lookup(self, pod, table) -> CompiledPod:
@@ -446,14 +446,6 @@ template_fields = attrgetter(*TEMPLATE_FIELDS)
 BY_SPEC_ENTRIES = 8192
 #: FitError histograms remembered per Framework (by the kernel's counts), cleared when full
 REASONS_MEMO_ENTRIES = 4096
-
-
-def _fields_of(pod, spec: dict) -> bool:
-    """Whether the pod's template fields are still its parsed spec's own (none replaced)."""
-    for f in TEMPLATE_FIELDS:
-        if getattr(pod, f) is not spec[f]:
-            return False
-    return True
 
 
 def template_key(pod) -> tuple:
