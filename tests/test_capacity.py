@@ -15,6 +15,7 @@ from kschedcore import capacity
 from kschedcore.capacity import estimate
 from kschedcore.cli import main
 from kschedcore.scheduler import Scheduler
+from kschedcore.scheduler.schedule_one import ScheduleOne
 
 DATA = Path(__file__).parent / "data" / "capacity"
 CASES = sorted(p.stem for p in (DATA / "real").glob("*.txt"))
@@ -257,6 +258,56 @@ def test_kernel_copies_decide_as_cycle_by_cycle(nodes, cpu_m, mem_mi, prefer, pc
         runs.append(([b.node for b in est.bound], est.stop_reason, sched.utilization(),
                      sched.cycles.next_start_node_index))
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("limit", [2, 3])
+def test_kernel_copies_of_a_pod_with_a_limited_volume_decide_as_cycle_by_cycle(limit, monkeypatch):
+    """Copies of a template whose claim's CSI driver nodes limit to `limit` volumes; two nodes
+    hold two other volumes each (with a limit of 2 they refuse it). The copies share the one
+    volume, which adds nothing where it is attached already, so the nodes fill up on CPU --
+    with the kernel's runs (where every node has room) as with one cycle per copy."""
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "20"}}}
+             for i in range(6)]
+    objects, bound = [], []
+    for i in range(6):
+        objects.append({"kind": "CSINode", "metadata": {"name": f"n{i}"},
+                        "spec": {"drivers": [{"name": "d.csi", "nodeID": f"n{i}", "allocatable": {"count": limit}}]}})
+    for name in ["shared"] + [f"own{i}" for i in range(4)]:
+        objects += [{"kind": "PersistentVolume", "metadata": {"name": f"pv-{name}"},
+                     "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany"],
+                              "csi": {"driver": "d.csi", "volumeHandle": name},
+                              "claimRef": {"namespace": "default", "name": name}}},
+                    {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default",
+                                                                    "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                     "spec": {"accessModes": ["ReadWriteMany"], "volumeName": f"pv-{name}",
+                              "resources": {"requests": {"storage": "1Gi"}}}}]
+    for i in range(4):          # two volumes on each of n0 and n1: at their limit
+        bound.append({"metadata": {"name": f"b{i}", "namespace": "default"},
+                      "spec": {"nodeName": f"n{i // 2}", "containers": [{"name": "c", "image": "x"}],
+                               "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": f"own{i}"}}]}})
+    tmpl = template(volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "shared"}}])
+    runs, batched = [], []
+    original = ScheduleOne.schedule_copies
+
+    def spy(self, pod, count, counts=None):
+        rows = original(self, pod, count, counts)
+        batched.append(0 if rows is None else len(rows))
+        return rows
+    monkeypatch.setattr(ScheduleOne, "schedule_copies", spy)
+    for batch in (estimate.COPY_BATCH, 0):
+        monkeypatch.setattr(estimate, "COPY_BATCH", batch)
+        sched = Scheduler(nodes, bound, seed=3)
+        for obj in objects:
+            sched.add_object(obj)
+        est = capacity.run(sched, [tmpl])
+        runs.append(([b.node for b in est.bound], est.stop_message))
+    assert runs[0] == runs[1]
+    if limit == 2:
+        assert collections.Counter(runs[0][0]) == {f"n{i}": 4 for i in range(2, 6)}
+        assert "2 node(s) exceed max volume count" in runs[0][1] and not any(batched)
+    else:
+        assert collections.Counter(runs[0][0]) == {f"n{i}": 4 for i in range(6)}
+        assert sum(batched) > 10, batched
 
 
 # ---- beyond cluster-capacity -------------------------------------------------------------------
