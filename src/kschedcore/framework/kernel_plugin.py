@@ -71,7 +71,9 @@ class KernelPlugin:
         where unsure): runs of copies then schedule it with the node-local pass alone
         (Framework.node_local). run: a dict shared by the copies of one run, asked in order
         before any is placed -- the pod must pass with the earlier ones placed wherever the
-        kernel puts them (a plugin keeps what they take there); None: the pod alone."""
+        kernel puts them (a plugin keeps what they take there); None: the pod alone, or copies
+        of it that share its very volumes (capacity's: a volume adds nothing where it is
+        attached already)."""
         return False
 
     def compile(self, pod, cp, table):
