@@ -217,8 +217,9 @@ class VolumeState:
         before = rows.get(row, 0)
         after = rows[row] = before + sign
         if before == 0 or after == 0:           # the claim appears on / leaves the node
-            credited = self.credited
-            vid = credited[key] if key in credited else credited.setdefault(key, self.volume_id(key))
+            if key not in self.credited:
+                self.credited[key] = self.volume_id(key)
+            vid = self.credited[key]
             if vid is not None:
                 self._volume_row(vid, row, 1 if before == 0 else -1)
         if after == 0:

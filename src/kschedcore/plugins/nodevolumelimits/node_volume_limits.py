@@ -44,7 +44,7 @@ class NodeVolumeLimits(VolumePlugin):
         volumes, table = cache.volumes, cache.table
         if volumes.ephemeral_users:
             return False
-        mine: dict = {}             # driver -> the pod's distinct volumes on it, where nodes limit it
+        mine: dict = {}             # driver -> (its limits, the pod's distinct volumes on it), if any
         for v in pod.volumes:
             if v.portworx or v.ephemeral:
                 return False
@@ -54,14 +54,15 @@ class NodeVolumeLimits(VolumePlugin):
                 if key not in volumes.objects.claims:
                     return False
                 vid = volumes.volume_id(key)
-            if vid is not None and self._limit(vid[0], volumes, table)[1] is not None:
-                mine.setdefault(vid[0], set()).add(vid)
+            capped = None if vid is None else self._limit(vid[0], volumes, table)[1]
+            if capped is not None:
+                mine.setdefault(vid[0], (capped, set()))[1].add(vid)
         if not mine:
             return True
         taken = {} if run is None else run.setdefault(self.name, {})   # driver -> volumes the run placed
-        for driver, vids in mine.items():
+        for driver, (capped, vids) in mine.items():
             n = taken.get(driver, 0) + len(vids)
-            if n > self._room(driver, self._limit(driver, volumes, table)[1], volumes, table):
+            if n > self._room(driver, capped, volumes, table):
                 return False
             taken[driver] = n
         return True
