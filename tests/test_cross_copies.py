@@ -122,6 +122,21 @@ def test_anti_affinity_runs_go_to_the_kernel():
     assert sum(r[1] is None for r in results) == 5      # one per host, then FitErrors
 
 
+def test_copies_refused_by_placed_pods_anti_affinity():
+    """Copies with no affinity terms of their own that placed pods' anti-affinity refuses
+    (their runs decided as node-local ones, InterPodAffinity's verdicts taken once per row):
+    what a cycle per copy gives, with either tie-break, by hostname and by zone."""
+    nodes = _nodes(40, 4)
+    for key, refused in ((HOST, 10), (ZONE, 10)):
+        guards = [_pod(f"guard-{i}", {"app": "guard"}, node=f"n{i * 4}", anti=_term(key, "db")) for i in range(2)]
+        pods = guards + _copies(_pod("db", {"app": "db"}), 60, "db")
+        for tie_break in ("first", "random"):
+            taken, results = _same(nodes, pods, percentage_of_nodes_to_score=50, tie_break=tie_break, seed=3)
+            assert taken >= 50, taken
+            used = {r[1] for r in results if r[0].startswith("default/db")}
+            assert None not in used and len(used) == 40 - (2 if key == HOST else refused), used
+
+
 def test_first_copy_registers_and_self_affinity():
     """The first pod's cycle registers the counters and, for self-affinity, finds no matching
     pod (the self-affine rule): the copies after it see the totals nonzero."""

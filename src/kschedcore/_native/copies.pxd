@@ -8,6 +8,7 @@ from .cycle cimport Config, Cycle
 from .equivalence cimport EqRow
 from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
+from .filters cimport cross_pod_filters
 from .scan cimport Buffers, entry_current
 from .table cimport Table, touch_row
 
@@ -17,11 +18,15 @@ from .table cimport Table, touch_row
 # start0 .. start0 + validated (wrapping) taken so far; totals of infeasible positions are
 # INT64_MIN. n_ok: the feasible positions taken in; seen_*: the largest raw TaintToleration
 # and NodeAffinity scores taken in (a row's raw ones do not change with the pods placed on it).
+# yl: the cycle the slot's entries hold -- y itself, or y less its cross-pod Filters, which then
+# run from y.filters[cross_first] on (-1: none) on counts no copy changes (cross_copies.pyx).
 cdef struct Copies:
     Table* t
     PodView* p
     Config* c
     Cycle* y
+    Cycle* yl
+    Py_ssize_t cross_first
     Buffers* b
     EqRow* entries
     const int32_t* scan
@@ -37,13 +42,19 @@ cdef inline void copy_position(Copies* r, Py_ssize_t row, Py_ssize_t q, bint aga
     its entry is current -- into the per-position arrays (again: it was taken in before)."""
     cdef EqRow* e = r.entries + row
     cdef Buffers* b = r.b
-    entry_current(r.t, r.p, r.c, r.y, e, row)
+    cdef int8_t ok
+    cdef int64_t detail
+    cdef int plugin = 0
+    entry_current(r.t, r.p, r.c, r.yl, e, row)
+    ok = e.code == C_SUCCESS
+    if ok and r.cross_first >= 0:
+        ok = cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS
     if again:
         r.n_ok -= b.st_code[q]
-    b.st_code[q] = e.code == C_SUCCESS
-    r.n_ok += b.st_code[q]
-    b.totals[q] = e.total if e.code == C_SUCCESS else INT64_MIN
-    if e.code != C_SUCCESS:
+    b.st_code[q] = ok
+    r.n_ok += ok
+    b.totals[q] = e.total if ok else INT64_MIN
+    if not ok:
         return
     if r.taint_raw:
         b.raw[S_TAINT_TOLERATION * b.cap + q] = e.raw[S_TAINT_TOLERATION]

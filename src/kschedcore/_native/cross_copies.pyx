@@ -8,12 +8,18 @@ PodTopologySpread's DoNotSchedule limits (maxSkew - selfMatch + the smallest dom
 recomputed here from the plan's domains; the rest of the cycle state (the plugins' terms, the
 counters that exist, which of them count any pod) the caller checks cannot change in the run
 (batches.py). The Scores read the counts themselves.
+
+Where the cross-pod part is InterPodAffinity's Filter alone, on domain rows the copies do not
+count in (a pod with no affinity terms of its own, refused by placed pods' anti-affinity), no
+copy changes a verdict but on the row it lands on: the run is decided as a node-local one
+(copies.pxd), each row filtered once.
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t
 
-from .copies cimport place_copy, refresh_images
+from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .cycle cimport Config, Cycle, begin_cycle
+from .ids cimport F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .._kernels cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
 from .scan cimport Round, local_cycle
@@ -34,6 +40,23 @@ cdef void _count(Table* t, Py_ssize_t row, int64_t** rows, Py_ssize_t n_rows, co
         v = t.labels[row * t.n_keys + col[i]]
         if v >= 0:
             t.domains[dom[i] * t.dom_stride + v] += 1
+
+
+cdef bint _static(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* dom,
+                  Py_ssize_t n_dom) noexcept nogil:
+    """The cross-pod part is InterPodAffinity's Filter alone (no spreading, no InterPodAffinity
+    or custom Score), on domain rows no copy counts in: its verdicts stand through the run."""
+    cdef Py_ssize_t i, j
+    if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or sp.n_score >= 0 or sp.n_terms > 0:
+        return False
+    for i in range(yl.n_filters, y.n_filters):
+        if y.filters[i] != F_INTER_POD_AFFINITY:
+            return False
+    for i in range(p.n_ipa_filter):
+        for j in range(n_dom):
+            if p.ipa_dom[i] == dom[j]:
+                return False
+    return True
 
 
 @cython.boundscheck(False)
@@ -63,6 +86,8 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     cdef const int64_t[::1] base
     cdef const int32_t[::1] values, starts
     cdef bint refresh = limits is not None and sp.n_terms > 0
+    cdef bint static
+    cdef Copies cr
     cdef bint parallel = k.threads > 1 and k._start_pool()
     k.fill_slot = -1             # the call reuses the cycle buffers
     if n == 0 or n != n_all_nodes or eq_slot < 0 or n_rows > 64 or count_col.shape[0] != n_dom:
@@ -87,19 +112,34 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     r.t, r.p, r.c, r.y, r.b, r.yl = t, &p, &c, &y, &k.b, &yl
     r.entries = k.equivalence.view(eq_slot)
     r.scan, r.n, r.chunk, r.counts = &scan[0], n, 128, &k.chunk_counts[0]
+    static = _static(&y, &yl, &p, sp, &count_dom[0] if n_dom else NULL, n_dom)
+    if static:          # the Copies of a node-local run, the cross-pod Filters on top
+        cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b, cr.cross_first = t, &p, &c, &y, &yl, &k.b, yl.n_filters
+        cr.entries, cr.scan, cr.n, cr.start0, cr.validated = r.entries, &scan[0], n, start % n, 0
+        cr.n_ok, cr.seen_taint, cr.seen_affinity = 0, 0, 0
+        cr.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
+        cr.use_affinity = y.use[S_NODE_AFFINITY]
     cdef const int64_t* pcols = &cp.usage_cols[0] if cp.usage_cols.shape[0] else NULL
     cdef const int64_t* pvals = &cp.usage_vals[0] if cp.usage_vals.shape[0] else NULL
     with nogil:
         for i in range(m):
             if i > 0:       # the last copy's row: the snapshot's image counts; the limits now
                 refresh_images(t, best)
-                if refresh:
+                if static:
+                    copy_position(&cr, best, cr.best_pos, True)     # the one row that changed
+                elif refresh:
                     fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
                                 &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
-            nf = k._pass(&r, start % n, num_to_find, parallel, &processed)
-            if nf == 0:
-                break
-            best = k._feasible[0] if nf == 1 else k._select(&c, &y, nf, tie_first)
+            if static:
+                best = select_copy(&cr, start % n, num_to_find, tie_first, &k.rng_state)
+                nf, processed = cr.nf, cr.processed
+                if nf == 0:
+                    break
+            else:
+                nf = k._pass(&r, start % n, num_to_find, parallel, &processed)
+                if nf == 0:
+                    break
+                best = k._feasible[0] if nf == 1 else k._select(&c, &y, nf, tie_first)
             chosen[i] = <int32_t>best
             counts[i, 0], counts[i, 1] = nf, processed
             placed += 1
