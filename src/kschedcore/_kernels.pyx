@@ -364,7 +364,7 @@ cdef class NodeKernel:
         if not slot_cycle(&y, self.spread.n_score >= 0):
             return 0, start, -1     # not a node-local pod: no copies
         cdef Copies r
-        r.t, r.p, r.c, r.y, r.yl, r.b, r.cross_first = t, &p, &c, &y, &y, &self.b, -1
+        r.t, r.p, r.c, r.y, r.yl, r.b, r.cross_first, r.cross_static = t, &p, &c, &y, &y, &self.b, -1, True
         r.entries = self.equivalence.view(eq_slot)
         r.scan, r.n, r.start0, r.validated = &scan[0], n, start % n, 0
         r.n_ok, r.seen_taint, r.seen_affinity = 0, 0, 0

@@ -19,7 +19,9 @@ from .table cimport Table, touch_row
 # INT64_MIN. n_ok: the feasible positions taken in; seen_*: the largest raw TaintToleration
 # and NodeAffinity scores taken in (a row's raw ones do not change with the pods placed on it).
 # yl: the cycle the slot's entries hold -- y itself, or y less its cross-pod Filters, which then
-# run from y.filters[cross_first] on (-1: none) on counts no copy changes (cross_copies.pyx).
+# run from y.filters[cross_first] on (-1: none; cross_copies.pyx): taken in with the row where
+# no copy changes their verdicts (cross_static), else on each copy's counts as its walk
+# reaches a position (select_copy_cross).
 cdef struct Copies:
     Table* t
     PodView* p
@@ -27,6 +29,7 @@ cdef struct Copies:
     Cycle* y
     Cycle* yl
     Py_ssize_t cross_first
+    bint cross_static
     Buffers* b
     EqRow* entries
     const int32_t* scan
@@ -47,7 +50,7 @@ cdef inline void copy_position(Copies* r, Py_ssize_t row, Py_ssize_t q, bint aga
     cdef int plugin = 0
     entry_current(r.t, r.p, r.c, r.yl, e, row)
     ok = e.code == C_SUCCESS
-    if ok and r.cross_first >= 0:
+    if ok and r.cross_first >= 0 and r.cross_static:
         ok = cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS
     if again:
         r.n_ok -= b.st_code[q]
@@ -72,6 +75,8 @@ cdef inline Py_ssize_t select_copy(Copies* r, Py_ssize_t s, Py_ssize_t need, bin
     `need` feasible nodes (rows first reached are taken in), then NormalizeScore and
     selectHost in scan order exactly as NodeKernel._select over the same nodes. Sets r.nf,
     r.processed, r.best_pos; returns the chosen row (-1: none feasible)."""
+    if r.cross_first >= 0 and not r.cross_static:
+        return select_copy_cross(r, s, need, tie_first, rng)
     cdef Buffers* b = r.b
     cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, cap = b.cap
     cdef const int8_t* ok = b.st_code
@@ -130,6 +135,58 @@ cdef inline Py_ssize_t select_copy(Copies* r, Py_ssize_t s, Py_ssize_t need, bin
         # same on every node, so the order of totals is that of the partial ones
         return best_of_totals(r, s, tie_first, rng)
     return best_normalised(r, s, max_taint, max_affinity, tie_first, rng)
+
+cdef inline Py_ssize_t select_copy_cross(Copies* r, Py_ssize_t s, Py_ssize_t need, bint tie_first,
+                                         uint64_t* rng) noexcept nogil:
+    """select_copy where the cross-pod Filters change between copies (on the counts the copies
+    add): a position the walk reaches passes its node-local verdict (taken in once) and then
+    the cross-pod Filters on this copy's counts; this copy's verdicts and totals go to the
+    spare buffers (st_plugin, st_detail), which NormalizeScore and selectHost then read."""
+    cdef Buffers* b = r.b
+    cdef Buffers mine = b[0]
+    cdef Copies rc
+    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, cap = b.cap, row
+    cdef int8_t* ok = b.st_plugin
+    cdef int64_t* totals = b.st_detail
+    cdef const int64_t* raw_taint = b.raw + S_TAINT_TOLERATION * cap
+    cdef const int64_t* raw_affinity = b.raw + S_NODE_AFFINITY * cap
+    cdef int64_t max_taint = 0, max_affinity = 0, detail
+    cdef int plugin = 0
+    cdef int8_t v
+    while i < n and nf < need:
+        rel = q - r.start0
+        if rel < 0:
+            rel += n
+        row = r.scan[q]
+        if rel == r.validated:
+            copy_position(r, row, q, False)
+            r.validated += 1
+        v = b.st_code[q] and cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS
+        ok[q] = v
+        totals[q] = b.totals[q] if v else INT64_MIN
+        if v:
+            nf += 1
+            if r.taint_raw and raw_taint[q] > max_taint:
+                max_taint = raw_taint[q]
+            if r.use_affinity and raw_affinity[q] > max_affinity:
+                max_affinity = raw_affinity[q]
+        i += 1
+        q += 1
+        if q == n:
+            q = 0
+    r.nf, r.processed, r.best_pos = nf, i, -1
+    if nf == 0:
+        return -1
+    mine.st_code, mine.totals = ok, totals
+    rc = r[0]
+    rc.b = &mine
+    if max_taint == 0 and max_affinity == 0:
+        row = best_of_totals(&rc, s, tie_first, rng)
+    else:
+        row = best_normalised(&rc, s, max_taint, max_affinity, tie_first, rng)
+    r.best_pos = rc.best_pos
+    return row
+
 
 cdef inline Py_ssize_t best_of_totals(Copies* r, Py_ssize_t s, bint tie_first, uint64_t* rng) noexcept nogil:
     """selectHost over the walk's nodes by their partial totals, as NodeKernel._select

@@ -9,10 +9,12 @@ recomputed here from the plan's domains; the rest of the cycle state (the plugin
 counters that exist, which of them count any pod) the caller checks cannot change in the run
 (batches.py). The Scores read the counts themselves.
 
-Where the cross-pod part is InterPodAffinity's Filter alone, on domain rows the copies do not
-count in (a pod with no affinity terms of its own, refused by placed pods' anti-affinity), no
-copy changes a verdict but on the row it lands on: the run is decided as a node-local one
-(copies.pxd), each row filtered once.
+Where the cycle scores nothing across pods (no PodTopologySpread, InterPodAffinity or custom
+Score), a run is decided as a node-local one (copies.pxd: each row's node-local verdict and
+scores taken in once), the cross-pod Filters on top: on each copy's counts as its walk reaches a
+position, or taken in with the row where no copy can change them -- InterPodAffinity's alone,
+on domain rows the copies do not count in (a pod with no affinity terms of its own, refused by
+placed pods' anti-affinity).
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t
@@ -42,21 +44,27 @@ cdef void _count(Table* t, Py_ssize_t row, int64_t** rows, Py_ssize_t n_rows, co
             t.domains[dom[i] * t.dom_stride + v] += 1
 
 
-cdef bint _static(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* dom,
-                  Py_ssize_t n_dom) noexcept nogil:
-    """The cross-pod part is InterPodAffinity's Filter alone (no spreading, no InterPodAffinity
-    or custom Score), on domain rows no copy counts in: its verdicts stand through the run."""
+cdef enum:
+    BY_PASS = 0         # each copy a pass (its Scores read the counts)
+    BY_COPIES = 1       # node-local copies, the cross-pod Filters on each copy's counts
+    BY_STATIC = 2       # node-local copies, the cross-pod Filters' verdicts taken in with the row
+
+
+cdef int _how(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* dom, Py_ssize_t n_dom) noexcept nogil:
+    """How the run is decided (the module's docstring)."""
     cdef Py_ssize_t i, j
-    if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or sp.n_score >= 0 or sp.n_terms > 0:
-        return False
+    if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or sp.n_score >= 0:
+        return BY_PASS
+    if sp.n_terms > 0:
+        return BY_COPIES
     for i in range(yl.n_filters, y.n_filters):
         if y.filters[i] != F_INTER_POD_AFFINITY:
-            return False
+            return BY_COPIES
     for i in range(p.n_ipa_filter):
         for j in range(n_dom):
             if p.ipa_dom[i] == dom[j]:
-                return False
-    return True
+                return BY_COPIES
+    return BY_STATIC
 
 
 @cython.boundscheck(False)
@@ -86,7 +94,7 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     cdef const int64_t[::1] base
     cdef const int32_t[::1] values, starts
     cdef bint refresh = limits is not None and sp.n_terms > 0
-    cdef bint static
+    cdef int how
     cdef Copies cr
     cdef bint parallel = k.threads > 1 and k._start_pool()
     k.fill_slot = -1             # the call reuses the cycle buffers
@@ -112,9 +120,10 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     r.t, r.p, r.c, r.y, r.b, r.yl = t, &p, &c, &y, &k.b, &yl
     r.entries = k.equivalence.view(eq_slot)
     r.scan, r.n, r.chunk, r.counts = &scan[0], n, 128, &k.chunk_counts[0]
-    static = _static(&y, &yl, &p, sp, &count_dom[0] if n_dom else NULL, n_dom)
-    if static:          # the Copies of a node-local run, the cross-pod Filters on top
-        cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b, cr.cross_first = t, &p, &c, &y, &yl, &k.b, yl.n_filters
+    how = _how(&y, &yl, &p, sp, &count_dom[0] if n_dom else NULL, n_dom)
+    if how != BY_PASS:      # the Copies of a node-local run, the cross-pod Filters on top
+        cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b = t, &p, &c, &y, &yl, &k.b
+        cr.cross_first, cr.cross_static = yl.n_filters, how == BY_STATIC
         cr.entries, cr.scan, cr.n, cr.start0, cr.validated = r.entries, &scan[0], n, start % n, 0
         cr.n_ok, cr.seen_taint, cr.seen_affinity = 0, 0, 0
         cr.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
@@ -125,12 +134,12 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
         for i in range(m):
             if i > 0:       # the last copy's row: the snapshot's image counts; the limits now
                 refresh_images(t, best)
-                if static:
+                if how != BY_PASS:
                     copy_position(&cr, best, cr.best_pos, True)     # the one row that changed
-                elif refresh:
+                if refresh:
                     fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
                                 &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
-            if static:
+            if how != BY_PASS:
                 best = select_copy(&cr, start % n, num_to_find, tie_first, &k.rng_state)
                 nf, processed = cr.nf, cr.processed
                 if nf == 0:
