@@ -218,6 +218,13 @@ class Framework:
                 return False
         return True
 
+    def plain(self, pod) -> bool:
+        """The pod has none of the Pod fields a dynamic plugin applies by (volumes, claims, ..)."""
+        for f, _ in self.pod_dynamic:
+            if getattr(pod, f):
+                return False
+        return True
+
     # ---- PreFilter ------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, cycle) -> None:
         """RunPreFilterPlugins: the in-tree plugins' cycle-dependent PreFilters in profile order

@@ -67,18 +67,18 @@ def copies_after(sim, pod, result) -> int:
     cross = cycle.dynamic and cycle.cross_pod
     if not cross and not fw.node_local(pod, cp, pinned=True):
         return 0
-    is_copy = _cross_copy if cross else _copy_not_nominated if nominated else _copy
+    copying = _CopyTest(sim, fw, pod, cp, not cross and fw.plain(pod))
+    is_copy = copying.cross_copy if cross else copying.copy_not_nominated if nominated else copying.copy
     # the first copies alone first: most pods are followed by another template
-    shared: dict = {}                # what the copies found so far take (passes_everywhere's run)
     run = sim.queue.head_run(cycles.min_copies)
-    if len(run) < cycles.min_copies or not all(is_copy(sim, fw, pod, cp, q.pod, shared) for q in run):
+    if len(run) < cycles.min_copies or not all(is_copy(q.pod) for q in run):
         return 0
     ready = cycles.cross_copies_ready(run[0].pod) if cross else None
     if cross and ready is None:
         return 0
     run = sim.queue.head_run(sim.copies_at_once)
     n = cycles.min_copies           # (those were just found copies)
-    while n < len(run) and is_copy(sim, fw, pod, cp, run[n].pod, shared):
+    while n < len(run) and is_copy(run[n].pod):
         n += 1
     counts = np.zeros((n, 2), np.int64)
     if nominated:
@@ -125,21 +125,40 @@ def _beside_nominated(sim, pod, n, counts):
         return cycles.schedule_copies(pod, n, counts)
 
 
-def _copy_not_nominated(sim, fw, pod, cp, q, shared) -> bool:
-    """_copy, and q has no nomination of its own (its cycle would try that node first)."""
-    return _copy(sim, fw, pod, cp, q, shared) and sim.nominator.node_of(q) is None
+class _CopyTest:
+    """Whether a pod at activeQ's head is a copy of `pod` for the run: its cycle would be
+    pod's, and nothing makes process() pass it over or its binding move other pods (a
+    nominatedNodeName written for it)."""
 
+    def __init__(self, sim, fw, pod, cp, plain: bool):
+        self.sim, self.fw, self.pod, self.cp = sim, fw, pod, cp
+        self.shared: dict = {}      # what the copies found so far take (passes_everywhere's run)
+        self.owner = pod.controller
+        # pods of pod's parsed spec share its compiled template and what node_local reads --
+        # where pod has nothing whose room the copies share (plain: no volume, no claim)
+        self.spec = pod.spec_fields if plain else None
 
-def _cross_copy(sim, fw, pod, cp, q, shared) -> bool:
-    """q's cycle would be `pod`'s cross-pod one (batches' copy test), and process() takes it."""
-    return (q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
-            and copy_of(fw, pod, cp, pod.controller, q))
+    def _free(self, q) -> bool:
+        sim = self.sim
+        return q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
 
+    def copy(self, q) -> bool:
+        """A node-local copy: the same profile and compiled template, node-local with the
+        copies before it placed."""
+        pod = self.pod
+        if not (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
+                and self._free(q)):
+            return False
+        if self.spec is not None and q.spec_fields is self.spec:
+            q.compiled = pod.compiled
+            return True
+        fw, cp = self.fw, self.cp
+        return fw.compile(q) is cp and fw.node_local(q, cp, pinned=True, run=self.shared)
 
-def _copy(sim, fw, pod, cp, q, shared) -> bool:
-    """q's cycle would be `pod`'s: the same profile and compiled template, node-local with the
-    copies before it placed (`shared`), and nothing that makes process() pass it over or its
-    binding move other pods (a nominatedNodeName written for it)."""
-    return (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
-            and q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
-            and fw.compile(q) is cp and fw.node_local(q, cp, pinned=True, run=shared))
+    def copy_not_nominated(self, q) -> bool:
+        """copy(), and q has no nomination of its own (its cycle would try that node first)."""
+        return self.copy(q) and self.sim.nominator.node_of(q) is None
+
+    def cross_copy(self, q) -> bool:
+        """q's cycle would be `pod`'s cross-pod one (batches' copy test)."""
+        return self._free(q) and copy_of(self.fw, self.pod, self.cp, self.owner, q)

@@ -189,6 +189,27 @@ class PrioritySortQueue:
         self._entries -= 1
         return p
 
+    def pop_run(self, pods) -> bool:
+        """pop() for each of `pods`, head_run's answer (unchanged since) from the head bucket's
+        FIFO run, at once; False, nothing taken, where the head is not such a run."""
+        entry, b = self._head()
+        run = b.run if entry is not None else None
+        if not run or run[0] is not entry or b.heap:
+            return False
+        dead = 0
+        for want in pods:
+            e = run.popleft()
+            while e[-1] is None:
+                dead += 1
+                e = run.popleft()
+            if e[-1] is not want:
+                raise LookupError(f"pod {want.key}: not at activeQ's head")
+            want.heap_entry = None
+        b.live -= len(pods)
+        self._live -= len(pods)
+        self._entries -= len(pods) + dead
+        return True
+
     def items(self):
         """Live pods in pop order."""
         live = [(-prio, e[0], e[1], e[-1]) for prio, b in self._buckets.items()

@@ -97,6 +97,18 @@ class QueueParts:
             p.part = None
         return p
 
+    def pop_run(self, pinfos) -> bool:
+        """pop(False) for each of `pinfos`, activeQ's head run (PrioritySortQueue.pop_run), at
+        once; False where activeQ cannot."""
+        active = self.active
+        if not isinstance(active, PrioritySortQueue) or not active.pop_run(pinfos):
+            return False
+        pods = self.pods
+        for p in pinfos:
+            del pods[p.key]
+            p.part = None
+        return True
+
     def backoff_heads(self) -> list:
         return [p for p in (self.backoff.peek(), self.error_backoff.peek()) if p is not None]
 

@@ -277,16 +277,18 @@ class SchedulingQueue:
         at once: a pop and its Done with nothing between (no pod in flight hears anything)."""
         with self._lock:
             self._begin()
-            pop, moves = self._parts.pop, self._moves
+            parts = self._parts
+            try:
+                at_once = parts.pop_run(pinfos)
+            except LookupError as e:
+                raise QueueError(f"{e} (a run of pops changed)") from None
             for want in pinfos:
-                p = pop(False)
-                if p is not want:
+                if not at_once and parts.pop(False) is not want:
                     raise QueueError(f"pod {want.key}: not at activeQ's head (a run of pops changed)")
-                p.attempts += 1
-                moves.cycle += 1
-                p.part = None
-                p.unschedulable_plugins = p.pending_plugins = NO_PLUGINS
-                p.gating_plugin, p.gating_plugin_events = "", ()
+                want.attempts += 1
+                want.unschedulable_plugins = want.pending_plugins = NO_PLUGINS
+                want.gating_plugin, want.gating_plugin_events = "", ()
+            self._moves.cycle += len(pinfos)
 
     def hears_events(self) -> bool:
         """Whether a cluster event can change anything: pods wait in the unschedulable pool or
