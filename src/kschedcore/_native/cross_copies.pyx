@@ -14,17 +14,20 @@ Score), a run is decided as a node-local one (copies.pxd: each row's node-local 
 scores taken in once), the cross-pod Filters on top: on each copy's counts as its walk reaches a
 position, or taken in with the row where no copy can change them -- InterPodAffinity's alone,
 on domain rows the copies do not count in (a pod with no affinity terms of its own, refused by
-placed pods' anti-affinity).
+placed pods' anti-affinity). Where PodTopologySpread scores too (and no other Score needs
+normalising), the walk is the same and hands its feasible rows to NodeKernel._select, which
+scores them on the copy's counts as after a pass.
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t
 
 from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
 from .cycle cimport Config, Cycle, begin_cycle
-from .ids cimport F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from .filters cimport cross_pod_filters
+from .ids cimport C_SUCCESS, F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .._kernels cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
-from .scan cimport Round, local_cycle
+from .scan cimport Buffers, Round, local_cycle
 from .spread cimport SpreadState, fill_limits
 from .table cimport Table
 
@@ -48,13 +51,18 @@ cdef enum:
     BY_PASS = 0         # each copy a pass (its Scores read the counts)
     BY_COPIES = 1       # node-local copies, the cross-pod Filters on each copy's counts
     BY_STATIC = 2       # node-local copies, the cross-pod Filters' verdicts taken in with the row
+    BY_SCORED = 3       # BY_COPIES's walk, PodTopologySpread's Score by _select on its rows
 
 
 cdef int _how(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* dom, Py_ssize_t n_dom) noexcept nogil:
     """How the run is decided (the module's docstring)."""
     cdef Py_ssize_t i, j
-    if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score or sp.n_score >= 0:
+    if y.use[S_INTER_POD_AFFINITY] or y.any_custom_score:
         return BY_PASS
+    if sp.n_score >= 0:     # (the walk keeps no raw TaintToleration / NodeAffinity score for _select)
+        if (y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]) or y.use[S_NODE_AFFINITY]:
+            return BY_PASS
+        return BY_SCORED
     if sp.n_terms > 0:
         return BY_COPIES
     for i in range(yl.n_filters, y.n_filters):
@@ -65,6 +73,45 @@ cdef int _how(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* do
             if p.ipa_dom[i] == dom[j]:
                 return BY_COPIES
     return BY_STATIC
+
+
+cdef Py_ssize_t _walk(Copies* r, Py_ssize_t s, Py_ssize_t need, Buffers* out) noexcept nogil:
+    """A BY_SCORED copy's walk from scan position s until `need` positions pass their node-local
+    verdict (taken in once) and the cross-pod Filters on this copy's counts: their rows,
+    positions and partial totals into out's feasible buffers, as NodeKernel._pass leaves them
+    for _select. Sets r.nf and r.processed; returns nf."""
+    cdef Buffers* b = r.b
+    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, row
+    cdef int64_t detail
+    cdef int plugin = 0
+    while i < n and nf < need:
+        rel = q - r.start0
+        if rel < 0:
+            rel += n
+        row = r.scan[q]
+        if rel == r.validated:
+            copy_position(r, row, q, False)
+            r.validated += 1
+        if b.st_code[q] and cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS:
+            out.feasible[nf] = <int32_t>row
+            out.feas_pos[nf] = <int32_t>q
+            out.totals[nf] = b.totals[q]
+            nf += 1
+        i += 1
+        q += 1
+        if q == n:
+            q = 0
+    r.nf, r.processed = nf, i
+    return nf
+
+
+cdef Py_ssize_t _position(const Buffers* out, Py_ssize_t nf, Py_ssize_t row) noexcept nogil:
+    """The scan position of `row` among a walk's nf feasible rows."""
+    cdef Py_ssize_t j
+    for j in range(nf):
+        if out.feasible[j] == row:
+            return out.feas_pos[j]
+    return -1
 
 
 @cython.boundscheck(False)
@@ -96,6 +143,7 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     cdef bint refresh = limits is not None and sp.n_terms > 0
     cdef int how
     cdef Copies cr
+    cdef Buffers per_position
     cdef bint parallel = k.threads > 1 and k._start_pool()
     k.fill_slot = -1             # the call reuses the cycle buffers
     if n == 0 or n != n_all_nodes or eq_slot < 0 or n_rows > 64 or count_col.shape[0] != n_dom:
@@ -121,8 +169,11 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     r.entries = k.equivalence.view(eq_slot)
     r.scan, r.n, r.chunk, r.counts = &scan[0], n, 128, &k.chunk_counts[0]
     how = _how(&y, &yl, &p, sp, &count_dom[0] if n_dom else NULL, n_dom)
+    per_position = k.b
+    if how == BY_SCORED:    # (the feasible buffers are _select's: positions' totals elsewhere)
+        per_position.totals = k.b.st_detail
     if how != BY_PASS:      # the Copies of a node-local run, the cross-pod Filters on top
-        cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b = t, &p, &c, &y, &yl, &k.b
+        cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b = t, &p, &c, &y, &yl, &per_position
         cr.cross_first, cr.cross_static = yl.n_filters, how == BY_STATIC
         cr.entries, cr.scan, cr.n, cr.start0, cr.validated = r.entries, &scan[0], n, start % n, 0
         cr.n_ok, cr.seen_taint, cr.seen_affinity = 0, 0, 0
@@ -139,7 +190,14 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
                 if refresh:
                     fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
                                 &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
-            if how != BY_PASS:
+            if how == BY_SCORED:
+                nf = _walk(&cr, start % n, num_to_find, &k.b)
+                if nf == 0:
+                    break
+                processed = cr.processed
+                best = k._feasible[0] if nf == 1 else k._select(&c, &y, nf, tie_first)
+                cr.best_pos = _position(&k.b, nf, best)
+            elif how != BY_PASS:
                 best = select_copy(&cr, start % n, num_to_find, tie_first, &k.rng_state)
                 nf, processed = cr.nf, cr.processed
                 if nf == 0:
