@@ -5,7 +5,7 @@ from libc.stdint cimport INT64_MIN, INT64_MAX
 
 import numpy as np
 
-from .arith cimport go_round
+from .arith cimport div_small, go_round
 from .ids cimport MAX_NODE_SCORE
 
 
@@ -132,7 +132,7 @@ cdef class SpreadState:
             elif hi == 0:
                 norm[j] = MAX_NODE_SCORE
             else:
-                norm[j] = (MAX_NODE_SCORE * (hi + lo - raw[j])) // hi
+                norm[j] = div_small(MAX_NODE_SCORE * (hi + lo - raw[j]), hi)   # (hi + lo - raw: 0 .. hi)
 
 
 cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,
