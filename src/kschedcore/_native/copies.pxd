@@ -127,14 +127,36 @@ cdef inline Py_ssize_t select_copy(Copies* r, Py_ssize_t s, Py_ssize_t need, bin
             q += 1
             if q == n:
                 q = 0
-    r.nf, r.processed, r.best_pos = nf, i, -1
-    if nf == 0:
+    r.nf, r.processed = nf, i
+    return choose_copy(r, s, max_taint, max_affinity, tie_first, rng)
+
+
+cdef inline Py_ssize_t choose_copy(Copies* r, Py_ssize_t s, int64_t max_taint, int64_t max_affinity,
+                                   bint tie_first, uint64_t* rng) noexcept nogil:
+    """NormalizeScore and selectHost over a walk's r.nf feasible positions from s (r.processed
+    of them): the chosen row, r.best_pos its position (-1: none feasible)."""
+    r.best_pos = -1
+    if r.nf == 0:
         return -1
     if max_taint == 0 and max_affinity == 0:
         # every raw taint and affinity score 0 (both are >= 0): the normalised ones are the
         # same on every node, so the order of totals is that of the partial ones
         return best_of_totals(r, s, tie_first, rng)
     return best_normalised(r, s, max_taint, max_affinity, tie_first, rng)
+
+
+cdef inline bint cross_position(Copies* r, Py_ssize_t q) noexcept nogil:
+    """Position q (taken in when the walk reaches it first) passes its node-local verdict and
+    the cross-pod Filters on this copy's counts."""
+    cdef Py_ssize_t rel = q - r.start0, row = r.scan[q]
+    cdef int64_t detail
+    cdef int plugin = 0
+    if rel < 0:
+        rel += r.n
+    if rel == r.validated:
+        copy_position(r, row, q, False)
+        r.validated += 1
+    return r.b.st_code[q] and cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS
 
 cdef inline Py_ssize_t select_copy_cross(Copies* r, Py_ssize_t s, Py_ssize_t need, bint tie_first,
                                          uint64_t* rng) noexcept nogil:
@@ -145,23 +167,15 @@ cdef inline Py_ssize_t select_copy_cross(Copies* r, Py_ssize_t s, Py_ssize_t nee
     cdef Buffers* b = r.b
     cdef Buffers mine = b[0]
     cdef Copies rc
-    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, cap = b.cap, row
+    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, cap = b.cap, row
     cdef int8_t* ok = b.st_plugin
     cdef int64_t* totals = b.st_detail
     cdef const int64_t* raw_taint = b.raw + S_TAINT_TOLERATION * cap
     cdef const int64_t* raw_affinity = b.raw + S_NODE_AFFINITY * cap
-    cdef int64_t max_taint = 0, max_affinity = 0, detail
-    cdef int plugin = 0
+    cdef int64_t max_taint = 0, max_affinity = 0
     cdef int8_t v
     while i < n and nf < need:
-        rel = q - r.start0
-        if rel < 0:
-            rel += n
-        row = r.scan[q]
-        if rel == r.validated:
-            copy_position(r, row, q, False)
-            r.validated += 1
-        v = b.st_code[q] and cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS
+        v = cross_position(r, q)
         ok[q] = v
         totals[q] = b.totals[q] if v else INT64_MIN
         if v:
@@ -174,16 +188,11 @@ cdef inline Py_ssize_t select_copy_cross(Copies* r, Py_ssize_t s, Py_ssize_t nee
         q += 1
         if q == n:
             q = 0
-    r.nf, r.processed, r.best_pos = nf, i, -1
-    if nf == 0:
-        return -1
+    r.nf, r.processed = nf, i
     mine.st_code, mine.totals = ok, totals
     rc = r[0]
     rc.b = &mine
-    if max_taint == 0 and max_affinity == 0:
-        row = best_of_totals(&rc, s, tie_first, rng)
-    else:
-        row = best_normalised(&rc, s, max_taint, max_affinity, tie_first, rng)
+    row = choose_copy(&rc, s, max_taint, max_affinity, tie_first, rng)
     r.best_pos = rc.best_pos
     return row
 

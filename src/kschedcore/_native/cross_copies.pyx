@@ -21,10 +21,9 @@ scores them on the copy's counts as after a pass.
 cimport cython
 from libc.stdint cimport int32_t, int64_t
 
-from .copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
+from .copies cimport Copies, copy_position, cross_position, place_copy, refresh_images, select_copy
 from .cycle cimport Config, Cycle, begin_cycle
-from .filters cimport cross_pod_filters
-from .ids cimport C_SUCCESS, F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
+from .ids cimport F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .._kernels cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
 from .scan cimport Buffers, Round, local_cycle
@@ -81,19 +80,10 @@ cdef Py_ssize_t _walk(Copies* r, Py_ssize_t s, Py_ssize_t need, Buffers* out) no
     positions and partial totals into out's feasible buffers, as NodeKernel._pass leaves them
     for _select. Sets r.nf and r.processed; returns nf."""
     cdef Buffers* b = r.b
-    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0, rel, row
-    cdef int64_t detail
-    cdef int plugin = 0
+    cdef Py_ssize_t n = r.n, q = s, i = 0, nf = 0
     while i < n and nf < need:
-        rel = q - r.start0
-        if rel < 0:
-            rel += n
-        row = r.scan[q]
-        if rel == r.validated:
-            copy_position(r, row, q, False)
-            r.validated += 1
-        if b.st_code[q] and cross_pod_filters(r.t, r.p, r.y, r.cross_first, row, &detail, &plugin) == C_SUCCESS:
-            out.feasible[nf] = <int32_t>row
+        if cross_position(r, q):
+            out.feasible[nf] = r.scan[q]
             out.feas_pos[nf] = <int32_t>q
             out.totals[nf] = b.totals[q]
             nf += 1
