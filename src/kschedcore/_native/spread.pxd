@@ -26,6 +26,7 @@ cdef class SpreadState:
     cdef object score_arrays                   # keeps the row-count arrays alive
     cdef double[::1] log                       # go_log(size + 2) by size
     cdef int64_t[::1] mark                     # per label value: last epoch it was seen
+    cdef int64_t[::1] memo                     # ... and its raw score (_score_one_domain)
     cdef int64_t epoch
 
     cpdef set_filter(self, status, terms=*)
@@ -33,6 +34,8 @@ cdef class SpreadState:
                     log_table=*, Py_ssize_t n_rows=*)
     cdef void score(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                     Py_ssize_t nf) noexcept nogil
+    cdef void _score_one_domain(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
+                                Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil
 
 
 cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,

@@ -15,6 +15,7 @@ cdef class SpreadState:
         self.n_score = -1
         self.log = np.zeros(1, np.float64)
         self.mark = np.zeros(1, np.int64)
+        self.memo = np.zeros(1, np.int64)
         self.n_terms = -1
         self.col = self.dom = np.zeros(0, np.int32)
         self.limit = np.zeros(0, np.int64)
@@ -63,6 +64,7 @@ cdef class SpreadState:
             raise ValueError("the spread log table is shorter than the node table")
         if self.mark.shape[0] < n_values or self.mark.shape[0] <= empty_value:
             self.mark = np.zeros(max(n_values, empty_value + 1, 2 * self.mark.shape[0]), np.int64)
+            self.memo = np.zeros(self.mark.shape[0], np.int64)
             self.epoch = 0
 
     cdef void score(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
@@ -74,56 +76,59 @@ cdef class SpreadState:
         cdef double x
         cdef double w[MAX_SPREAD_SCORE_TERMS]
         cdef bint ignored
-        # a node lacking a constraint's key is ignored (raw 0, outside min/max) -- marked by -1
-        for j in range(nf):
-            row = feasible[j]
-            ignored = False
-            if self.require_all:
-                for i in range(self.n_score):
-                    if t.labels[row * t.n_keys + self.score_col[i]] < 0:
-                        ignored = True
-            raw[j] = -1 if ignored else 0
-            n_ok += not ignored
-        # the topology normalizing weight: log(number of domains among the scored nodes + 2)
-        for i in range(self.n_score):
-            if self.score_dom[i] < 0:
-                size = n_ok
-            else:
-                self.epoch += 1
-                size = 0
-                for j in range(nf):
-                    if raw[j] < 0:
-                        continue
-                    v = t.labels[feasible[j] * t.n_keys + self.score_col[i]]
-                    if v < 0:
-                        v = self.empty
-                    if self.mark[v] != self.epoch:
-                        self.mark[v] = self.epoch
-                        size += 1
-            w[i] = self.log[size]
-        for j in range(nf):
-            if raw[j] < 0:
-                raw[j] = 0
-                norm[j] = -1
-                continue
-            row = feasible[j]
-            x = 0.0
+        if self.n_score == 1 and self.score_dom[0] >= 0:
+            self._score_one_domain(t, feasible, raw, norm, nf, &lo, &hi)
+        else:
+            # a node lacking a constraint's key is ignored (raw 0, outside min/max) -- marked by -1
+            for j in range(nf):
+                row = feasible[j]
+                ignored = False
+                if self.require_all:
+                    for i in range(self.n_score):
+                        if t.labels[row * t.n_keys + self.score_col[i]] < 0:
+                            ignored = True
+                raw[j] = -1 if ignored else 0
+                n_ok += not ignored
+            # the topology normalizing weight: log(number of domains among the scored nodes + 2)
             for i in range(self.n_score):
-                v = t.labels[row * t.n_keys + self.score_col[i]]
-                if v < 0:
-                    continue
                 if self.score_dom[i] < 0:
-                    cnt = self.score_rows[i][row]
+                    size = n_ok
                 else:
-                    cnt = t.domains[self.score_dom[i] * t.dom_stride + v]
-                x = x + (<double>cnt * w[i] + self.score_skew[i])
-            r = go_round(x)
-            raw[j] = r
-            norm[j] = 0
-            if r < lo:
-                lo = r
-            if r > hi:
-                hi = r
+                    self.epoch += 1
+                    size = 0
+                    for j in range(nf):
+                        if raw[j] < 0:
+                            continue
+                        v = t.labels[feasible[j] * t.n_keys + self.score_col[i]]
+                        if v < 0:
+                            v = self.empty
+                        if self.mark[v] != self.epoch:
+                            self.mark[v] = self.epoch
+                            size += 1
+                w[i] = self.log[size]
+            for j in range(nf):
+                if raw[j] < 0:
+                    raw[j] = 0
+                    norm[j] = -1
+                    continue
+                row = feasible[j]
+                x = 0.0
+                for i in range(self.n_score):
+                    v = t.labels[row * t.n_keys + self.score_col[i]]
+                    if v < 0:
+                        continue
+                    if self.score_dom[i] < 0:
+                        cnt = self.score_rows[i][row]
+                    else:
+                        cnt = t.domains[self.score_dom[i] * t.dom_stride + v]
+                    x = x + (<double>cnt * w[i] + self.score_skew[i])
+                r = go_round(x)
+                raw[j] = r
+                norm[j] = 0
+                if r < lo:
+                    lo = r
+                if r > hi:
+                    hi = r
         if hi < 0:
             hi = 0
         for j in range(nf):
@@ -133,6 +138,53 @@ cdef class SpreadState:
                 norm[j] = MAX_NODE_SCORE
             else:
                 norm[j] = div_small(MAX_NODE_SCORE * (hi + lo - raw[j]), hi)   # (hi + lo - raw: 0 .. hi)
+
+    cdef void _score_one_domain(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
+                                Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil:
+        """score()'s raw scores and norm markers for one constraint on domain counts, in two
+        passes: each node's label value and the domains among the scored nodes first (raw
+        holds the value; norm -1 an ignored node, -2 one without the key that is scored), then
+        one raw score per domain, made once (a node without the key scores 0, as in score())."""
+        cdef Py_ssize_t j, size = 0, col = self.score_col[0]
+        cdef int32_t v
+        cdef int64_t r
+        cdef const int64_t* counts = t.domains + self.score_dom[0] * t.dom_stride
+        cdef double w, skew = self.score_skew[0]
+        self.epoch += 1
+        for j in range(nf):
+            v = t.labels[feasible[j] * t.n_keys + col]
+            norm[j] = 0
+            if v < 0:
+                raw[j] = 0
+                norm[j] = -1 if self.require_all else -2
+                if self.require_all:
+                    continue
+                v = self.empty
+            else:
+                raw[j] = v
+            if self.mark[v] != self.epoch:
+                self.mark[v] = self.epoch
+                size += 1
+        w = self.log[size]
+        self.epoch += 1         # mark[v] == epoch now: memo[v] is domain v's raw score
+        for j in range(nf):
+            if norm[j] == -1:
+                continue
+            if norm[j] == -2:
+                r = go_round(0.0)
+                norm[j] = 0
+            else:
+                v = <int32_t>raw[j]
+                if self.mark[v] == self.epoch:
+                    r = self.memo[v]
+                else:
+                    r = go_round(<double>counts[v] * w + skew)
+                    self.mark[v], self.memo[v] = self.epoch, r
+            raw[j] = r
+            if r < lo[0]:
+                lo[0] = r
+            if r > hi[0]:
+                hi[0] = r
 
 
 cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,
