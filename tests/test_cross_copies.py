@@ -204,6 +204,19 @@ def test_row_counters_and_domains_follow_the_kernel():
     assert len(placed) == 30 and counts.max() - counts.min() <= 1
 
 
+def test_spread_by_a_label_two_nodes_share():
+    """Spreading by a per-node label the kernel re-reads only on the row a copy lands on, and
+    everywhere when the domain minimum moves -- not where two nodes share the value (both
+    rows' verdicts move with one copy)."""
+    for shared in (False, True):
+        nodes = _nodes(12, 3)
+        if shared:
+            nodes[1]["metadata"]["labels"][HOST] = "n0"
+        pods = _copies(_pod("h", {"app": "h"}, [_constraint(HOST, 1, "DoNotSchedule", "h")]), 40, "h")
+        taken, results = _same(nodes, pods, percentage_of_nodes_to_score=50)
+        assert taken >= 20, taken
+
+
 def _capacity(nodes, spec, cross):
     from kschedcore import capacity
     tmpl = capacity.Template(capacity.podspec.default_pod(

@@ -19,7 +19,9 @@ normalising), the walk is the same and hands its feasible rows to NodeKernel._se
 scores them on the copy's counts as after a pass.
 """
 cimport cython
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+import numpy as np
 
 from .copies cimport Copies, copy_position, cross_position, place_copy, refresh_images, select_copy
 from .cycle cimport Config, Cycle, begin_cycle
@@ -51,6 +53,7 @@ cdef enum:
     BY_COPIES = 1       # node-local copies, the cross-pod Filters on each copy's counts
     BY_STATIC = 2       # node-local copies, the cross-pod Filters' verdicts taken in with the row
     BY_SCORED = 3       # BY_COPIES's walk, PodTopologySpread's Score by _select on its rows
+    BY_OWN_ROW = 4      # BY_STATIC, each verdict taken in again when the spread limits move
 
 
 cdef int _how(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* dom, Py_ssize_t n_dom) noexcept nogil:
@@ -72,6 +75,35 @@ cdef int _how(Cycle* y, Cycle* yl, PodView* p, SpreadState sp, const int32_t* do
             if p.ipa_dom[i] == dom[j]:
                 return BY_COPIES
     return BY_STATIC
+
+
+cdef bint _own_rows(Table* t, PodView* p, Cycle* y, Cycle* yl, const int32_t[::1] scan):
+    """Every cross-pod Filter term reads a label no two nodes share (kubernetes.io/hostname):
+    a copy changes the counts those Filters read on its own row alone, so their verdicts move
+    only there -- or everywhere when the spread limits (a domain minimum) move."""
+    cdef Py_ssize_t i, k, n = scan.shape[0]
+    cdef int32_t v, top, c
+    cdef uint8_t[::1] seen
+    cols = set()
+    for k in range(yl.n_filters, y.n_filters):
+        if y.filters[k] == F_INTER_POD_AFFINITY:
+            cols.update(p.ipa_col[i] for i in range(p.n_ipa_filter))
+        elif p.n_spread >= 0:
+            cols.update(p.spread_col[i] for i in range(p.n_spread))
+    for col in cols:
+        c, top = col, -1
+        for i in range(n):
+            v = t.labels[scan[i] * t.n_keys + c]
+            if v > top:
+                top = v
+        seen = np.zeros(top + 1, np.uint8)
+        for i in range(n):
+            v = t.labels[scan[i] * t.n_keys + c]
+            if v >= 0:
+                if seen[v]:
+                    return False
+                seen[v] = 1
+    return True
 
 
 cdef Py_ssize_t _walk(Copies* r, Py_ssize_t s, Py_ssize_t need, Buffers* out) noexcept nogil:
@@ -133,6 +165,9 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     cdef bint refresh = limits is not None and sp.n_terms > 0
     cdef int how
     cdef Copies cr
+    cdef bint moved
+    cdef Py_ssize_t j
+    cdef int64_t[::1] old_limits
     cdef Buffers per_position
     cdef bint parallel = k.threads > 1 and k._start_pool()
     k.fill_slot = -1             # the call reuses the cycle buffers
@@ -159,12 +194,16 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
     r.entries = k.equivalence.view(eq_slot)
     r.scan, r.n, r.chunk, r.counts = &scan[0], n, 128, &k.chunk_counts[0]
     how = _how(&y, &yl, &p, sp, &count_dom[0] if n_dom else NULL, n_dom)
+    if how == BY_COPIES and _own_rows(t, &p, &y, &yl, scan):
+        how = BY_OWN_ROW
+    if refresh:
+        old_limits = np.empty(sp.n_terms, np.int64)
     per_position = k.b
     if how == BY_SCORED:    # (the feasible buffers are _select's: positions' totals elsewhere)
         per_position.totals = k.b.st_detail
     if how != BY_PASS:      # the Copies of a node-local run, the cross-pod Filters on top
         cr.t, cr.p, cr.c, cr.y, cr.yl, cr.b = t, &p, &c, &y, &yl, &per_position
-        cr.cross_first, cr.cross_static = yl.n_filters, how == BY_STATIC
+        cr.cross_first, cr.cross_static = yl.n_filters, how == BY_STATIC or how == BY_OWN_ROW
         cr.entries, cr.scan, cr.n, cr.start0, cr.validated = r.entries, &scan[0], n, start % n, 0
         cr.n_ok, cr.seen_taint, cr.seen_affinity = 0, 0, 0
         cr.taint_raw = y.use[S_TAINT_TOLERATION] and not y.zero[S_TAINT_TOLERATION]
@@ -175,11 +214,18 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
         for i in range(m):
             if i > 0:       # the last copy's row: the snapshot's image counts; the limits now
                 refresh_images(t, best)
-                if how != BY_PASS:
-                    copy_position(&cr, best, cr.best_pos, True)     # the one row that changed
+                moved = False
                 if refresh:
+                    for j in range(sp.n_terms):
+                        old_limits[j] = sp.limit[j]
                     fill_limits(t.domains, t.dom_stride, &sp.dom[0], &base[0],
                                 &values[0] if values.shape[0] else NULL, &starts[0], sp.n_terms, &sp.limit[0])
+                    for j in range(sp.n_terms):
+                        moved = moved or old_limits[j] != sp.limit[j]
+                if how == BY_OWN_ROW and moved:     # every row's verdict again, as walks reach it
+                    cr.validated, cr.n_ok, cr.start0 = 0, 0, start % n
+                elif how != BY_PASS:
+                    copy_position(&cr, best, cr.best_pos, True)     # the one row that changed
             if how == BY_SCORED:
                 nf = _walk(&cr, start % n, num_to_find, &k.b)
                 if nf == 0:
