@@ -14,9 +14,12 @@ Score), a run is decided as a node-local one (copies.pxd: each row's node-local 
 scores taken in once), the cross-pod Filters on top: on each copy's counts as its walk reaches a
 position, or taken in with the row where no copy can change them -- InterPodAffinity's alone,
 on domain rows the copies do not count in (a pod with no affinity terms of its own, refused by
-placed pods' anti-affinity). Where PodTopologySpread scores too (and no other Score needs
-normalising), the walk is the same and hands its feasible rows to NodeKernel._select, which
-scores them on the copy's counts as after a pass.
+placed pods' anti-affinity), or where every such Filter reads a label no two nodes share
+(hostname spreading or anti-affinity: a copy moves the counts of its own row alone) -- taken in
+again on the row a copy lands on, and everywhere when a spread limit moves. Where
+PodTopologySpread scores too (and no other Score needs normalising), the walk is the same and
+hands its feasible rows to NodeKernel._select, which scores them on the copy's counts as after
+a pass.
 """
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t
