@@ -4,8 +4,10 @@ ScheduleOne.schedule_cross_copies), give exactly what a cycle per copy gives: ch
 feasible and evaluated counts, FitError text -- and leave the cache's counters as the cycles
 leave them."""
 import copy
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from kschedcore import Scheduler
@@ -272,3 +274,42 @@ def test_default_spreading_by_service_and_controller():
         pods += _copies(template, 40, rs)
     taken, results = _same(nodes, pods, objects)
     assert taken >= 60 and all(r[1] is not None for r in results)
+
+
+UPSTREAM = Path(__file__).parent / "data" / "scheduler_perf"
+
+
+@pytest.mark.parametrize("suite, case, workload", [
+    ("topology_spreading", "TopologySpreading", "500Nodes"),
+    ("topology_spreading", "PreferredTopologySpreading", "500Nodes"),
+    ("topology_spreading", "SchedulingWithNodeInclusionPolicy", "500Nodes"),
+    ("affinity", "SchedulingPodMatchingAntiAffinity", "500Nodes"),
+    ("affinity", "SchedulingPodAntiAffinity", "500Nodes"),
+    ("affinity", "SchedulingRequiredPodAntiAffinityWithNSSelector", "500Nodes"),
+])
+def test_upstream_workloads_place_as_without_runs(suite, case, workload, monkeypatch):
+    """Upstream's scheduler_perf workloads through kube-scheduler's loop: every pod on the node
+    it gets with the loop's runs of copies turned off (and the runs did take pods)."""
+    from kschedcore.perf.config import load_perf_config
+    from kschedcore.perf.runner import Runner
+    from kschedcore.scheduler import runs
+
+    tc = next(c for c in load_perf_config(UPSTREAM / suite / "performance-config.yaml") if c.name == case)
+    wl = next(w for w in tc.workloads if w.name == workload)
+    taken = []
+    original = ScheduleOne.schedule_cross_copies
+
+    def counting(self, ready, count, counts):
+        rows = original(self, ready, count, counts)
+        taken.append(len(rows))
+        return rows
+
+    bound = []
+    for most in (runs.COPIES_AT_ONCE, 0):
+        monkeypatch.setattr(runs, "COPIES_AT_ONCE", most)
+        monkeypatch.setattr(ScheduleOne, "schedule_cross_copies", counting)
+        r = Runner(tc, wl)
+        r.run()
+        bound.append(dict(r.sim.bound))
+    assert bound[0] == bound[1]
+    assert len(bound[0]) >= 100 and sum(taken) >= len(bound[0]) // 3, (len(bound[0]), sum(taken))
