@@ -310,3 +310,30 @@ def test_runs_of_pods_with_volumes_decide_as_cycles(workload, k):
         except UnsupportedError:    # (a bound PV whose CSI translation fails on a migrated node)
             assume(False)
         assert run_loop(make, mp, runs.COPIES_AT_ONCE, []) == without
+
+
+def test_a_pod_with_a_replaced_field_is_no_copy(monkeypatch):
+    """A Pod made from another by dataclasses.replace keeps its parsed spec but not what it
+    reads: a node selector replaced on one pod of a run sends it where the selector says, as
+    its own cycle does (runs compare what compile and node_local read, not the spec)."""
+    from dataclasses import replace
+
+    from kschedcore.framework.framework import TEMPLATE_FIELDS
+    from kschedcore.objects.pod import parse_pod
+
+    def make():
+        sched = Scheduler([node(f"n{i}", cpu="16") for i in range(5)] + [node("n5", cpu="2")], tie_break="first")
+        pods = [parse_pod(pod(f"p{i}")) for i in range(20)]
+        pinned = pod("pinned")
+        pinned["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n5"}     # (the least room)
+        other = parse_pod(pinned)
+        pods[9] = replace(pods[9], **{f: getattr(other, f) for f in TEMPLATE_FIELDS})
+        assert pods[9].spec_fields is pods[0].spec_fields
+        return sched, pods, []
+
+    counted = []
+    with_runs = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, counted)
+    without = run_loop(make, monkeypatch, 0, [])
+    assert with_runs == without
+    assert sum(counted) >= 10
+    assert ("default/p9", "n5") in with_runs[3]

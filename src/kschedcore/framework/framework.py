@@ -59,6 +59,10 @@ class Framework:
             if not p.cluster_dependent:
                 fields.setdefault(p.applies_when, []).append(p)
         self.pod_dynamic = [(f, tuple(ps)) for f, ps in fields.items()]
+        #: what compile and node_local read of a pod besides its metadata, as one tuple: pods
+        #: with equal ones have one compiled template and one node_local answer
+        self.local_reads = attrgetter(*TEMPLATE_FIELDS, "pod_affinity", "topology_spread",
+                                      *(f for f, _ in self.pod_dynamic))
         self.pre_scorers = [p for p in self.scorers if hasattr(p, "pre_score")]
         self.node_names_plugins = [p for p in kernel_plugins if hasattr(p, "prefilter_node_names")]
         self.prescore_errors = [p for p in kernel_plugins if hasattr(p, "prescore_error")]

@@ -73,15 +73,10 @@ def copy_of(fw, pod, cp, owner, q) -> bool:
     """q is a copy of `pod` for a cross-pod cycle: its compiled template, and what the cycle
     reads of a pod besides -- namespace, labels, its spreading and affinity specs, its
     controller (the default spreading's selector)."""
-    if not (q.namespace == pod.namespace and q.pod_affinity is pod.pod_affinity
+    return (q.namespace == pod.namespace and q.pod_affinity is pod.pod_affinity
             and q.topology_spread is pod.topology_spread and q.terminating == pod.terminating
             and not (q.node_name or q.gated) and q.scheduler_name == pod.scheduler_name
-            and q.labels == pod.labels and q.controller == owner):
-        return False
-    if q.spec_fields is not None and q.spec_fields is pod.spec_fields and pod.compiled[1] is cp:
-        q.compiled = pod.compiled       # (one parsed spec: one compiled template)
-        return True
-    return fw.compile(q) is cp
+            and q.labels == pod.labels and fw.compile(q) is cp and q.controller == owner)
 
 
 def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:

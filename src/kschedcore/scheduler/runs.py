@@ -134,9 +134,10 @@ class _CopyTest:
         self.sim, self.fw, self.pod, self.cp = sim, fw, pod, cp
         self.shared: dict = {}      # what the copies found so far take (passes_everywhere's run)
         self.owner = pod.controller
-        # pods of pod's parsed spec share its compiled template and what node_local reads --
-        # where pod has nothing whose room the copies share (plain: no volume, no claim)
-        self.spec = pod.spec_fields if plain else None
+        # a pod that reads as pod does (Framework.local_reads) is a copy without compiling it or
+        # asking node_local -- where pod has nothing whose room the copies share (plain: no
+        # volume, no claim, which node_local counts copy by copy)
+        self.reads = fw.local_reads(pod) if plain else None
 
     def _free(self, q) -> bool:
         sim = self.sim
@@ -149,7 +150,7 @@ class _CopyTest:
         if not (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
                 and self._free(q)):
             return False
-        if self.spec is not None and q.spec_fields is self.spec:
+        if self.reads is not None and self.fw.local_reads(q) == self.reads:
             q.compiled = pod.compiled
             return True
         fw, cp = self.fw, self.cp
