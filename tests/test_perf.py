@@ -225,6 +225,45 @@ def test_throughput_is_sampled_as_upstream_samples_it():
     assert data["Average"] == 20.0 and data["Perc99"] == 20.0
 
 
+def test_a_window_shorter_than_two_ticks_is_sampled_with_finer_ticks():
+    counts = {"ns": 0}
+    c = ThroughputCollector("x", ["ns"], counts, interval=1.0)
+    t0 = c.begin
+    for k in range(1, 101):                  # 10 pods a millisecond for 0.1 s, between cycles
+        counts["ns"] = 10 * k
+        c.tick(t0 + k / 1000)
+    assert c.samples == []                   # no tick of 1 s came
+    data = c.summary()
+    assert c.resampled and c.interval == pytest.approx(0.005)
+    # twenty 5 ms ticks: the first with pods dropped, the rest 10,000 pods/s each
+    assert len(c.samples) == 19 and data["Average"] == pytest.approx(10_000)
+
+
+def test_a_window_with_samples_is_not_sampled_again():
+    counts = {"ns": 0}
+    c = ThroughputCollector("x", ["ns"], counts, interval=0.01)
+    t0 = c.begin
+    for k in range(1, 101):
+        counts["ns"] = 10 * k
+        c.tick(t0 + k / 1000)
+    assert c.summary()["Average"] == pytest.approx(10_000) and not c.resampled and c.points is None
+
+
+def test_a_short_workload_reports_samples(tmp_path):
+    """40 pods of different templates on 20 nodes take well under the default 10 ms tick: the
+    window is sampled with finer ticks."""
+    case = {"name": "Short", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 20, "nodeTemplatePath": "templates/node.yaml"},
+        {"opcode": "createPods", "count": 40, "podTemplatePath": "templates/gang.yaml", "namespace": "m",
+         "templateParams": {"perGroup": 1}, "collectMetrics": True}],
+        "workloads": [{"name": "w", "labels": ["performance"], "params": {}}]}
+    code, out = run_cli("perf", config(tmp_path, [case]), "-o", "json")
+    [item] = json.loads(out)["dataItems"]
+    assert code == 0 and item["pods"] == 40 and item["seconds"] < 0.01
+    assert item["resampled"] and item["sampleInterval"] == pytest.approx(item["seconds"] / 20, rel=0.5)
+    assert item["data"]["Average"] > 0 and item["data"]["Perc50"] <= item["data"]["Perc99"]
+
+
 def test_a_test_case_kschedcore_cannot_run_is_skipped_with_a_note(tmp_path, capsys):
     bad = {"name": "Gangs", "workloadTemplate": [{"opcode": "createPodGroups", "count": 1}],
            "workloads": [{"name": "w", "labels": ["performance"], "params": {}}]}

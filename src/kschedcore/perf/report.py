@@ -16,7 +16,8 @@ def data_items(results) -> dict:
                 data["AverageThreshold"] = r.threshold
             items.append({"data": data, "unit": "pods/s",
                           "labels": {"Metric": "SchedulingThroughput", "Name": m.name},
-                          "pods": m.pods, "seconds": round(m.seconds, 4)})
+                          "pods": m.pods, "seconds": round(m.seconds, 4), "sampleInterval": m.interval,
+                          **({"resampled": True} if m.resampled else {})})
     return {"version": "v1", "dataItems": items}
 
 
@@ -30,6 +31,7 @@ def passed(result) -> bool | None:
 def print_table(results, file=None) -> None:
     """The SchedulingThroughput table of WorkloadResults, each beside its threshold."""
     table = Table(title="SchedulingThroughput (pods/s)")
+    finer = []
     for col in ("workload", "pods", "seconds", "window pods/s", "Average", "Perc50", "Perc90", "Perc99", "threshold",
                 "x threshold"):
         table.add_column(col, justify="left" if col == "workload" else "right")
@@ -37,11 +39,15 @@ def print_table(results, file=None) -> None:
         for m in r.measurements:
             avg = m.data.get("Average")
             ratio = f"{avg / r.threshold:,.0f}x" if avg and r.threshold else "-"
+            if m.resampled:
+                finer.append(f"{m.name} ({m.interval * 1000:.2g} ms)")
             table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}", f"{m.pods / m.seconds:,.0f}" if m.seconds else "-",
                           *(f"{m.data[k]:,.0f}" if k in m.data else "-" for k in ("Average", "Perc50", "Perc90", "Perc99")),
                           f"{r.threshold:,.0f}" if r.threshold else "-", ratio)
     console = Console(file=file, width=160)
     console.print(table)
+    if finer:
+        console.print("windows shorter than two ticks, sampled with finer ticks: " + ", ".join(finer))
     gates = sorted({f"{k}={str(v).lower()}" for r in results for k, v in r.ignored_feature_gates.items()})
     if gates:
         console.print("feature gates not applied (kschedcore runs kube-scheduler v1.34's defaults): " + ", ".join(gates))

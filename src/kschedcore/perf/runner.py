@@ -49,6 +49,8 @@ class Measurement:
     data: dict                   # Average, Perc50, ... in pods/s (empty: too short to sample)
     pods: int                    # pods bound in the window
     seconds: float               # the window's wall time
+    interval: float = 0.0        # the ticks' length
+    resampled: bool = False      # sampled again with finer ticks: the window was too short for two
 
 
 @dataclass
@@ -382,7 +384,7 @@ class Runner(DRAOps):
         c.tick(time.perf_counter())
         self.collectors.remove(c)
         pods, seconds = c.window()
-        self.result.measurements.append(Measurement(c.name, c.summary(), pods, seconds))
+        self.result.measurements.append(Measurement(c.name, c.summary(), pods, seconds, c.interval, c.resampled))
 
 
 def _copier(obj):

@@ -5,40 +5,31 @@ with no new pod is merged into the next one that has some, whose rate is then re
 elapsed tick. Upstream samples every second; kschedcore schedules a workload in well under a
 second, so the interval is shorter (10 ms by default) and the ticks are taken between scheduling
 cycles (the loop runs on one thread), with the actual time stamps.
+
+A window too short for two ticks with pods (upstream's collector would report nothing) is
+sampled again at the end with ticks a twentieth of the window long, over the (time, pods bound)
+points noted between its cycles: the same run, as upstream would see it if it took that long.
 """
 import math
 import time
 
+#: ticks a window too short for the interval is cut into when it is sampled again
+FINER_TICKS = 20
 
-class ThroughputCollector:
-    def __init__(self, name: str, namespaces, counts: dict, interval: float):
-        self.name = name
-        self.namespaces = set(namespaces) if namespaces else None     # None: every namespace
-        self.counts = counts             # namespace -> pods bound so far (the runner keeps it)
+
+class _Ticks:
+    """The collector's arithmetic: samples from (time, pods bound) ticks `interval` apart."""
+
+    def __init__(self, count: int, now: float, interval: float):
         self.interval = interval
         self.samples: list[float] = []
         self.started = False
         self.skipped = 0
-        self.last_count = self._scheduled()
-        self.last_time = self.next_tick = time.perf_counter()
-        self.next_tick += interval
-        self.first = self.last_count
-        self.begin = self.last_time
+        self.last_count, self.last_time = count, now
+        self.next_tick = now + interval
 
-    def _scheduled(self) -> int:
-        if self.namespaces is None:
-            return sum(self.counts.values())
-        return sum(self.counts.get(ns, 0) for ns in self.namespaces)
-
-    def due(self, now: float) -> bool:
-        return now >= self.next_tick
-
-    def tick(self, now: float) -> None:
-        """Called between cycles: takes every tick that is due."""
-        if now < self.next_tick:
-            return
+    def tick(self, now: float, scheduled: int) -> None:
         self.next_tick = now + self.interval
-        scheduled = self._scheduled()
         if scheduled == 0:
             return
         if not self.started:
@@ -53,15 +44,75 @@ class ThroughputCollector:
         self.samples += [rate] * (self.skipped + 1)
         self.last_count, self.last_time, self.skipped = scheduled, now, 0
 
+
+class ThroughputCollector:
+    def __init__(self, name: str, namespaces, counts: dict, interval: float):
+        self.name = name
+        self.namespaces = set(namespaces) if namespaces else None     # None: every namespace
+        self._only = next(iter(self.namespaces)) if self.namespaces and len(self.namespaces) == 1 else None
+        self.counts = counts             # namespace -> pods bound so far (the runner keeps it)
+        self.begin = time.perf_counter()
+        self.first = self._scheduled()
+        self.ticks = _Ticks(self.first, self.begin, interval)
+        self.interval = interval         # the ticks' length the samples were taken with
+        self.resampled = False           # taken again with finer ticks (a short window)
+        #: (time, pods bound) between cycles, kept until the first sample is taken
+        self.points: list | None = [(self.begin, self.first)]
+
+    @property
+    def samples(self) -> list[float]:
+        return self.ticks.samples
+
+    @property
+    def next_tick(self) -> float:
+        return self.ticks.next_tick
+
+    def _scheduled(self) -> int:
+        if self._only is not None:
+            return self.counts.get(self._only, 0)
+        if self.namespaces is None:
+            return sum(self.counts.values())
+        return sum(self.counts.get(ns, 0) for ns in self.namespaces)
+
+    def due(self, now: float) -> bool:
+        return now >= self.ticks.next_tick
+
+    def tick(self, now: float) -> None:
+        """Called between cycles: takes the tick if one is due."""
+        points = self.points
+        if points is not None:
+            points.append((now, self._scheduled()))
+        if now < self.ticks.next_tick:
+            return
+        self.ticks.tick(now, self._scheduled())
+        if points is not None and self.ticks.samples:
+            self.points = None
+
     def summary(self) -> dict:
-        """The SchedulingThroughput data: Average and percentiles of the samples (pods/s); empty
-        when the window was too short for two ticks."""
+        """The SchedulingThroughput data: Average and percentiles of the samples (pods/s). A
+        window too short for two ticks with pods is sampled again with finer ticks (`interval`
+        says which); empty only when its pods were bound between two cycles."""
+        if not self.samples and self.points:
+            self._resample()
         s = sorted(self.samples)
         n = len(s)
         data = {}
         if n:
             data = {"Average": sum(s) / n, **{f"Perc{p}": s[math.ceil(n * p / 100) - 1] for p in (50, 90, 95, 99)}}
         return data
+
+    def _resample(self) -> None:
+        points = self.points
+        assert points is not None
+        (t0, first), end = points[0], points[-1][0]
+        if end <= t0:
+            return
+        ticks = _Ticks(first, t0, (end - t0) / FINER_TICKS)
+        for now, scheduled in points[1:]:
+            if now >= ticks.next_tick:
+                ticks.tick(now, scheduled)
+        if ticks.samples:
+            self.ticks, self.interval, self.resampled = ticks, ticks.interval, True
 
     def window(self) -> tuple:
         """(pods bound in the window, its seconds)."""
