@@ -174,6 +174,9 @@ def _parser():
                            '(default), "integration-test,-performance", "+short"')
     perf.add_argument("--sample-interval", type=float, default=0.01, metavar="SECONDS",
                       help="the throughput collector's tick (upstream: 1 s; default 0.01)")
+    perf.add_argument("--repeat", type=int, default=1, metavar="N",
+                      help="run each workload N times in this process; report each measurement's median run "
+                           "(every run's Average in the JSON's runs)")
     perf.add_argument("-o", "--output", choices=("table", "json"), default="table")
     extenders(perf)
 
@@ -535,11 +538,13 @@ def cmd_perf(args) -> int:
     from . import perf
     if not args.sample_interval > 0:
         raise ValidationError("--sample-interval", "", f"must be positive, got {args.sample_interval}")
+    if args.repeat < 1:
+        raise ValidationError("--repeat", "", f"must be at least 1, got {args.repeat}")
     def skip(name, error):
         what = "workload" if "/" in name else "test case"
         print(f"kschedcore: skipped {what} {name}: {one_line(str(error))}", file=sys.stderr)
     results = perf.run_perf(args.config, args.test_case, args.workload, args.label_filter, args.sample_interval,
-                            on_skip=skip, scheduler_options=_extender_options(args))
+                            on_skip=skip, scheduler_options=_extender_options(args), repeat=args.repeat)
     if args.output == "json":
         json.dump(perf.data_items(results), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -1,14 +1,17 @@
 """`kschedcore perf`: upstream's scheduler_perf workloads (performance-config.yaml) run on
 kschedcore, reporting SchedulingThroughput as scheduler_perf does."""
+from dataclasses import replace
+
 from .config import load_perf_config, selected
 from .report import data_items, print_table
 from .runner import Runner, WorkloadResult
 
-__all__ = ["load_perf_config", "selected", "Runner", "WorkloadResult", "run_perf", "data_items", "print_table"]
+__all__ = ["load_perf_config", "selected", "Runner", "WorkloadResult", "run_perf", "median_runs", "data_items",
+           "print_table"]
 
 
 def run_perf(path, test_case=None, workload=None, label_filter="performance", sample_interval=0.01,
-             on_result=None, on_skip=None, scheduler_options=None) -> list:
+             on_result=None, on_skip=None, scheduler_options=None, repeat: int = 1) -> list:
     """Runs the workloads of a performance-config.yaml that the filters select; returns their
     WorkloadResults (on_result(result) as each finishes). A selected test case with an op
     kschedcore does not run, or a workload that meets input kschedcore refuses (UnsupportedError:
@@ -16,7 +19,9 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
     table holds) is skipped with on_skip(name, error) -- name "<TestCase>" or
     "<TestCase>/<Workload>" --, or, when it was asked for by name (or nothing else ran), raises
     that error. scheduler_options: more keyword
-    arguments of each workload's Scheduler (e.g. its extender_factory)."""
+    arguments of each workload's Scheduler (e.g. its extender_factory). repeat: each workload
+    run that many times in this process, each measurement reported from its median run
+    (`median_runs`)."""
     import gc
     from ..errors import UnsupportedError, WorkloadError
     cases = load_perf_config(path)
@@ -36,7 +41,11 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
                 skipped.append((case.name, case.unsupported))
                 break
             try:
-                result = Runner(case, w, sample_interval, options=scheduler_options).run()
+                runs = []
+                for _ in range(repeat):
+                    runs.append(Runner(case, w, sample_interval, options=scheduler_options).run())
+                    gc.collect()
+                result = median_runs(runs)
             except UnsupportedError as e:
                 if strict:
                     raise
@@ -56,3 +65,21 @@ def run_perf(path, test_case=None, workload=None, label_filter="performance", sa
     if not results:
         raise WorkloadError(str(path), "", "no workload selected (see --test-case, --workload, --label-filter)")
     return results
+
+
+def median_runs(runs: list) -> WorkloadResult:
+    """One WorkloadResult from runs of the same workload: each measurement is its median run's
+    (by Average; by the window's rate where no run has one), with every run's Average in
+    `runs`, in run order."""
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    measurements = []
+    for i, m in enumerate(first.measurements):
+        same = [r.measurements[i] for r in runs]
+        key = (lambda x: x.data.get("Average", 0.0)) if any("Average" in x.data for x in same) else \
+            (lambda x: x.pods / x.seconds if x.seconds else 0.0)
+        ranked = sorted(same, key=key)
+        median = ranked[(len(ranked) - 1) // 2]
+        measurements.append(replace(median, runs=[x.data.get("Average") for x in same]))
+    return replace(first, measurements=measurements, seconds=sum(r.seconds for r in runs))

@@ -17,7 +17,8 @@ def data_items(results) -> dict:
             items.append({"data": data, "unit": "pods/s",
                           "labels": {"Metric": "SchedulingThroughput", "Name": m.name},
                           "pods": m.pods, "seconds": round(m.seconds, 4), "sampleInterval": m.interval,
-                          **({"resampled": True} if m.resampled else {})})
+                          **({"resampled": True} if m.resampled else {}),
+                          **({"runs": [None if a is None else round(a, 2) for a in m.runs]} if m.runs else {})})
     return {"version": "v1", "dataItems": items}
 
 
@@ -32,8 +33,9 @@ def print_table(results, file=None) -> None:
     """The SchedulingThroughput table of WorkloadResults, each beside its threshold."""
     table = Table(title="SchedulingThroughput (pods/s)")
     finer = []
+    repeated = any(m.runs for r in results for m in r.measurements)
     for col in ("workload", "pods", "seconds", "window pods/s", "Average", "Perc50", "Perc90", "Perc99", "threshold",
-                "x threshold"):
+                "x threshold", *(("Average of runs",) if repeated else ())):
         table.add_column(col, justify="left" if col == "workload" else "right")
     for r in results:
         for m in r.measurements:
@@ -43,11 +45,20 @@ def print_table(results, file=None) -> None:
                 finer.append(f"{m.name} ({m.interval * 1000:.2g} ms)")
             table.add_row(m.name, str(m.pods), f"{m.seconds:.3f}", f"{m.pods / m.seconds:,.0f}" if m.seconds else "-",
                           *(f"{m.data[k]:,.0f}" if k in m.data else "-" for k in ("Average", "Perc50", "Perc90", "Perc99")),
-                          f"{r.threshold:,.0f}" if r.threshold else "-", ratio)
-    console = Console(file=file, width=160)
+                          f"{r.threshold:,.0f}" if r.threshold else "-", ratio, *((_span(m.runs),) if repeated else ()))
+    console = Console(file=file, width=180 if repeated else 160)
     console.print(table)
+    if repeated:
+        console.print("each row is its median run (by Average); Average of runs: the lowest and highest run")
     if finer:
         console.print("windows shorter than two ticks, sampled with finer ticks: " + ", ".join(finer))
     gates = sorted({f"{k}={str(v).lower()}" for r in results for k, v in r.ignored_feature_gates.items()})
     if gates:
         console.print("feature gates not applied (kschedcore runs kube-scheduler v1.34's defaults): " + ", ".join(gates))
+
+
+def _span(averages) -> str:
+    found = [a for a in averages if a is not None]
+    if not found:
+        return "-"
+    return f"{min(found):,.0f} - {max(found):,.0f}" + (f" ({len(averages) - len(found)} without)" if len(found) < len(averages) else "")

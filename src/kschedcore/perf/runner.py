@@ -51,6 +51,7 @@ class Measurement:
     seconds: float               # the window's wall time
     interval: float = 0.0        # the ticks' length
     resampled: bool = False      # sampled again with finer ticks: the window was too short for two
+    runs: list = field(default_factory=list)    # every run's Average, with --repeat (None: no sample)
 
 
 @dataclass
