@@ -234,9 +234,10 @@ def test_a_window_shorter_than_two_ticks_is_sampled_with_finer_ticks():
         c.tick(t0 + k / 1000)
     assert c.samples == []                   # no tick of 1 s came
     data = c.summary()
-    assert c.resampled and c.interval == pytest.approx(0.005)
-    # ticks of 5 ms, each taken at the first point after it is due (every 5-6 ms): the first with
-    # pods dropped, the rest 10,000 pods/s each
+    # ticks of a twentieth of the 99 ms from the first bound pod to the end, from that first
+    # point (upstream's dropped tick), each taken at the first point after it is due (every 5-6
+    # ms): 10,000 pods/s each
+    assert c.resampled and c.interval == pytest.approx(0.099 / 20)
     assert 15 <= len(c.samples) <= 19 and data["Average"] == pytest.approx(10_000)
     assert all(x == pytest.approx(10_000) for x in c.samples)
 
@@ -262,7 +263,7 @@ def test_a_short_workload_reports_samples(tmp_path):
     code, out = run_cli("perf", config(tmp_path, [case]), "-o", "json", "--sample-interval", "1")
     [item] = json.loads(out)["dataItems"]
     assert code == 0 and item["pods"] == 40 and item["seconds"] < 1
-    assert item["resampled"] and item["sampleInterval"] == pytest.approx(item["seconds"] / 20, rel=0.5)
+    assert item["resampled"] and 0 < item["sampleInterval"] <= item["seconds"] / 20
     assert item["data"]["Average"] > 0 and item["data"]["Perc50"] <= item["data"]["Perc99"]
 
 

@@ -7,8 +7,10 @@ second, so the interval is shorter (10 ms by default) and the ticks are taken be
 cycles (the loop runs on one thread), with the actual time stamps.
 
 A window too short for two ticks with pods (upstream's collector would report nothing) is
-sampled again at the end with ticks a twentieth of the window long, over the (time, pods bound)
-points noted between its cycles: the same run, as upstream would see it if it took that long.
+sampled again at the end, over the (time, pods bound) points noted between its cycles, with
+ticks a twentieth of the time from its first bound pod to its end (upstream drops the first tick
+with pods: the finer ticks start there): the same run, as upstream would see it if it took that
+long.
 """
 import math
 import time
@@ -102,13 +104,19 @@ class ThroughputCollector:
         return data
 
     def _resample(self) -> None:
+        """Ticks a twentieth of the time from the first point with pods (the tick upstream
+        would drop, so the one the finer ticks start from) to the window's end."""
         points = self.points
         assert points is not None
-        (t0, first), end = points[0], points[-1][0]
+        start = next((i for i, (_, scheduled) in enumerate(points) if scheduled), None)
+        if start is None:
+            return
+        (t0, first), end = points[start], points[-1][0]
         if end <= t0:
             return
         ticks = _Ticks(first, t0, (end - t0) / FINER_TICKS)
-        for now, scheduled in points[1:]:
+        ticks.started = True
+        for now, scheduled in points[start + 1:]:
             if now >= ticks.next_tick:
                 ticks.tick(now, scheduled)
         if ticks.samples:
