@@ -319,14 +319,36 @@ def _run_on_collect(env, info):
     return infos, rewards, info
 
 
-def test_loop_mode_reset_stops_the_loop_thread():
-    before = threading.active_count()
+def test_loop_mode_reset_unwinds_the_episode_before():
+    """The loop waits inside a cycle for the agent's node; reset unwinds it (its replay's
+    context managers closed) before the next episode, and close unwinds the last."""
     env = SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)
     env.reset()
+    first = env.episode
+    assert not first.loop.dead and env.scheduler.attempt == first.attempt
     env.step(_kube(env.reset()[1]))
-    assert threading.active_count() == before + 1
+    second = env.episode
+    assert first.loop.dead and not second.loop.dead and threading.active_count() >= 1
     env.close()
-    assert threading.active_count() == before
+    assert second.loop.dead and env.scheduler.attempt != second.attempt
+
+
+def test_loop_mode_an_error_in_the_loop_is_raised_by_step():
+    env = SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)
+    _, info = env.reset()
+    ep = env.episode
+    cycle = ep.cycle
+
+    def broken(*args):
+        ep.cycle = cycle
+        raise RuntimeError("the cycle broke")
+    ep.cycle = broken                   # the loop's next cycle raises (once)
+    with pytest.raises(RuntimeError, match="the cycle broke"):
+        env.step(info["kube_scheduler_action"])
+    assert ep.loop.dead and env.scheduler.attempt == cycle      # the Scheduler's own cycle back
+    _, info = env.reset()               # a new episode runs as before
+    assert info["pod"] is not None and not env.episode.loop.dead
+    env.close()
 
 
 def test_loop_mode_churn_ends_as_the_real_scheduler_ended_it():
