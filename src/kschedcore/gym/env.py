@@ -185,7 +185,8 @@ class SchedulingEnv(gymnasium.Env):
 
     def _replay(self) -> Replay:
         """Loop mode's episode: the timeline replayed on the Scheduler (in the episode's fork)."""
-        return Replay(self.scheduler, [], self.timeline, arrival=self.arrival)
+        # (samples: the replay's utilisation series, which no episode shows: one sample, not 500)
+        return Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1)
 
     # ---- helpers --------------------------------------------------------------------------------
     def _index(self, action: Any) -> int:
