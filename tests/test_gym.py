@@ -370,6 +370,33 @@ def test_loop_mode_churn_ends_as_the_real_scheduler_ended_it():
     assert last["placements"] == _replayed(files, "settle", **EXACT)
 
 
+def test_loop_mode_episodes_after_the_first_reuse_the_parsed_timeline():
+    """Pods arriving and leaving, nodes cordoned and added: the second episode, on the pods and
+    nodes the first parsed (not parsed again), makes the same decisions."""
+    files = [DATA / "replay_churn_a.cluster.json.gz", DATA / "replay_churn_a.events.jsonl.gz"]
+    env = SchedulingEnv(files, mode="loop", arrival="settle", **EXACT)
+    first, _, last1 = _run(env, _kube)
+    parsed = env.episode.replay.parsed
+    second, _, last2 = _run(env, _kube)
+    assert env.episode.replay.parsed is parsed
+    assert [i["pod"] for i in first] == [i["pod"] for i in second]
+    assert all((a["action_mask"] == b["action_mask"]).all() for a, b in zip(first, second))
+    assert last1["placements"] == last2["placements"]
+    env.close()
+
+
+def test_a_replay_takes_only_its_own_timeline_parsed():
+    from kschedcore.replay import Replay, load_replay
+    replay = load_replay([DATA / "replay_churn_a.cluster.json.gz", DATA / "replay_churn_a.events.jsonl.gz"])
+    parsed = replay.parsed_timeline()
+    with pytest.raises(StateError, match="parsed"):
+        Replay(replay.sched, [], replay.timeline[1:], arrival=replay.arrival, parsed=parsed)
+    with pytest.raises(StateError, match="parsed"):
+        Replay(replay.sched, [], replay.timeline, arrival="all", parsed=parsed)
+    again = Replay(replay.sched, [], replay.timeline, arrival=replay.arrival, parsed=parsed)
+    assert again.parsed is replay.parsed and again.times is replay.times
+
+
 def test_loop_mode_refuses_timelines_of_other_objects(tmp_path):
     stream = tmp_path / "events.jsonl"
     stream.write_text(json.dumps({"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Service",

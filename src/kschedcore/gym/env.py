@@ -18,7 +18,8 @@ from gymnasium import spaces
 from ..errors import StateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig, load_config
 from ..objects.pod import Pod
-from ..replay import ARRIVALS, Replay, WatchEvent, default_arrival, read_inputs, workload_events
+from ..replay import (ARRIVALS, ParsedTimeline, Replay, WatchEvent, default_arrival, read_inputs,
+                      workload_events)
 from ..scheduler import Scheduler
 from ..sources.files import Workload, load_workload, workload_from_documents
 from .episode import BatchEpisode
@@ -116,6 +117,7 @@ class SchedulingEnv(gymnasium.Env):
             self.scheduler = sched = Scheduler(**options)
             Replay(sched, cluster, [])      # applies the cluster's events (its loop is not run)
             self.arrival = arrival or default_arrival(self.timeline)
+            self._parsed: ParsedTimeline | None = None
             for obj in self._replay().parsed.values():     # the timeline's pods, read and compiled
                 if isinstance(obj, Pod):
                     sched.prepare(obj)
@@ -185,8 +187,12 @@ class SchedulingEnv(gymnasium.Env):
 
     def _replay(self) -> Replay:
         """Loop mode's episode: the timeline replayed on the Scheduler (in the episode's fork)."""
-        # (samples: the replay's utilisation series, which no episode shows: one sample, not 500)
-        return Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1)
+        # (samples: the replay's utilisation series, which no episode shows: one sample, not 500;
+        # the timeline parsed once, by the first episode)
+        replay = Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1, parsed=self._parsed)
+        if self._parsed is None:
+            self._parsed = replay.parsed_timeline()
+        return replay
 
     # ---- helpers --------------------------------------------------------------------------------
     def _index(self, action: Any) -> int:

@@ -20,12 +20,12 @@ from ..errors import WorkloadError
 from ..sources.alibaba import is_alibaba_csv, load_alibaba
 from ..sources.files import Workload, documents, read_text, workload_from_documents
 from ..util import collector
-from .engine import ARRIVALS, Departure, Replay, Step  # noqa: F401 (the package's API)
+from .engine import ARRIVALS, Departure, ParsedTimeline, Replay, Step  # noqa: F401 (the package's API)
 from .events import DURATION_ANNOTATION, WatchEvent, read_watch_stream, workload_events  # noqa: F401
 from .records import PodRecord, Recorder  # noqa: F401
 from .summary import run_document, summarize  # noqa: F401
 
-__all__ = ["ARRIVALS", "DURATION_ANNOTATION", "Departure", "PodRecord", "Recorder", "Replay", "Step",
+__all__ = ["ARRIVALS", "DURATION_ANNOTATION", "Departure", "ParsedTimeline", "PodRecord", "Recorder", "Replay", "Step",
            "WatchEvent", "load_replay", "read_watch_stream", "run_document", "summarize", "workload_events"]
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnsupportedError, WorkloadError
+from ..errors import StateError, UnsupportedError, WorkloadError
 from ..objects.node import parse_node
 from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.dra_events import resource_object
@@ -46,6 +46,19 @@ class Departure:
     binding: int | None = None      # only if this is still its n-th binding (None: whatever it is)
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedTimeline:
+    """A replay's timeline as it parsed it (Replay.parsed_timeline), for another replay of it."""
+    timeline: list
+    arrival: str
+    sched: Any
+    parsed: dict
+    lifetimes: dict
+    deletions: dict
+    t0: int
+    times: list
+
+
 @dataclass(slots=True)
 class Step:
     """What the replay just applied: its position in the timeline (None for a departure the
@@ -63,14 +76,16 @@ class Replay:
     replay seconds (not in settle mode). api_server: "fake" (client-go's fake clientset, as the
     parity data's harness: the scheduler never hears its own status writes, so a condition
     message equal to the one its copy of the pod holds -- from the failure before last -- is not
-    written again) or "real" (every changed message is written). Other keywords go to
-    Simulation (bind_latency, ...).
+    written again) or "real" (every changed message is written). parsed: the ParsedTimeline of
+    an earlier replay of the very same `events` and arrival mode on this Scheduler (reverted
+    since, as a fork's episodes are), taken instead of parsing the timeline again. Other
+    keywords go to Simulation (bind_latency, ...).
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
 
     def __init__(self, scheduler: Scheduler, cluster: list[WatchEvent], events: list[WatchEvent], *,
                  arrival: str = "settle", until: float | None = None, samples: int = 500, api_server: str = "fake",
-                 **sim_options: Any) -> None:
+                 parsed: ParsedTimeline | None = None, **sim_options: Any) -> None:
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
@@ -90,7 +105,10 @@ class Replay:
         self.lifetimes: dict[str, float] = {}  # pod key -> seconds it runs once bound
         self.deletions: dict[int, int] = {}  # timeline index -> an arriving pod's deletionTimestamp (ns)
         self.t0 = 0
-        self._prepare()
+        if parsed is None:
+            self._prepare()
+        else:
+            self._prepared_as(parsed)
         steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
         self._heap: list = []
@@ -116,6 +134,22 @@ class Replay:
                 raise UnsupportedError(ev.where, "object.kind", f"a replay does not apply {ev.kind} objects "
                                        f"(known: Pod, Node, {', '.join(OBJECT_KINDS)})")
         self.times = [(t - (0 if ev.relative else self.t0)) / NS for t, ev in zip(times, self.timeline)]
+
+    def _prepared_as(self, other: ParsedTimeline) -> None:
+        """What _prepare found, taken from an earlier replay of the same timeline."""
+        same = len(other.timeline) == len(self.timeline) and all(
+            a is b for a, b in zip(other.timeline, self.timeline))
+        if not same or other.arrival != self.arrival or other.sched is not self.sched:
+            raise StateError("replay", "parsed", "the timeline of other events, arrival mode or Scheduler")
+        self.parsed, self.lifetimes, self.deletions = other.parsed, other.lifetimes, other.deletions
+        self.t0, self.times = other.t0, other.times
+
+    def parsed_timeline(self) -> ParsedTimeline:
+        """The timeline as this replay parsed it, for another replay of it (`parsed`): a replay
+        changes none of its parsed Pods and Nodes but their compile caches, which the
+        Framework checks before use."""
+        return ParsedTimeline(self.timeline, self.arrival, self.sched, self.parsed, self.lifetimes, self.deletions,
+                              self.t0, self.times)
 
     def _time_of(self, ev: WatchEvent) -> int:
         t = ev.time if ev.time is not None else object_time(ev)
