@@ -49,13 +49,12 @@ class LoopEpisode:
 
     # ---- the loop's greenlet --------------------------------------------------------------------
     def run(self, make_replay: Callable[[], Replay]) -> None:
-        """The episode's replay; None back to the agent when it ends (an error: raised there)."""
+        """The episode's replay; its end switches None to the agent (an error: raised there)."""
         try:
             self.replay = make_replay()
             self.replay.run()
-        except Stopped:
-            return None
-        return None
+        except Stopped:         # reset or close unwound it
+            pass
 
     def attempt(self, pod: Any, nominator: Any = None, counted: Any = None) -> ScheduleResult:
         """The Simulation's cycle (ScheduleOne.attempt): a feasible node found is the agent's decision."""
