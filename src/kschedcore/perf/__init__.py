@@ -77,9 +77,15 @@ def median_runs(runs: list) -> WorkloadResult:
     measurements = []
     for i, m in enumerate(first.measurements):
         same = [r.measurements[i] for r in runs]
-        key = (lambda x: x.data.get("Average", 0.0)) if any("Average" in x.data for x in same) else \
-            (lambda x: x.pods / x.seconds if x.seconds else 0.0)
-        ranked = sorted(same, key=key)
+        ranked = sorted(same, key=_by_average if any("Average" in x.data for x in same) else _by_window)
         median = ranked[(len(ranked) - 1) // 2]
         measurements.append(replace(median, runs=[x.data.get("Average") for x in same]))
     return replace(first, measurements=measurements, seconds=sum(r.seconds for r in runs))
+
+
+def _by_average(m) -> float:
+    return m.data.get("Average", 0.0)
+
+
+def _by_window(m) -> float:
+    return m.pods / m.seconds if m.seconds else 0.0

@@ -61,4 +61,5 @@ def _span(averages) -> str:
     found = [a for a in averages if a is not None]
     if not found:
         return "-"
-    return f"{min(found):,.0f} - {max(found):,.0f}" + (f" ({len(averages) - len(found)} without)" if len(found) < len(averages) else "")
+    missing = len(averages) - len(found)
+    return f"{min(found):,.0f} - {max(found):,.0f}" + (f" ({missing} without)" if missing else "")
