@@ -81,14 +81,16 @@ class ThroughputCollector:
 
     def tick(self, now: float) -> None:
         """Called between cycles: takes the tick if one is due."""
-        points = self.points
-        if points is not None:
-            points.append((now, self._scheduled()))
-        if now < self.ticks.next_tick:
+        points, due = self.points, now >= self.ticks.next_tick
+        if points is None and not due:
             return
-        self.ticks.tick(now, self._scheduled())
-        if points is not None and self.ticks.samples:
-            self.points = None
+        scheduled = self._scheduled()
+        if points is not None:
+            points.append((now, scheduled))
+        if due:
+            self.ticks.tick(now, scheduled)
+            if points is not None and self.ticks.samples:
+                self.points = None
 
     def summary(self) -> dict:
         """The SchedulingThroughput data: Average and percentiles of the samples (pods/s). A
