@@ -36,6 +36,8 @@ cdef class SpreadState:
                     Py_ssize_t nf) noexcept nogil
     cdef void _score_one_domain(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                                 Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil
+    cdef void _score_terms(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
+                           Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil
 
 
 cdef void fill_limits(const int64_t* domains, Py_ssize_t stride, const int32_t* dom, const int64_t* base,

@@ -70,65 +70,12 @@ cdef class SpreadState:
     cdef void score(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                     Py_ssize_t nf) noexcept nogil:
         """PreScore + Score + NormalizeScore over the nf feasible rows, into raw and norm."""
-        cdef Py_ssize_t j, i, row, n_ok = 0
-        cdef int32_t v
-        cdef int64_t size, cnt, r, lo = INT64_MAX, hi = INT64_MIN
-        cdef double x
-        cdef double w[MAX_SPREAD_SCORE_TERMS]
-        cdef bint ignored
+        cdef Py_ssize_t j
+        cdef int64_t lo = INT64_MAX, hi = INT64_MIN
         if self.n_score == 1 and self.score_dom[0] >= 0:
             self._score_one_domain(t, feasible, raw, norm, nf, &lo, &hi)
         else:
-            # a node lacking a constraint's key is ignored (raw 0, outside min/max) -- marked by -1
-            for j in range(nf):
-                row = feasible[j]
-                ignored = False
-                if self.require_all:
-                    for i in range(self.n_score):
-                        if t.labels[row * t.n_keys + self.score_col[i]] < 0:
-                            ignored = True
-                raw[j] = -1 if ignored else 0
-                n_ok += not ignored
-            # the topology normalizing weight: log(number of domains among the scored nodes + 2)
-            for i in range(self.n_score):
-                if self.score_dom[i] < 0:
-                    size = n_ok
-                else:
-                    self.epoch += 1
-                    size = 0
-                    for j in range(nf):
-                        if raw[j] < 0:
-                            continue
-                        v = t.labels[feasible[j] * t.n_keys + self.score_col[i]]
-                        if v < 0:
-                            v = self.empty
-                        if self.mark[v] != self.epoch:
-                            self.mark[v] = self.epoch
-                            size += 1
-                w[i] = self.log[size]
-            for j in range(nf):
-                if raw[j] < 0:
-                    raw[j] = 0
-                    norm[j] = -1
-                    continue
-                row = feasible[j]
-                x = 0.0
-                for i in range(self.n_score):
-                    v = t.labels[row * t.n_keys + self.score_col[i]]
-                    if v < 0:
-                        continue
-                    if self.score_dom[i] < 0:
-                        cnt = self.score_rows[i][row]
-                    else:
-                        cnt = t.domains[self.score_dom[i] * t.dom_stride + v]
-                    x = x + (<double>cnt * w[i] + self.score_skew[i])
-                r = go_round(x)
-                raw[j] = r
-                norm[j] = 0
-                if r < lo:
-                    lo = r
-                if r > hi:
-                    hi = r
+            self._score_terms(t, feasible, raw, norm, nf, &lo, &hi)
         if hi < 0:
             hi = 0
         for j in range(nf):
@@ -138,6 +85,66 @@ cdef class SpreadState:
                 norm[j] = MAX_NODE_SCORE
             else:
                 norm[j] = div_small(MAX_NODE_SCORE * (hi + lo - raw[j]), hi)   # (hi + lo - raw: 0 .. hi)
+
+    cdef void _score_terms(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
+                           Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil:
+        """score()'s raw scores and norm markers (-1: an ignored node) for any constraints."""
+        cdef Py_ssize_t j, i, row, n_ok = 0
+        cdef int32_t v
+        cdef int64_t size, cnt, r
+        cdef double x
+        cdef double w[MAX_SPREAD_SCORE_TERMS]
+        cdef bint ignored
+        # a node lacking a constraint's key is ignored (raw 0, outside min/max) -- marked by -1
+        for j in range(nf):
+            row = feasible[j]
+            ignored = False
+            if self.require_all:
+                for i in range(self.n_score):
+                    if t.labels[row * t.n_keys + self.score_col[i]] < 0:
+                        ignored = True
+            raw[j] = -1 if ignored else 0
+            n_ok += not ignored
+        # the topology normalizing weight: log(number of domains among the scored nodes + 2)
+        for i in range(self.n_score):
+            if self.score_dom[i] < 0:
+                size = n_ok
+            else:
+                self.epoch += 1
+                size = 0
+                for j in range(nf):
+                    if raw[j] < 0:
+                        continue
+                    v = t.labels[feasible[j] * t.n_keys + self.score_col[i]]
+                    if v < 0:
+                        v = self.empty
+                    if self.mark[v] != self.epoch:
+                        self.mark[v] = self.epoch
+                        size += 1
+            w[i] = self.log[size]
+        for j in range(nf):
+            if raw[j] < 0:
+                raw[j] = 0
+                norm[j] = -1
+                continue
+            row = feasible[j]
+            x = 0.0
+            for i in range(self.n_score):
+                v = t.labels[row * t.n_keys + self.score_col[i]]
+                if v < 0:
+                    continue
+                if self.score_dom[i] < 0:
+                    cnt = self.score_rows[i][row]
+                else:
+                    cnt = t.domains[self.score_dom[i] * t.dom_stride + v]
+                x = x + (<double>cnt * w[i] + self.score_skew[i])
+            r = go_round(x)
+            raw[j] = r
+            norm[j] = 0
+            if r < lo[0]:
+                lo[0] = r
+            if r > hi[0]:
+                hi[0] = r
 
     cdef void _score_one_domain(self, Table* t, int32_t* feasible, int64_t* raw, int64_t* norm,
                                 Py_ssize_t nf, int64_t* lo, int64_t* hi) noexcept nogil:
