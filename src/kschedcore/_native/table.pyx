@@ -79,6 +79,45 @@ def add_rows_usage(table, const int64_t[::1] rows, const int64_t[:, ::1] req, co
         change_seq[0] += 1
 
 
+cdef class TableRows:
+    """A node table's row writes that come pod by pod -- a departure's usage taken off, a
+    cycle's snapshot of image counts -- on raw views bound once per layout
+    (NodeTable.rows()): a call takes no memoryview of the table's columns."""
+    cdef Table t
+    cdef object _arrays
+    cdef readonly Py_ssize_t layout
+
+    def __init__(self, table):
+        self._arrays = bind_table(&self.t, table)       # kept alive while the pointers are used
+        self.layout = table.layout
+
+    def add_usage(self, Py_ssize_t row, const int64_t[::1] cols, const int64_t[::1] vals, tuple non_zero,
+                  int64_t sign):
+        """A pod's requests added to (sign 1) or taken off (-1) the row, the row touched
+        (NodeTable.touch without a journal). Returns whether the row lists images (its
+        snapshot's NumNodes copy goes stale)."""
+        cdef Table* t = &self.t
+        cdef Py_ssize_t i
+        assert 0 <= row < t.n_rows
+        for i in range(cols.shape[0]):
+            t.requested[row * t.n_res + cols[i]] += sign * vals[i]
+        t.nonzero[row * 2] += sign * <int64_t>non_zero[0]
+        t.nonzero[row * 2 + 1] += sign * <int64_t>non_zero[1]
+        t.pod_count[row] += sign
+        touch_row(t, row)
+        return t.n_images[row] > 0
+
+    def refresh_images(self, rows):
+        """refresh_image_counts for the given rows, on the bound views."""
+        cdef Table* t = &self.t
+        cdef Py_ssize_t row, j
+        for r in rows:
+            row = r
+            assert 0 <= row < t.n_rows
+            for j in range(t.n_images[row]):
+                t.image_nn[row * t.image_w + j] = <int32_t>t.image_count[t.images[row * t.image_w + j]]
+
+
 def refresh_image_counts(rows, const int32_t[::1] n_images, const int32_t[:, ::1] images,
                          const int64_t[::1] image_count, int32_t[:, ::1] image_nn):
     """UpdateSnapshot's image part for the given rows: each copies NumNodes of its images now

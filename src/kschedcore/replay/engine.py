@@ -15,8 +15,6 @@ run for its `kschedcore.io/duration` annotation (or, in `all` mode, deletion min
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +25,7 @@ from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.dra_events import resource_object
 from ..scheduler.loop import Simulation, gc_frozen
 from ..util.gomath import parse_go_duration
+from .departures import Departure, Departures
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
 from .records import Recorder
 from .summary import Sampler
@@ -37,13 +36,6 @@ if TYPE_CHECKING:
 ARRIVALS = ("settle", "all", "timestamps")
 """The arrival modes: one event at a time once the loop has settled, all at time 0, at their times."""
 NS = 1_000_000_000
-
-
-@dataclass(slots=True)
-class Departure:
-    """A pod leaving on its own (its duration ran out, or its deletionTimestamp came)."""
-    key: str
-    binding: int | None = None      # only if this is still its n-th binding (None: whatever it is)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +103,7 @@ class Replay:
             self._prepared_as(parsed)
         steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
         self.sampler = Sampler(self, max(1, steps // max(1, samples)))
-        self._heap: list = []
-        self._seq = itertools.count()
+        self._departures = Departures()
         self.applied = 0
         self._with_steps = True
         self._changed_at = 0.0              # replay time the cluster last changed
@@ -247,7 +238,8 @@ class Replay:
         together = self.arrival == "all"
         times = [0.0] * len(self.timeline) if together else self.times
         order = sorted(range(len(self.timeline)), key=times.__getitem__)
-        timeline, heap, until = self.timeline, self._heap, self.until
+        timeline, departures, until = self.timeline, self._departures, self.until
+        heap = departures.times             # the departures' times, soonest first
         n, pos = len(order), 0
         while True:
             ahead = times[order[pos]] if pos < n else None
@@ -256,16 +248,16 @@ class Replay:
                 if not heap:
                     break
                 continue
-            from_heap = ahead is None or (len(heap) > 0 and heap[0][0] < ahead)
-            t = heap[0][0] if from_heap or ahead is None else ahead
+            from_heap = ahead is None or (len(heap) > 0 and heap[0] < ahead)
+            t = heap[0] if from_heap or ahead is None else ahead
             if until is not None and t > until:
                 break
             if not (together and t == 0.0):     # `all`: the events at 0 go in before any cycle
                 self._advance(t)                 # the loop runs (first at t, after the last event)
-                if heap and heap[0][0] < t:
+                if heap and heap[0] < t:
                     continue                     # a departure it made came due first
             if from_heap:
-                item = heapq.heappop(heap)[2]
+                item = departures.pop()
                 self._depart(item)
                 yield self._step(None, item)
             else:
@@ -277,12 +269,12 @@ class Replay:
             self._advance(until)
 
     def _push(self, t, item) -> None:
-        heapq.heappush(self._heap, (t, next(self._seq), item))
+        self._departures.push(t, item)
 
     def _advance(self, t) -> None:
         """Runs the loop up to replay second `t` (None: until it settles, or until the next
         departure the loop itself scheduled comes due), timers firing on the way."""
-        sim, clock, heap = self.sim, self.clock, self._heap
+        sim, clock, heap = self.sim, self.clock, self._departures.times
         schedule_one = sim.schedule_one
         while True:
             while schedule_one():
@@ -291,7 +283,7 @@ class Replay:
             if q_wake is None and b_wake is None:
                 break
             wake = min(w for w in (q_wake, b_wake) if w is not None)
-            limit = t if not heap else (heap[0][0] if t is None else min(t, heap[0][0]))
+            limit = t if not heap else (heap[0] if t is None else min(t, heap[0]))
             if limit is not None and wake >= limit:
                 break
             if limit is None and self._settled():

@@ -289,14 +289,19 @@ class Cache:
         row = t.row_of[pl.node]
         if self._by_priority is not None:
             self._priority_changed(pl, row, removed=True)
-        table_add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
+        journal = self._journal
+        if journal is not None:
+            table_add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
+        elif t.rows().add_usage(row, pl.cols, pl.vals, pl.pod.non_zero, -1):   # touched in C
+            t.stale_images.add(row)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
         if self.counters.counts(pl.pod):
             self.counters.place(pl.pod, row, -1)
         if pl.pod.volumes:
             self.volumes.place(pl.pod, row, -1)
-        t.touch(row)
+        if journal is not None:
+            t.touch(row)            # (the row saved for the fork first)
         return pl
 
     @contextmanager

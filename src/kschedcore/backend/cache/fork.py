@@ -26,8 +26,9 @@ ROW_ARRAYS = ("alloc", "inv_alloc", "requested", "nonzero", "pod_count", "allowe
 INTERNERS = ("resources", "label_keys", "label_values", "taint_ids", "ip_ids", "image_ids")
 #: the table's own counters of change, moved forward (never back) on revert: caches key on them
 VERSIONS = ("layout", "taint_version", "node_version")
-#: table attributes a fork does not restore: the pod counters' array (counted back instead)
-NOT_SAVED = ("journal", "domains")
+#: table attributes a fork does not restore: the pod counters' array (counted back instead),
+#: the C row writer (bound again by the layout, which the revert moves forward)
+NOT_SAVED = ("journal", "domains", "_rows")
 
 
 def _copy(value):

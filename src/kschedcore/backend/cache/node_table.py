@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._native.table import refresh_image_counts
+from ..._native.table import TableRows, refresh_image_counts
 from ...errors import DuplicateError, UnsupportedError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
@@ -102,6 +102,7 @@ class NodeTable:
         self._scan_order_stale = False
         self._scan_pos: np.ndarray | None = None  # row -> its position in scan_order (in_scan_order)
         self.stale_images: set[int] = set()      # rows whose image NumNodes copy must refresh
+        self._rows: TableRows | None = None      # row writes in C, bound to one layout (rows())
         self.images_memo: dict = {}              # status.images tuple -> (image ids, sizes)
         self._next_order = 0
         self.node_version = 0                    # bumped by every node add, update and remove
@@ -387,8 +388,18 @@ class NodeTable:
             for row in self.stale_images:
                 if self.n_images[row]:
                     journal.save_row(self, row)
-        refresh_image_counts(self.stale_images, self.n_images, self.images, self.image_count, self.image_nn)
+            refresh_image_counts(self.stale_images, self.n_images, self.images, self.image_count, self.image_nn)
+        else:
+            self.rows().refresh_images(self.stale_images)
         self.stale_images.clear()
+
+    def rows(self) -> TableRows:
+        """Row writes in C on views of the current columns (bound again after a reallocation:
+        every one bumps the layout, a fork's revert moves it forward)."""
+        rows = self._rows
+        if rows is None or rows.layout != self.layout:
+            rows = self._rows = TableRows(self)
+        return rows
 
     # ---- pods on nodes ----------------------------------------------------------------------
     def changed(self, row: int):
