@@ -234,7 +234,10 @@ class Cache:
         self._priorities[pod.priority] += 1
         if self._by_priority is not None:
             self._priority_changed(pl, row)
-        self._on_node.setdefault(node_name, {})[pod.key] = None
+        on_node = self._on_node.get(node_name)
+        if on_node is None:
+            on_node = self._on_node[node_name] = {}
+        on_node[pod.key] = None
 
     def place_written(self, pods: list, node_names: list, copies=False, counted=False) -> None:
         """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
@@ -439,7 +442,9 @@ class Cache:
         t = self.table
         key = (t.node_version, t.alloc.shape)
         if self._totals_key != key:          # the nodes' side changes only with the nodes
-            rows = np.fromiter(t.row_of.values(), np.int64, len(t.row_of))
+            rows = np.sort(np.fromiter(t.row_of.values(), np.int64, len(t.row_of)))
+            if len(rows) == 0 or rows[-1] == len(rows) - 1:
+                rows = slice(0, len(rows))      # every row in use: views, not copies, below
             self._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
             self._totals_key = key
         rows, alloc, allowed = self._totals
