@@ -327,7 +327,7 @@ class SchedulingQueue:
         if now == self._begun_at:
             return   # work queued at `now` is never due before now + something
         self._begun_at = now
-        while True:
+        while self._parts.pods:         # (a flush moves queued pods only)
             tb, tl = self._next_backoff_flush(), self._next_leftover_flush()
             if tb is not None and tb <= now and (tl is None or tb <= tl):
                 self._at(tb, self._moves.flush_backoff_completed)
