@@ -304,7 +304,7 @@ class Cache:
         if pl.pod.volumes:
             self.volumes.place(pl.pod, row, -1)
         if journal is not None:
-            t.touch(row)            # (the row saved for the fork first)
+            t.touch(row)            # (in a fork, through its journal)
         return pl
 
     @contextmanager
