@@ -234,10 +234,7 @@ class Cache:
         self._priorities[pod.priority] += 1
         if self._by_priority is not None:
             self._priority_changed(pl, row)
-        on_node = self._on_node.get(node_name)
-        if on_node is None:
-            on_node = self._on_node[node_name] = {}
-        on_node[pod.key] = None
+        self._on_node.setdefault(node_name, {})[pod.key] = None
 
     def place_written(self, pods: list, node_names: list, copies=False, counted=False) -> None:
         """place(pod, node, written=True) for each pair: compiled pods whose rows the kernel
@@ -292,19 +289,13 @@ class Cache:
         row = t.row_of[pl.node]
         if self._by_priority is not None:
             self._priority_changed(pl, row, removed=True)
-        journal = self._journal
-        if journal is not None:
-            table_add_usage(t.requested, t.nonzero, t.pod_count, row, pl.cols, pl.vals, pl.pod.non_zero, -1)
-        elif t.rows().add_usage(row, pl.cols, pl.vals, pl.pod.non_zero, -1):   # touched in C
-            t.stale_images.add(row)
+        t.remove_usage(row, pl.cols, pl.vals, pl.pod.non_zero)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
         if self.counters.counts(pl.pod):
             self.counters.place(pl.pod, row, -1)
         if pl.pod.volumes:
             self.volumes.place(pl.pod, row, -1)
-        if journal is not None:
-            t.touch(row)            # (in a fork, through its journal)
         return pl
 
     @contextmanager
@@ -442,9 +433,7 @@ class Cache:
         t = self.table
         key = (t.node_version, t.alloc.shape)
         if self._totals_key != key:          # the nodes' side changes only with the nodes
-            rows = np.sort(np.fromiter(t.row_of.values(), np.int64, len(t.row_of)))
-            if len(rows) == 0 or rows[-1] == len(rows) - 1:
-                rows = slice(0, len(rows))      # every row in use: views, not copies, below
+            rows = t.rows_in_use()
             self._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
             self._totals_key = key
         rows, alloc, allowed = self._totals

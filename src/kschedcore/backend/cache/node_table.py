@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._native.table import TableRows, refresh_image_counts
+from ..._native.table import add_usage as table_add_usage  # (the module's add_usage is NumPy's)
 from ...errors import DuplicateError, UnsupportedError
 from ...objects import resources as res
 from ...objects.fields import parse_go_int64
@@ -401,7 +402,22 @@ class NodeTable:
             rows = self._rows = TableRows(self)
         return rows
 
+    def rows_in_use(self) -> "np.ndarray | slice":
+        """The nodes' rows, to index the columns with: a slice when they are 0..n-1 (the
+        columns' views, not copies), else the rows sorted."""
+        rows = np.sort(np.fromiter(self.row_of.values(), np.int64, len(self.row_of)))
+        return slice(0, len(rows)) if len(rows) == 0 or rows[-1] == len(rows) - 1 else rows
+
     # ---- pods on nodes ----------------------------------------------------------------------
+    def remove_usage(self, row: int, cols, vals, non_zero) -> None:
+        """A pod's requests taken off the row and the row touched: in C on the bound views, or,
+        with a fork's journal, in NumPy through touch()."""
+        if self.journal is not None:
+            table_add_usage(self.requested, self.nonzero, self.pod_count, row, cols, vals, non_zero, -1)
+            self.touch(row)
+        elif self.rows().add_usage(row, cols, vals, non_zero, -1):     # (touched in C)
+            self.stale_images.add(row)
+
     def changed(self, row: int):
         """The row's generation bumped and the change logged (touch_row in _native/table.pxd)."""
         self.generation[row] += 1
