@@ -92,23 +92,23 @@ class PreEnqueue:
         plugins = self._all
         if plugins is None:
             plugins = per_profile(self._plugins, p) or ()
-        gating = p.gating_plugin
+        gating, pod = p.gating_plugin, p.pod
         if gating:
             first = next((pl for pl in plugins if pl.name == gating), None)
-            if first is not None and not self._passes(first, p):
+            if first is not None and first.pre_enqueue(pod) is not None:
+                self._gate(first, p)
                 return
         for pl in plugins:
-            if pl.name != gating and not self._passes(pl, p):
+            if pl.name != gating and pl.pre_enqueue(pod) is not None:
+                self._gate(pl, p)
                 return
         p.gating_plugin = ""
 
-    def _passes(self, plugin, p) -> bool:
-        if plugin.pre_enqueue(p.pod) is None:
-            return True
+    def _gate(self, plugin, p) -> None:
+        """The plugin rejected the pod: it gates it, and joins its rejector plugins."""
         p.unschedulable_plugins = p.unschedulable_plugins | {plugin.name}
         p.gating_plugin = plugin.name
         p.gating_plugin_events = self._events.get(plugin.name, ())
-        return False
 
 
 def per_profile(values: dict, p):
