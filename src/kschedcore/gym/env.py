@@ -145,6 +145,16 @@ class SchedulingEnv(gymnasium.Env):
 
     # ---- the Gymnasium API ----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        info = self.begin(seed=seed)
+        return self._observe(), info
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        reward, terminated, info = self.decide(action)
+        return self._observe(), reward, terminated, False, info
+
+    def begin(self, *, seed: int | None = None) -> dict:
+        """reset() without the observation: a new episode, and the info of its first decision
+        (a vector environment writes the observations itself: write_observation)."""
         super().reset(seed=seed)
         sched = self.scheduler
         self._end_episode()
@@ -159,9 +169,10 @@ class SchedulingEnv(gymnasium.Env):
             self.episode = BatchEpisode(sched, self.nodes)
         else:
             self.episode = LoopEpisode(sched, self._replay, self.nodes)
-        return self._observe(), self._info()
+        return self._info()
 
-    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+    def decide(self, action: Any) -> tuple[float, bool, dict]:
+        """step() without the observation: the reward, whether the episode is over, the info."""
         ep = self.episode
         if ep is None:
             raise StateError("environment", "", "call reset() before step()")
@@ -173,7 +184,12 @@ class SchedulingEnv(gymnasium.Env):
         node = ep.place(index)
         reward = self.invalid_action_reward if node is None else float(self.reward_fn(self, d.pod, node))
         ep.step()
-        return self._observe(), reward, ep.decision is None, False, self._info()
+        return reward, ep.decision is None, self._info()
+
+    def write_observation(self) -> None:
+        """The observation, written into the arrays the observer was given (Observer.into)."""
+        d = self.episode.decision if self.episode is not None else None
+        self.observer.write(d.pod if d is not None else None)
 
     def close(self) -> None:
         self._end_episode()

@@ -59,6 +59,13 @@ class Observer:
         self.usage: list[tuple[np.ndarray, np.ndarray]] = []     # (mirror, column) of USAGE_KEYS
         self.seen = 0           # the table's change_seq the mirrors are current at
         self._pod_arrays: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}
+        self.target: dict[str, np.ndarray] | None = None      # the arrays write() fills (into())
+
+    def into(self, arrays: dict[str, np.ndarray]) -> None:
+        """Mirror into these arrays -- one sub-environment's rows of a vector environment's
+        batch, every observation key -- instead of arrays of its own: write() then brings them
+        up to date in place, row by row as the table logs its changes."""
+        self.target, self.views, self.made_for = arrays, False, ()
 
     def refresh(self) -> None:
         """Views of the columns, snapshots and mirrors of them, made again (when a node changes;
@@ -74,11 +81,18 @@ class Observer:
             view.flags.writeable = False
             self.columns[key] = view
         if not self.views:
-            self.mirrors = {key: v.copy() for key, v in self.columns.items()}   # C order
+            if self.target is not None:
+                for key, v in self.columns.items():
+                    self.target[key][...] = v
+                self.mirrors = {key: self.target[key] for key in self.columns}
+            else:
+                self.mirrors = {key: v.copy() for key, v in self.columns.items()}   # C order
             self.usage = [(self.mirrors[key], self.columns[key]) for key in USAGE_KEYS]
             self.seen = int(t.change_seq[0])
 
-    def _node_arrays(self) -> dict[str, np.ndarray]:
+    def _node_arrays(self, copy: bool = True) -> dict[str, np.ndarray]:
+        """The node arrays now: views, copies of the mirrors (copy False: the mirrors
+        themselves), or, while the rows are not the node axis, arrays gathered anew."""
         t = self.table
         if self.made_for != (t.layout, t.node_version):
             self.refresh()
@@ -99,14 +113,14 @@ class Observer:
                     for mirror, column in self.usage:
                         mirror[r] = column[r]
             self.seen = seq
-        return {key: m.copy() for key, m in self.mirrors.items()}
+        return {key: m.copy() for key, m in self.mirrors.items()} if copy else self.mirrors
 
-    def _pod(self, pod: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the pod's requests and priority (made once per compiled spec)."""
+    def _pod(self, pod: Any, copy: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The pod's requests and priority (made once per compiled spec; copies of them)."""
         usage = pod.compiled[1].usage
         hit = self._pod_arrays.get(id(usage))
         if hit is not None and hit[0] is usage and hit[2][0] == pod.priority:
-            return hit[1].copy(), hit[2].copy()
+            return (hit[1].copy(), hit[2].copy()) if copy else (hit[1], hit[2])
         cols, vals, _ = usage       # what placing it adds to `requested`
         requests = np.zeros(self.n_resources, np.int64)
         keep = cols < self.n_resources
@@ -116,6 +130,21 @@ class Observer:
             self._pod_arrays.clear()
         self._pod_arrays[id(usage)] = (usage, requests, priority)
         return requests.copy(), priority.copy()
+
+    def write(self, pod: Any) -> None:
+        """The observation for deciding `pod` (None: no decision left), into the arrays given
+        to into(): the rows changed since the last one, and the pod's."""
+        target = self.target
+        assert target is not None, "into() first"
+        arrays = self._node_arrays(copy=False)
+        if arrays is not self.mirrors:          # gathered: the rows are not the node axis
+            for key, a in arrays.items():
+                target[key][...] = a
+        if pod is None:
+            target["pod_requests"][...] = 0
+            target["pod_priority"][...] = 0
+        else:
+            target["pod_requests"][...], target["pod_priority"][...] = self._pod(pod, copy=False)
 
     def observe(self, pod: Any) -> dict[str, np.ndarray]:
         obs = self._node_arrays()

@@ -1,0 +1,120 @@
+"""SchedulingVectorEnv: a batch of SchedulingEnvs stepped in this process.
+
+`gymnasium.make_vec("kschedcore/Scheduling-v0", num_envs=N, workload=...)` makes one (its
+vector entry point); `workloads=[...]` gives each sub-environment a cluster of its own. Each
+sub-environment's observer mirrors its node table into its rows of the batch's arrays and
+brings them up to date from the rows its table logged as changed, where SyncVectorEnv copies
+each sub-environment's whole table twice a step (the observation, then into the batch).
+Autoreset as gymnasium's vector environments' default (next step): the step after a
+sub-environment's episode ended begins its next one, its action ignored.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space, create_empty_array
+
+from ..errors import ValidationError
+from .env import SchedulingEnv
+
+try:                    # gymnasium >= 1.1 names the autoreset mode
+    from gymnasium.vector import AutoresetMode
+    _METADATA: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+except ImportError:     # (1.0: next step, the only mode)
+    _METADATA = {}
+
+
+def _seeds(seed: int | list | None, n: int) -> list:
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, int):
+        return [seed + i for i in range(n)]
+    if len(seed) != n:
+        raise ValidationError("vector environment", "seed", f"a list of {n} seeds (one per sub-environment), "
+                              f"got {len(seed)}")
+    return list(seed)
+
+
+class SchedulingVectorEnv(VectorEnv):
+    """`num_envs` SchedulingEnvs of `workload`, or one per entry of `workloads` (clusters of
+    the same number of nodes and resource columns: the batch's arrays have one shape). Other
+    keywords go to every SchedulingEnv (mode, config, reward, ...). copy: step() and reset()
+    return copies of the batch's arrays (False: the arrays themselves, changed in place by
+    the next call)."""
+
+    metadata = _METADATA
+
+    def __init__(self, workload: Any = None, num_envs: int = 1, *, workloads: list | None = None, copy: bool = True,
+                 **env_options: Any) -> None:
+        if "views" in env_options:
+            raise ValidationError("vector environment", "views", "the batch's arrays are the observations: "
+                                  "use copy=False for them without copies")
+        if workloads is None:
+            if workload is None:
+                raise ValidationError("vector environment", "workload", "give a workload (and num_envs), or workloads")
+            if type(num_envs) is not int or num_envs < 1:
+                raise ValidationError("vector environment", "num_envs", f"must be a positive integer, got {num_envs!r}")
+            workloads = [workload] * num_envs
+        elif workload is not None:
+            raise ValidationError("vector environment", "workloads", "give workload or workloads, not both")
+        elif not workloads:
+            raise ValidationError("vector environment", "workloads", "must name at least one workload")
+        self.envs = [SchedulingEnv(w, **env_options) for w in workloads]
+        first = self.envs[0]
+        for i, env in enumerate(self.envs):
+            if env.observation_space != first.observation_space:
+                raise ValidationError("vector environment", f"workloads[{i}]",
+                                      f"{len(env.node_names)} nodes and {len(env.resource_names)} resource columns, "
+                                      f"the first {len(first.node_names)} and {len(first.resource_names)}: "
+                                      "the batch's arrays need one shape")
+        self.num_envs = n = len(self.envs)
+        self.single_observation_space = first.observation_space
+        self.single_action_space = first.action_space
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.copy = copy
+        self._observations: dict[str, np.ndarray] = dict(create_empty_array(self.single_observation_space, n,
+                                                                            fn=np.zeros))   # type: ignore[arg-type]
+        for i, env in enumerate(self.envs):
+            env.observer.into({key: a[i] for key, a in self._observations.items()})
+        self._rewards = np.zeros(n, np.float64)
+        self._terminations = np.zeros(n, np.bool_)
+        self._truncations = np.zeros(n, np.bool_)       # (episodes end, never cut short)
+        self._autoreset = np.zeros(n, np.bool_)
+
+    def reset(self, *, seed: int | list | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        """Every sub-environment begins an episode (seed: an int for seed, seed + 1, ..., a
+        list of one per sub-environment, or None)."""
+        infos: dict = {}
+        for i, (env, s) in enumerate(zip(self.envs, _seeds(seed, self.num_envs))):
+            infos = self._add_info(infos, env.begin(seed=s), i)
+            env.write_observation()
+        self._terminations[:] = self._autoreset[:] = False
+        return self._batch(), infos
+
+    def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValidationError("vector environment", "actions",
+                                  f"must be {self.num_envs} node indices, got shape {actions.shape}")
+        infos: dict = {}
+        for i, env in enumerate(self.envs):
+            if self._autoreset[i]:          # the episode ended at the last step: the next begins
+                info = env.begin()
+                self._rewards[i], self._terminations[i] = 0.0, False
+            else:
+                self._rewards[i], self._terminations[i], info = env.decide(actions[i])
+            env.write_observation()
+            infos = self._add_info(infos, info, i)
+        self._autoreset[:] = self._terminations
+        return (self._batch(), self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        for env in self.envs:
+            env.close()
+
+    def _batch(self) -> dict:
+        obs = self._observations
+        return {key: a.copy() for key, a in obs.items()} if self.copy else obs
