@@ -119,3 +119,24 @@ def test_clusters_of_other_shapes_and_bad_actions_are_refused():
         envs.step([0, 0, 0])
     with pytest.raises(ValidationError, match="action"):
         envs.step([0, 10_000])
+
+
+def test_a_partial_reset_begins_only_the_masked_sub_environments():
+    w = _workload("taints")
+    ours = SchedulingVectorEnv(w, 2, **EXACT)
+    theirs = gymnasium.vector.SyncVectorEnv([lambda: SchedulingEnv(w, **EXACT)] * 2)
+    _, infos = ours.reset(seed=0)
+    theirs.reset(seed=0)
+    for _ in range(5):
+        actions = infos["kube_scheduler_action"]
+        _, _, _, _, infos = ours.step(actions)
+        theirs.step(actions)
+    mask = np.array([True, False])
+    obs, infos = ours.reset(seed=1, options={"reset_mask": mask})
+    obs2, infos2 = theirs.reset(seed=1, options={"reset_mask": mask.copy()})
+    assert _same(obs, obs2) and np.array_equal(infos["_pod"], infos2["_pod"]) and list(infos["_pod"]) == [True, False]
+    assert obs["pod_count"][0].sum() + 5 == obs["pod_count"][1].sum()     # only the first began again
+    with pytest.raises(ValidationError, match="reset_mask"):
+        ours.reset(options={"reset_mask": [1, 0]})
+    with pytest.raises(ValidationError, match="options"):
+        ours.reset(options={"something": 1})

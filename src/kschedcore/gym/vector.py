@@ -86,13 +86,29 @@ class SchedulingVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | list | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """Every sub-environment begins an episode (seed: an int for seed, seed + 1, ..., a
-        list of one per sub-environment, or None)."""
+        list of one per sub-environment, or None); options {"reset_mask": bool array}: only
+        those where it is True (gymnasium's partial reset), the others left as they are."""
+        mask = self._reset_mask(options)
         infos: dict = {}
         for i, (env, s) in enumerate(zip(self.envs, _seeds(seed, self.num_envs))):
-            infos = self._add_info(infos, env.begin(seed=s), i)
-            env.write_observation()
-        self._terminations[:] = self._autoreset[:] = False
+            if mask is None or mask[i]:
+                infos = self._add_info(infos, env.begin(seed=s), i)
+                env.write_observation()
+                self._terminations[i] = self._autoreset[i] = False
         return self._batch(), infos
+
+    def _reset_mask(self, options: dict | None) -> np.ndarray | None:
+        unknown = sorted(set(options or ()) - {"reset_mask"})
+        if unknown:
+            raise ValidationError("vector environment", "options", f"unknown {unknown} (known: reset_mask)")
+        mask = (options or {}).get("reset_mask")
+        if mask is None:
+            return None
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise ValidationError("vector environment", "options.reset_mask",
+                                  f"must be {self.num_envs} booleans, got {mask.dtype} of shape {mask.shape}")
+        return mask
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
         actions = np.asarray(actions)
