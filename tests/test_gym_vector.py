@@ -140,3 +140,27 @@ def test_a_partial_reset_begins_only_the_masked_sub_environments():
         ours.reset(options={"reset_mask": [1, 0]})
     with pytest.raises(ValidationError, match="options"):
         ours.reset(options={"something": 1})
+
+
+def test_environments_leave_the_processes_heap_alone():
+    """Neither mode fixes glibc's mmap threshold (the loop's long runs do): it would make every
+    later large NumPy allocation of the agent's process map and fault in its pages anew."""
+    import subprocess
+    import sys
+    code = f"""
+import kschedcore.gym
+from kschedcore.gym import SchedulingEnv, SchedulingVectorEnv
+from kschedcore.util.heap import mmap_threshold_fixed
+from kschedcore import Scheduler
+from kschedcore.scheduler.loop import Simulation
+env = SchedulingEnv({str(DATA / "mixed_small.json.gz")!r}, mode="loop", arrival="settle")
+_, info = env.reset(seed=0)
+env.step(info["kube_scheduler_action"])
+SchedulingVectorEnv({str(DATA / "mixed_small.json.gz")!r}, 2, mode="loop", arrival="settle").reset(seed=0)
+assert not mmap_threshold_fixed()
+Simulation(Scheduler())
+assert mmap_threshold_fixed()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

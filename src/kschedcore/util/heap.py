@@ -2,8 +2,11 @@
 it mapped is freed (up to 32 MiB), after which large NumPy arrays come from the heap, and the
 holes they leave when freed -- node churn reallocates the kernels' per-node arrays -- are not
 given back. Fixing the threshold at its starting value (128 KiB) keeps large arrays mapped and
-returned on free: the 10^6-cycle soak's RSS stops growing with the churn. Process-wide; done
-once, by the loop (Simulation), where runs are long; nothing on other C libraries."""
+returned on free: the 10^6-cycle soak's RSS stops growing with the churn. Process-wide and for
+good (glibc's adaptive threshold cannot be restored), and costly for the process's other large
+allocations -- each is mapped and its pages faulted in anew (a 480 KiB NumPy copy: 6 us before,
+~270 us after) --, so it is done once, by the loop (Simulation) unless told not to
+(`fix_heap=False`: the Gymnasium environment's episodes); nothing on other C libraries."""
 import ctypes
 import ctypes.util
 
@@ -24,4 +27,9 @@ def fix_mmap_threshold() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     _done = mallopt(M_MMAP_THRESHOLD, THRESHOLD) == 1
+    return _done
+
+
+def mmap_threshold_fixed() -> bool:
+    """Whether fix_mmap_threshold has fixed the threshold in this process."""
     return _done
