@@ -111,10 +111,7 @@ class SchedulingVectorEnv(VectorEnv):
         return mask
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise ValidationError("vector environment", "actions",
-                                  f"must be {self.num_envs} node indices, got shape {actions.shape}")
+        actions = self._checked(actions)
         infos: dict = {}
         for i, env in enumerate(self.envs):
             if self._autoreset[i]:          # the episode ended at the last step: the next begins
@@ -126,6 +123,25 @@ class SchedulingVectorEnv(VectorEnv):
             infos = self._add_info(infos, info, i)
         self._autoreset[:] = self._terminations
         return (self._batch(), self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos)
+
+    def _checked(self, actions: Any) -> np.ndarray:
+        """The actions, each a node index where a sub-environment decides -- all checked before
+        any sub-environment steps, so a bad one changes none."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValidationError("vector environment", "actions",
+                                  f"must be {self.num_envs} node indices, got shape {actions.shape}")
+        try:
+            index = actions.astype(np.int64)
+        except (TypeError, ValueError):
+            raise ValidationError("vector environment", "actions", f"must be node indices, got {actions!r}") from None
+        n = self.single_action_space.n      # type: ignore[attr-defined]
+        bad = ~self._autoreset & ((index != actions) | (index < 0) | (index >= n))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValidationError("vector environment", f"actions[{i}]",
+                                  f"must be a node index in 0..{n - 1}, got {actions[i]!r}")
+        return index
 
     def close_extras(self, **kwargs: Any) -> None:
         for env in self.envs:
