@@ -147,8 +147,8 @@ def test_a_partial_reset_begins_only_the_masked_sub_environments():
 
 
 def test_environments_leave_the_processes_heap_alone():
-    """Neither mode fixes glibc's mmap threshold (the loop's long runs do): it would make every
-    later large NumPy allocation of the agent's process map and fault in its pages anew."""
+    """Neither mode fixes glibc's mmap threshold (a Simulation does when asked): it would make
+    every later large NumPy allocation of the agent's process map and fault in its pages anew."""
     import subprocess
     import sys
     code = f"""
@@ -163,6 +163,8 @@ env.step(info["kube_scheduler_action"])
 SchedulingVectorEnv({str(DATA / "mixed_small.json.gz")!r}, 2, mode="loop", arrival="settle").reset(seed=0)
 assert not mmap_threshold_fixed()
 Simulation(Scheduler())
+assert not mmap_threshold_fixed()
+Simulation(Scheduler(), fix_heap=True)
 assert mmap_threshold_fixed()
 print("ok")
 """

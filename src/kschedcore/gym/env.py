@@ -115,7 +115,7 @@ class SchedulingEnv(gymnasium.Env):
         else:
             cluster, self.timeline = _events(workload)
             self.scheduler = sched = Scheduler(**options)
-            Replay(sched, cluster, [], fix_heap=False)      # applies the cluster's events (no loop runs)
+            Replay(sched, cluster, [])      # applies the cluster's events (its loop is not run)
             self.arrival = arrival or default_arrival(self.timeline)
             self._parsed: ParsedTimeline | None = None
             for obj in self._replay().parsed.values():     # the timeline's pods, read and compiled
@@ -205,10 +205,7 @@ class SchedulingEnv(gymnasium.Env):
         """Loop mode's episode: the timeline replayed on the Scheduler (in the episode's fork)."""
         # (samples: the replay's utilisation series, which no episode shows: one sample, not 500;
         # the timeline parsed once, by the first episode)
-        # (fix_heap False: the mmap threshold fixed for good would slow every large NumPy array of
-        # the agent's process forty-fold; an episode in a fork has no long churn to guard against)
-        replay = Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1, parsed=self._parsed,
-                        fix_heap=False)
+        replay = Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1, parsed=self._parsed)
         if self._parsed is None:
             self._parsed = replay.parsed_timeline()
         return replay

@@ -82,16 +82,16 @@ class Simulation:
     (pod_initial_backoff, pod_max_backoff, ...). bind_dispatch(key, pinfo): starts a binding
     elsewhere (live mode's thread pool), which reports back through finish_binding.
     listener: told of what happens to pods (SimulationListener's methods), e.g. a replay's records.
-    fix_heap: fix glibc's mmap threshold for a long run (util/heap.py: the heap gives back what
-    node churn frees). Process-wide and for good: every later allocation of 128 KiB or more in
-    the process is then mapped and unmapped (a 480 KiB NumPy copy: 6 us before, 270 us after);
-    False for short runs inside a caller's NumPy-heavy process (the Gymnasium environment's).
+    fix_heap: fix glibc's mmap threshold for the process (util/heap.py), for good: every later
+    allocation of 128 KiB or more is then mapped and its pages faulted in anew (a 480 KiB NumPy
+    copy: 6 us before, 270 us after). Off by default: the soak under churn measures the same RSS
+    with and without it.
     """
 
     def __init__(self, scheduler, *, clock=None, binder=None, bind_latency: float = 0.0, permit_plugins=(),
-                 plugins=(), bind_dispatch=None, listener=None, fix_heap: bool = True, **queue_options):
+                 plugins=(), bind_dispatch=None, listener=None, fix_heap: bool = False, **queue_options):
         if fix_heap:
-            fix_mmap_threshold()     # long runs: the C heap gives back what node churn frees
+            fix_mmap_threshold()
         self.sched = scheduler
         scheduler.cache.dra.log = []      # claim changes become cluster events (dra_events.py)
         self.listener = listener or SimulationListener()
