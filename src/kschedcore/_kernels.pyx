@@ -18,7 +18,7 @@ import numpy as np
 from ._native.arith cimport div_small, uniform_below
 from ._native.cycle cimport begin_cycle
 from ._native.equivalence cimport Columns, EquivalenceCache
-from ._native.copies cimport Copies, copy_position, place_copy, refresh_images, select_copy
+from ._native.copies cimport Copies, copy_position, select_copy
 from ._native.dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from ._native.fit_error cimport hist_of_statuses
 from ._native.scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
@@ -27,7 +27,7 @@ from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
 from ._native.select cimport CHUNKS_PER_THREAD, SELECT_CHUNK, SELECT_SLOTS, Select, ks_pool_run, ks_pool_start, ks_pool_stop, select_host
-from ._native.table cimport bind_table, touch_row
+from ._native.table cimport add_row_usage, bind_table, refresh_images, touch_row
 from ._native.views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
@@ -393,14 +393,14 @@ cdef class NodeKernel:
                     counted[2 * k], counted[2 * k + 1] = nf, r.processed
                 placed += 1
                 start = (start + r.processed) % n_all_nodes
-                place_copy(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem)
+                add_row_usage(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem, 1)
         return placed, start, (best if placed == m and m > 0 else -1)
 
     def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,
                   Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
                   int64_t[:, ::1] counts, const uint8_t[::1] may_fail=None, int64_t[:, ::1] failed=None):
         """Node-local pods (cps[k] through slot slots[k]) each scheduled as run() would, then placed
-        as place_copy() does; stops before one not node-local or fitting nowhere -- unless
+        as add_row_usage() does; stops before one not node-local or fitting nowhere -- unless
         may_fail[k] and a row of `failed` is left: chosen[k] = -1, its FitError counts (self.hist's
         layout) in that row. chosen[k], counts[k]: pod k's row, feasible and processed counts.
         Returns (pods done, the next start, the last row placed if stale, else -1)."""
@@ -446,8 +446,8 @@ cdef class NodeKernel:
                 continue
             chosen[k] = <int32_t>best
             ucols, uvals = cp.usage_cols, cp.usage_vals
-            place_copy(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
-                       ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
+            add_row_usage(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
+                          ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem, 1)
             stale = best
         return done, start, stale
 

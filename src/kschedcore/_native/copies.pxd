@@ -10,7 +10,7 @@ from .ids cimport C_SUCCESS, MAX_NODE_SCORE, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .pod cimport PodView
 from .filters cimport cross_pod_filters
 from .scan cimport Buffers, entry_current
-from .table cimport Table, touch_row
+from .table cimport Table
 
 
 # A run of identical copies (NodeKernel.run_copies): the rows' verdicts and raw scores taken
@@ -300,23 +300,3 @@ cdef inline Py_ssize_t best_normalised(Copies* r, Py_ssize_t s, int64_t max_tain
     r.best_pos = best_pos
     return scan[best_pos]
 
-
-cdef inline void place_copy(Table* t, Py_ssize_t row, const int64_t* cols, const int64_t* vals, Py_ssize_t n_usage,
-                            int64_t nz_cpu, int64_t nz_mem) noexcept nogil:
-    """NodeKernel.place for a copy: its usage on the row, the generation bump (which retires
-    the row's cached entry). The row's snapshot image NumNodes stay stale until the next
-    cycle's UpdateSnapshot (refresh_images), as after place()."""
-    cdef Py_ssize_t i
-    for i in range(n_usage):
-        t.requested[row * t.n_res + cols[i]] += vals[i]
-    t.nonzero[row * 2] += nz_cpu
-    t.nonzero[row * 2 + 1] += nz_mem
-    t.pod_count[row] += 1
-    touch_row(t, row)
-
-
-cdef inline void refresh_images(Table* t, Py_ssize_t row) noexcept nogil:
-    """UpdateSnapshot's image part for a row a copy was placed on, before the next cycle."""
-    cdef Py_ssize_t i
-    for i in range(t.n_images[row]):
-        t.image_nn[row * t.image_w + i] = <int32_t>t.image_count[t.images[row * t.image_w + i]]

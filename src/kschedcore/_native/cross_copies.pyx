@@ -26,14 +26,14 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 
 import numpy as np
 
-from .copies cimport Copies, copy_position, cross_position, place_copy, refresh_images, select_copy
+from .copies cimport Copies, copy_position, cross_position, select_copy
 from .cycle cimport Config, Cycle, begin_cycle
 from .ids cimport F_INTER_POD_AFFINITY, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_TAINT_TOLERATION
 from .._kernels cimport NodeKernel
 from .pod cimport CompiledPod, PodView, load_pod
 from .scan cimport Buffers, Round, local_cycle
 from .spread cimport SpreadState, fill_limits
-from .table cimport Table
+from .table cimport Table, add_row_usage, refresh_images
 
 
 @cython.boundscheck(False)
@@ -250,7 +250,7 @@ def run_cross_copies(NodeKernel k, CompiledPod cp, const int32_t[::1] scan, Py_s
             counts[i, 0], counts[i, 1] = nf, processed
             placed += 1
             start = (start + processed) % n_all_nodes
-            place_copy(t, best, pcols, pvals, cp.usage_cols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem)
+            add_row_usage(t, best, pcols, pvals, cp.usage_cols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem, 1)
             _count(t, best, rows, n_rows, &count_dom[0] if n_dom else NULL,
                    &count_col[0] if n_dom else NULL, n_dom)
     return placed, start, (best if placed else -1)

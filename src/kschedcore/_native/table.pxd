@@ -54,3 +54,24 @@ cdef inline void touch_row(Table* t, Py_ssize_t row) noexcept nogil:
     t.generation[row] += 1
     t.change_log[t.change_seq[0] & t.log_mask] = <int32_t>row
     t.change_seq[0] += 1
+
+
+cdef inline void add_row_usage(Table* t, Py_ssize_t row, const int64_t* cols, const int64_t* vals, Py_ssize_t n_usage,
+                               int64_t nz_cpu, int64_t nz_mem, int64_t sign) noexcept nogil:
+    """A pod's usage added to (sign 1: a copy placed) or taken off (-1: a departure) the row,
+    the row touched (which retires its cached entry). The row's snapshot image NumNodes stay
+    stale until the next cycle's UpdateSnapshot (refresh_images)."""
+    cdef Py_ssize_t i
+    for i in range(n_usage):
+        t.requested[row * t.n_res + cols[i]] += sign * vals[i]
+    t.nonzero[row * 2] += sign * nz_cpu
+    t.nonzero[row * 2 + 1] += sign * nz_mem
+    t.pod_count[row] += sign
+    touch_row(t, row)
+
+
+cdef inline void refresh_images(Table* t, Py_ssize_t row) noexcept nogil:
+    """UpdateSnapshot's image part for one row: its images' NumNodes copied now."""
+    cdef Py_ssize_t i
+    for i in range(t.n_images[row]):
+        t.image_nn[row * t.image_w + i] = <int32_t>t.image_count[t.images[row * t.image_w + i]]

@@ -97,25 +97,18 @@ cdef class TableRows:
         (NodeTable.touch without a journal). Returns whether the row lists images (its
         snapshot's NumNodes copy goes stale)."""
         cdef Table* t = &self.t
-        cdef Py_ssize_t i
-        assert 0 <= row < t.n_rows
-        for i in range(cols.shape[0]):
-            t.requested[row * t.n_res + cols[i]] += sign * vals[i]
-        t.nonzero[row * 2] += sign * <int64_t>non_zero[0]
-        t.nonzero[row * 2 + 1] += sign * <int64_t>non_zero[1]
-        t.pod_count[row] += sign
-        touch_row(t, row)
+        assert 0 <= row < t.n_rows and cols.shape[0] == vals.shape[0]
+        add_row_usage(t, row, &cols[0] if cols.shape[0] else NULL, &vals[0] if vals.shape[0] else NULL,
+                      cols.shape[0], non_zero[0], non_zero[1], sign)
         return t.n_images[row] > 0
 
     def refresh_images(self, rows):
         """refresh_image_counts for the given rows, on the bound views."""
-        cdef Table* t = &self.t
-        cdef Py_ssize_t row, j
+        cdef Py_ssize_t row
         for r in rows:
             row = r
-            assert 0 <= row < t.n_rows
-            for j in range(t.n_images[row]):
-                t.image_nn[row * t.image_w + j] = <int32_t>t.image_count[t.images[row * t.image_w + j]]
+            assert 0 <= row < self.t.n_rows
+            refresh_images(&self.t, row)
 
 
 def refresh_image_counts(rows, const int32_t[::1] n_images, const int32_t[:, ::1] images,
