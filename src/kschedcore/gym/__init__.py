@@ -1,7 +1,8 @@
 """kschedcore.gym: kube-scheduler's scheduling decisions as a Gymnasium environment.
 
 Importing it registers ``gymnasium.make("kschedcore/Scheduling-v0", workload=...)`` and
-``gymnasium.make_vec`` of it, an in-process batch (SchedulingVectorEnv) (docs/gym.md). Needs the ``gym`` extra: ``pip install 'kschedcore[gym]'``.
+``gymnasium.make_vec`` of it, an in-process batch (SchedulingVectorEnv) (docs/gym.md). Needs
+the ``gym`` extra: ``pip install 'kschedcore[gym]'``.
 """
 try:
     import gymnasium

@@ -174,8 +174,6 @@ class BindingCycle:
         return bool(self._bindings or self._permit_timers)
 
     def next_wakeup(self):
-        if not (self._bindings or self._permit_timers):
-            return None
         times = [h[0][0] for h in (self._bindings, self._permit_timers) if h]
         return min(times) if times else None
 
