@@ -27,7 +27,7 @@ from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
 from ._native.select cimport CHUNKS_PER_THREAD, SELECT_CHUNK, SELECT_SLOTS, Select, ks_pool_run, ks_pool_start, ks_pool_stop, select_host
-from ._native.table cimport add_row_usage, bind_table, refresh_images, touch_row
+from ._native.table cimport add_row_usage, bind_table, refresh_images
 from ._native.views cimport i8_ptr, i32_ptr, i64_ptr, u8_ptr
 
 # A scan round shorter than this runs on one thread: below it, sharing costs about what it saves.
@@ -228,14 +228,10 @@ cdef class NodeKernel:
 
         Returns whether the row lists images (its ImageLocality NumNodes copy goes stale).
         """
-        cdef Py_ssize_t i
         cdef Table* t = &self.t
-        for i in range(cp.usage_cols.shape[0]):
-            t.requested[row * t.n_res + cp.usage_cols[i]] += cp.usage_vals[i]
-        t.nonzero[row * 2] += cp.usage_nz_cpu
-        t.nonzero[row * 2 + 1] += cp.usage_nz_mem
-        t.pod_count[row] += 1
-        touch_row(t, row)
+        cdef Py_ssize_t n = cp.usage_cols.shape[0]
+        add_row_usage(t, row, &cp.usage_cols[0] if n else NULL, &cp.usage_vals[0] if n else NULL, n,
+                      cp.usage_nz_cpu, cp.usage_nz_mem, 1)
         return t.n_images[row] > 0
 
     cdef void _load_config(self, Config* c) noexcept:
