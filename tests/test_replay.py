@@ -213,6 +213,13 @@ def test_settle_mode_needs_no_times_and_refuses_until():
         Replay(Scheduler(), [], [], arrival="settle", until=5)
 
 
+def test_an_unknown_option_names_itself():
+    """A Scheduler's option given to the replay (whose own options go to the loop's queue)."""
+    with pytest.raises(ValidationError, match="simulation: percentage_of_nodes_to_score: no such option"):
+        Replay(Scheduler(), [], [], arrival="settle", percentage_of_nodes_to_score=100)
+    Replay(Scheduler(), [], [], arrival="settle", pod_initial_backoff=2.0)    # the queue's own
+
+
 def test_all_mode_queues_everything_at_zero_then_lifetimes_run():
     events = [ev("ADDED", pod("a1", duration="5s")), ev("ADDED", pod("a2", duration="5s")), ev("ADDED", pod("a3"))]
     replay, recs = run([node("a", cpu="2")], events, arrival="all")

@@ -18,6 +18,7 @@ nominated pod tries its node first. PodDisruptionBudgets keep the status they we
 Live mode on real threads is live.py, on this same state machine.
 """
 import gc
+import inspect
 import itertools
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from ..framework.cluster_events import (ActionType, EventAssignedPodAdd, EventAs
                                         node_scheduling_properties_change, with_hint)
 from ..framework.cycle import EXTENDER_PLUGIN
 from ..util.heap import fix_mmap_threshold
-from ..errors import NotFoundError, StateError
+from ..errors import NotFoundError, StateError, ValidationError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
 from . import evictions, runs
@@ -140,6 +141,10 @@ class Simulation:
     def _queue_plugins(self, options) -> dict:
         """The profiles' QueueSort (the same in every profile), PreEnqueue plugins and
         queueing hint maps, as the queue takes them."""
+        unknown = sorted(set(options) - _QUEUE_OPTIONS)
+        if unknown:
+            raise ValidationError("simulation", unknown[0], "no such option (the queue takes: "
+                                  + ", ".join(sorted(_QUEUE_OPTIONS)) + ")")
         profiles = self.sched.profiles
         sort = next(iter(profiles.values())).queue_sort
         options.setdefault("less", sort.less if sort is not None else None)
@@ -526,6 +531,10 @@ class NominatedPod(_PodView):
 
     def __init__(self, pod, nominated_node_name):
         self.pod, self.nominated_node_name = pod, nominated_node_name
+
+
+#: the SchedulingQueue's options a Simulation passes on
+_QUEUE_OPTIONS = frozenset(inspect.signature(SchedulingQueue).parameters) - {"clock", "nominator"}
 
 
 def _on_node(pod, node):
