@@ -370,6 +370,24 @@ def test_loop_mode_churn_ends_as_the_real_scheduler_ended_it():
     assert last["placements"] == _replayed(files, "settle", **EXACT)
 
 
+def test_loop_mode_left_suspended_keeps_nothing_frozen():
+    """An episode waits for the agent inside its replay: the collector must still see every
+    object (a replay's gc.freeze() held there would keep the process frozen for good once the
+    environment is dropped without close), and a dropped environment is collected."""
+    import gc
+    import weakref
+    if gc.get_freeze_count():
+        pytest.skip("the process froze objects itself")
+    env = SchedulingEnv([DATA / "taints.json"], mode="loop", arrival="all", **EXACT)
+    _, info = env.reset()
+    env.step(info["kube_scheduler_action"])
+    assert gc.get_freeze_count() == 0
+    episode = weakref.ref(env.episode)
+    del env, info
+    gc.collect()
+    assert episode() is None
+
+
 def test_loop_mode_episodes_after_the_first_reuse_the_parsed_timeline():
     """Pods arriving and leaving, nodes cordoned and added: the second episode, on the pods and
     nodes the first parsed (not parsed again), makes the same decisions."""

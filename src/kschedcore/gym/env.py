@@ -18,12 +18,12 @@ from gymnasium import spaces
 from ..errors import StateError, UnsupportedError, ValidationError
 from ..framework.config import SchedulerConfig, load_config
 from ..objects.pod import Pod
-from ..replay import (ARRIVALS, ParsedTimeline, Replay, WatchEvent, default_arrival, read_inputs,
+from ..replay import (ARRIVALS, Replay, WatchEvent, default_arrival, read_inputs,
                       workload_events)
 from ..scheduler import Scheduler
 from ..sources.files import Workload, load_workload, workload_from_documents
 from .episode import BatchEpisode
-from .loop import LoopEpisode
+from .loop import LoopEpisode, Replays
 from .nodes import NodeIndex
 from .observations import Observer, observation_space
 from .rewards import Reward, resolve
@@ -117,8 +117,8 @@ class SchedulingEnv(gymnasium.Env):
             self.scheduler = sched = Scheduler(**options)
             Replay(sched, cluster, [])      # applies the cluster's events (its loop is not run)
             self.arrival = arrival or default_arrival(self.timeline)
-            self._parsed: ParsedTimeline | None = None
-            for obj in self._replay().parsed.values():     # the timeline's pods, read and compiled
+            self._replays = Replays(sched, self.timeline, self.arrival)
+            for obj in self._replays().parsed.values():     # the timeline's pods, read and compiled
                 if isinstance(obj, Pod):
                     sched.prepare(obj)
         if sched.cycles.extenders:
@@ -168,7 +168,7 @@ class SchedulingEnv(gymnasium.Env):
         if self.mode == "batch":
             self.episode = BatchEpisode(sched, self.nodes)
         else:
-            self.episode = LoopEpisode(sched, self._replay, self.nodes)
+            self.episode = LoopEpisode(sched, self._replays, self.nodes)
         return self._info()
 
     def decide(self, action: Any) -> tuple[float, bool, dict]:
@@ -194,21 +194,22 @@ class SchedulingEnv(gymnasium.Env):
     def close(self) -> None:
         self._end_episode()
 
+    def __del__(self) -> None:
+        # a loop-mode episode waits in a greenlet that holds the Scheduler and the replay, a
+        # cycle the collector cannot free while the greenlet is suspended: unwound here when
+        # the environment is dropped without close() (nothing in the greenlet refers to it)
+        if getattr(self, "episode", None) is not None:
+            try:
+                self._end_episode()
+            except Exception:   # noqa: BLE001 -- at interpreter exit, or dropped on another thread
+                pass
+
     def _end_episode(self) -> None:
         if self.episode is not None:
             self.episode.stop()
         if self.fork is not None:
             self.fork.revert()
         self.fork = self.episode = None
-
-    def _replay(self) -> Replay:
-        """Loop mode's episode: the timeline replayed on the Scheduler (in the episode's fork)."""
-        # (samples: the replay's utilisation series, which no episode shows: one sample, not 500;
-        # the timeline parsed once, by the first episode)
-        replay = Replay(self.scheduler, [], self.timeline, arrival=self.arrival, samples=1, parsed=self._parsed)
-        if self._parsed is None:
-            self._parsed = replay.parsed_timeline()
-        return replay
 
     # ---- helpers --------------------------------------------------------------------------------
     def _index(self, action: Any) -> int:

@@ -18,6 +18,7 @@ from .episode import Decision, decision
 
 if TYPE_CHECKING:
     from ..replay import Replay
+    from ..replay import ParsedTimeline
     from ..scheduler import Scheduler
     from .nodes import NodeIndex
 
@@ -27,6 +28,24 @@ INVALID_ACTION_MESSAGE = "the node chosen for the pod does not pass its Filter p
 
 class Stopped(BaseException):
     """Unwinds the loop's greenlet at reset (a BaseException: no `except Exception` stops it)."""
+
+
+class Replays:
+    """Loop mode's episodes: the timeline replayed on the Scheduler (in the episode's fork),
+    parsed once, by the first. Refers to no environment: the loop's greenlet holds this, and an
+    environment it held could not be collected while the greenlet waits."""
+
+    def __init__(self, sched: Scheduler, timeline: list, arrival: str) -> None:
+        self.sched, self.timeline, self.arrival = sched, timeline, arrival
+        self.parsed: ParsedTimeline | None = None
+
+    def __call__(self) -> Replay:
+        # (samples: the replay's utilisation series, which no episode shows: one, not 500)
+        from ..replay import Replay
+        replay = Replay(self.sched, [], self.timeline, arrival=self.arrival, samples=1, parsed=self.parsed)
+        if self.parsed is None:
+            self.parsed = replay.parsed_timeline()
+        return replay
 
 
 class LoopEpisode:
@@ -52,7 +71,7 @@ class LoopEpisode:
         """The episode's replay; its end switches None to the agent (an error: raised there)."""
         try:
             self.replay = make_replay()
-            self.replay.run()
+            self.replay.run(freeze_gc=False)   # suspended at each decision: maybe never resumed
         except Stopped:         # reset or close unwound it
             pass
 

@@ -16,6 +16,7 @@ run for its `kschedcore.io/duration` annotation (or, in `all` mode, deletion min
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -182,21 +183,25 @@ class Replay:
             self.sched.add_object(ev.obj, ev.where)
 
     # ---- running -------------------------------------------------------------------------------
-    def run(self, callback: Callable[[Step], Any] | None = None) -> Recorder:
-        """Runs to the end; callback(Step) after each event. Returns the Recorder."""
+    def run(self, callback: Callable[[Step], Any] | None = None, *, freeze_gc: bool = True) -> Recorder:
+        """Runs to the end; callback(Step) after each event. Returns the Recorder. freeze_gc:
+        see `steps`."""
         if callback is None:
-            for _ in self.steps(with_steps=False):
+            for _ in self.steps(with_steps=False, freeze_gc=freeze_gc):
                 pass
         else:
-            for step in self.steps():
+            for step in self.steps(freeze_gc=freeze_gc):
                 callback(step)
         return self.recorder
 
-    def steps(self, with_steps: bool = True) -> Iterator[Step]:
+    def steps(self, with_steps: bool = True, *, freeze_gc: bool = True) -> Iterator[Step]:
         """The replay as an iterator: a Step after each event is applied and the loop has run
-        (with_steps False: None instead, for a caller that only drives it)."""
+        (with_steps False: None instead, for a caller that only drives it). freeze_gc: the
+        objects alive at the start are out of the cyclic collector's sight until the replay ends
+        (scheduler/loop.py gc_frozen); False for a replay that may be left suspended for good
+        (the frozen objects -- the replay among them -- could then never be collected)."""
         self._with_steps = with_steps
-        with gc_frozen():
+        with gc_frozen() if freeze_gc else nullcontext():
             if self.arrival == "settle":
                 yield from self._run_settled()
             else:
