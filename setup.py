@@ -14,9 +14,7 @@ No debug information (-g0): the same instructions (objdump of _kernels.o), about
 compile time.
 """
 import glob
-import json
 import os
-import runpy
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -28,8 +26,6 @@ NATIVE = f"{PACKAGE}/_native"
 NATIVE_MODULES = ["cross_copies", "pod", "equivalence", "spread", "custom", "cycle", "volumes", "table",
                   "inter_pod", "ids"]
 SHARED_UTILITY = "kschedcore._native._cyutility"
-#: the package's modules compiled from their unchanged .py source (kschedcore/compiled.py)
-COMPILED_PYTHON = runpy.run_path(f"{PACKAGE}/compiled.py")
 FLAGS = ["-O3", "-fno-fast-math", "-ffp-contract=off", "-pthread"] + ([] if DEBUG else ["-g0"])
 
 
@@ -77,12 +73,6 @@ def extensions() -> list:
     return mods
 
 
-def python_extensions() -> list:
-    """The modules compiled from their unchanged .py source (Cython's pure-Python mode)."""
-    return [Extension(f"kschedcore.{m}", [f"{PACKAGE}/{m.replace('.', '/')}.py"], extra_compile_args=FLAGS)
-            for m in COMPILED_PYTHON["MODULES"]]
-
-
 class BuildExt(build_ext):
     """build_ext that translates with Cython when the command is set up (not when setup.py is
     read: pip reads it several times) and compiles the modules in parallel."""
@@ -91,12 +81,9 @@ class BuildExt(build_ext):
         from Cython.Build import cythonize
         if not self.parallel:           # a plain `pip install .` or build_ext without -j
             self.parallel = os.cpu_count() or 1
-        threads = int(self.parallel) if int(self.parallel) > 1 else 0
-        python = [e for e in self.distribution.ext_modules if e.sources[0].endswith(".py")]
-        native = [e for e in self.distribution.ext_modules if e not in python]
         self.distribution.ext_modules = cythonize(
-            native,
-            nthreads=threads,
+            self.distribution.ext_modules,
+            nthreads=int(self.parallel) if int(self.parallel) > 1 else 0,
             language_level=3,
             shared_utility_qualified_name=SHARED_UTILITY,
             compiler_directives={
@@ -106,22 +93,8 @@ class BuildExt(build_ext):
                 "cdivision": True,
                 "initializedcheck": DEBUG,
             },
-        ) + cythonize(
-            python,
-            nthreads=threads,
-            language_level=3,
-            # Python's semantics: annotations are not C types; bounds, wrap-around and division
-            # as Python's (Cython's defaults); functions introspectable as Python's
-            compiler_directives={"annotation_typing": False, "binding": True},
         )
         super().finalize_options()
 
-    def run(self) -> None:
-        super().run()
-        # the digest of each source compiled: a later edit is imported from source (compiled.py)
-        package = os.path.dirname(self.get_ext_fullpath("kschedcore._kernels"))
-        with open(os.path.join(package, COMPILED_PYTHON["MANIFEST"]), "w") as f:
-            json.dump(COMPILED_PYTHON["digests"](), f, indent=1, sort_keys=True)
 
-
-setup(ext_modules=extensions() + python_extensions(), cmdclass={"build_ext": BuildExt})
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

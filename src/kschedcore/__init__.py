@@ -1,9 +1,5 @@
 """kschedcore: kube-scheduler v1.34's decisions, in process, with a compiled hot path."""
-from . import compiled
-
-compiled.install()     # before any compiled module is imported: an edited source wins over its build
-
-from . import plugins as _plugins  # noqa: F401,E402  (registers the in-tree plugins)
+from . import plugins as _plugins  # noqa: F401  (registers the in-tree plugins)
 from .errors import (DuplicateError, KSchedCoreError, NotFoundError, ObjectError, QuantityError, StateError,
                      UnsupportedError, ValidationError, WorkloadError)
 from .framework.config import SchedulerConfig, load_config, parse_config
