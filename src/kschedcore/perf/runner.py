@@ -20,7 +20,8 @@ from ..objects.resource import RESOURCE_KINDS
 from ..objects.storage import MIGRATED_PLUGINS_ANNOTATION
 from ..scheduler import Scheduler
 from ..scheduler import runs
-from ..scheduler.loop import Simulation, SimulationListener, gc_frozen
+from ..scheduler.loop import Simulation, SimulationListener
+from ..util.collector import gc_frozen
 from ..sources.files import documents, read_text
 from ..util.gomath import parse_go_duration
 from ..scheduler.dra_events import resource_object

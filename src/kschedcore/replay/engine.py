@@ -24,7 +24,8 @@ from ..errors import StateError, UnsupportedError, WorkloadError
 from ..objects.node import parse_node
 from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.dra_events import resource_object
-from ..scheduler.loop import Simulation, gc_frozen
+from ..scheduler.loop import Simulation
+from ..util.collector import gc_frozen
 from ..util.gomath import parse_go_duration
 from .departures import Departure, Departures
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
@@ -198,7 +199,7 @@ class Replay:
         """The replay as an iterator: a Step after each event is applied and the loop has run
         (with_steps False: None instead, for a caller that only drives it). freeze_gc: the
         objects alive at the start are out of the cyclic collector's sight until the replay ends
-        (scheduler/loop.py gc_frozen); False for a replay that may be left suspended for good
+        (util/collector.py gc_frozen); False for a replay that may be left suspended for good
         (the frozen objects -- the replay among them -- could then never be collected)."""
         self._with_steps = with_steps
         with gc_frozen() if freeze_gc else nullcontext():

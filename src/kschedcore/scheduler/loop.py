@@ -17,11 +17,9 @@ nominated pod tries its node first. PodDisruptionBudgets keep the status they we
 (kube-scheduler deletes victims without touching them; no disruption controller runs here).
 Live mode on real threads is live.py, on this same state machine.
 """
-import gc
 import inspect
 import itertools
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..backend.cache.nominated import NominatedUsage
@@ -34,6 +32,7 @@ from ..util.heap import fix_mmap_threshold
 from ..errors import NotFoundError, StateError, ValidationError
 from ..objects.node import Node, parse_node
 from ..util.clock import VirtualClock
+from ..util.collector import gc_frozen
 from . import evictions, runs
 from .binding import BindingCycle, BindingPlugins
 from .dra_events import claim_events
@@ -482,29 +481,6 @@ class SimulationListener:
     def skipped(self, key: str) -> None:
         """The pending pod was popped while being deleted (metadata.deletionTimestamp) and
         passed over without a cycle (skipPodSchedule): the queue holds it no more."""
-
-
-@contextmanager
-def gc_frozen():
-    """The objects alive before a run out of the cyclic collector's sight while it lasts (the
-    run's own garbage is still collected): a full collection then walks what the run made,
-    not the whole cache -- one such collection cost a 10,000-pod run ~30%. Left alone when
-    the process froze objects itself. Young collections are made rarer too (every 50,000
-    allocations rather than 700; the batch path pauses the collector for the same reason),
-    while the run's cyclic garbage is still collected."""
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])
-    try:
-        if gc.get_freeze_count():
-            yield
-            return
-        gc.freeze()
-        try:
-            yield
-        finally:
-            gc.unfreeze()
-    finally:
-        gc.set_threshold(*threshold)
 
 
 class _PodView:
