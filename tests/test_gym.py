@@ -237,7 +237,11 @@ def test_step_after_the_last_decision_is_refused():
 
 
 @pytest.mark.parametrize("options, match", [({"mode": "queue"}, "mode"), ({"reward": "packing"}, "reward"),
-                                            ({"workload": 3}, "workload"), ({"config": 3}, "config")])
+                                            ({"workload": 3}, "workload"), ({"config": 3}, "config"),
+                                            ({"invalid_action_reward": "x"}, "invalid_action_reward: must be a number"),
+                                            ({"percentage_of_nodes_to_score": "50"}, "percentageOfNodesToScore"),
+                                            ({"seed": 1}, r"seed: the random tie-break is seeded by reset\(seed=...\)"),
+                                            ({"bogus": 1}, r"bogus: no such option \(the Scheduler's: ")])
 def test_bad_arguments_name_themselves(options, match):
     with pytest.raises(ValidationError, match=match):
         SchedulingEnv(**{"workload": _workload("taints"), **options})

@@ -110,6 +110,19 @@ def test_bad_arguments_name_themselves(kwargs, match):
         SchedulingVectorEnv(**kwargs)
 
 
+@pytest.mark.parametrize("args, options, match", [
+    ((), {"workloads": "taints.json"}, "workloads: must be a non-empty list"),
+    ((), {"workloads": []}, "workloads: must be a non-empty list"),
+    ((None, 0), {}, "num_envs: must be a positive integer"),
+    ((None, 2), {"workloads": ["a", "b", "c"]}, "num_envs: 2 for 3 workloads"),
+])
+def test_bad_arguments_name_themselves(args, options, match):
+    if args[:1] == (None,) and "workloads" not in options:
+        args = (_workload("taints"),) + args[1:]
+    with pytest.raises(ValidationError, match=match):
+        SchedulingVectorEnv(*args, **options)
+
+
 def test_clusters_of_other_shapes_and_bad_actions_are_refused():
     with pytest.raises(ValidationError, match=r"workloads\[1\].*one shape"):
         SchedulingVectorEnv(workloads=[generate(nodes=20, pods=10, seed=1), generate(nodes=30, pods=10, seed=1)])

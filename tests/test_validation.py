@@ -290,7 +290,14 @@ def test_the_same_mistake_is_the_same_error_through_every_method():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(percentage_of_nodes_to_score=101), "scheduler: percentageOfNodesToScore: must be in the range 0-100, got 101"),
+    (dict(percentage_of_nodes_to_score=101),
+     "scheduler: percentageOfNodesToScore: must be an integer in the range 0-100, got 101"),
+    (dict(percentage_of_nodes_to_score="50"),
+     "scheduler: percentageOfNodesToScore: must be an integer in the range 0-100, got '50'"),
+    (dict(percentage_of_nodes_to_score=True),
+     "scheduler: percentageOfNodesToScore: must be an integer in the range 0-100, got True"),
+    (dict(seed="x"), "scheduler: seed: must be an integer, got 'x'"),
+    (dict(seed=1.5), "scheduler: seed: must be an integer, got 1.5"),
     (dict(tie_break="last"), 'scheduler: tieBreak: must be "random" or "first", got "last"'),
     (dict(plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "Balanced"}}}),
      'KubeSchedulerConfiguration: initializing profiles: creating profile for scheduler name default-scheduler: '

@@ -8,6 +8,8 @@ workload's timeline (loop.py).
 """
 from __future__ import annotations
 
+import inspect
+import numbers
 from os import PathLike
 from typing import Any
 
@@ -68,6 +70,11 @@ def _config(config: Any) -> SchedulerConfig | None:
                           f"must be a SchedulerConfig or a file path, got {type(config).__name__}")
 
 
+#: the keyword arguments an environment passes on to its Scheduler (the rest are its own)
+SCHEDULER_OPTIONS = frozenset(inspect.signature(Scheduler).parameters) - {
+    "nodes", "pods", "config", "percentage_of_nodes_to_score", "tie_break", "seed"}
+
+
 class SchedulingEnv(gymnasium.Env):
     """kube-scheduler's decisions, one per step: the agent places the pod kube-scheduler is
     deciding now (docs/gym.md).
@@ -101,6 +108,15 @@ class SchedulingEnv(gymnasium.Env):
         if arrival is not None and (mode != "loop" or arrival not in ARRIVALS):
             raise ValidationError("environment", "arrival", f"must be one of {', '.join(ARRIVALS)} in loop mode, "
                                   f"got {arrival!r}" + ("" if mode == "loop" else " in batch mode"))
+        if "seed" in scheduler_options:
+            raise ValidationError("environment", "seed", "the random tie-break is seeded by reset(seed=...)")
+        unknown = sorted(set(scheduler_options) - SCHEDULER_OPTIONS)
+        if unknown:
+            raise ValidationError("environment", unknown[0], "no such option (the Scheduler's: "
+                                  + ", ".join(sorted(SCHEDULER_OPTIONS)) + ")")
+        if not isinstance(invalid_action_reward, numbers.Real):
+            raise ValidationError("environment", "invalid_action_reward",
+                                  f"must be a number, got {invalid_action_reward!r}")
         self.mode = mode
         self.reward_fn = resolve(reward)
         self.invalid_action_reward = float(invalid_action_reward)

@@ -46,21 +46,25 @@ class SchedulingVectorEnv(VectorEnv):
 
     metadata = _METADATA
 
-    def __init__(self, workload: Any = None, num_envs: int = 1, *, workloads: list | None = None, copy: bool = True,
-                 **env_options: Any) -> None:
+    def __init__(self, workload: Any = None, num_envs: int | None = None, *, workloads: list | None = None,
+                 copy: bool = True, **env_options: Any) -> None:
         if "views" in env_options:
             raise ValidationError("vector environment", "views", "the batch's arrays are the observations: "
                                   "use copy=False for them without copies")
+        if num_envs is not None and (type(num_envs) is not int or num_envs < 1):
+            raise ValidationError("vector environment", "num_envs", f"must be a positive integer, got {num_envs!r}")
         if workloads is None:
             if workload is None:
                 raise ValidationError("vector environment", "workload", "give a workload (and num_envs), or workloads")
-            if type(num_envs) is not int or num_envs < 1:
-                raise ValidationError("vector environment", "num_envs", f"must be a positive integer, got {num_envs!r}")
-            workloads = [workload] * num_envs
+            workloads = [workload] * (num_envs or 1)
         elif workload is not None:
             raise ValidationError("vector environment", "workloads", "give workload or workloads, not both")
-        elif not workloads:
-            raise ValidationError("vector environment", "workloads", "must name at least one workload")
+        elif not isinstance(workloads, (list, tuple)) or not workloads:
+            raise ValidationError("vector environment", "workloads", "must be a non-empty list of workloads, one per "
+                                  f"sub-environment, got {workloads!r}"[:200])
+        elif num_envs is not None and num_envs != len(workloads):
+            raise ValidationError("vector environment", "num_envs",
+                                  f"{num_envs} for {len(workloads)} workloads (one sub-environment per workload)")
         self.envs = [SchedulingEnv(w, **env_options) for w in workloads]
         first = self.envs[0]
         for i, env in enumerate(self.envs):

@@ -7,6 +7,7 @@ public methods only.
 """
 from __future__ import annotations
 
+import numbers
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -80,9 +81,13 @@ class Scheduler(ClaimOperations, WhatIfOperations):
                  plugin_args: dict[str, dict] | None = None, weights: dict[str, int] | None = None,
                  threads: int | None = None, config: SchedulerConfig | None = None, plugins: Sequence[Any] = (),
                  extenders: Sequence[Extender] = (), extender_factory: Callable[..., Any] | None = None) -> None:
-        if percentage_of_nodes_to_score is not None and not 0 <= percentage_of_nodes_to_score <= 100:
+        if percentage_of_nodes_to_score is not None and not (
+                _integer(percentage_of_nodes_to_score) and 0 <= percentage_of_nodes_to_score <= 100):
             raise ValidationError("scheduler", "percentageOfNodesToScore",
-                                  f"must be in the range 0-100, got {percentage_of_nodes_to_score}")
+                                  f"must be an integer in the range 0-100, got {percentage_of_nodes_to_score!r}")
+        if not _integer(seed):
+            raise ValidationError("scheduler", "seed", f"must be an integer, got {seed!r}")
+        seed = int(seed)
         if tie_break not in TIE_BREAKS:
             raise ValidationError("scheduler", "tieBreak", f'must be "random" or "first", got "{tie_break}"')
         # threads > 1 splits large scans between threads (results do not depend on it). Not
@@ -455,3 +460,7 @@ class Scheduler(ClaimOperations, WhatIfOperations):
         fw = self.profiles[self.parse_pod(pod).scheduler_name]
         return fw.by_name["DefaultPreemption"].evaluator
 
+
+def _integer(value) -> bool:
+    """An int, a NumPy integer: not a bool, a float or a string."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
