@@ -9,7 +9,6 @@ workload's timeline (loop.py).
 from __future__ import annotations
 
 import inspect
-import numbers
 from os import PathLike
 from typing import Any
 
@@ -114,7 +113,7 @@ class SchedulingEnv(gymnasium.Env):
         if unknown:
             raise ValidationError("environment", unknown[0], "no such option (the Scheduler's: "
                                   + ", ".join(sorted(SCHEDULER_OPTIONS)) + ")")
-        if not isinstance(invalid_action_reward, numbers.Real):
+        if not isinstance(invalid_action_reward, (int, float, np.number)):
             raise ValidationError("environment", "invalid_action_reward",
                                   f"must be a number, got {invalid_action_reward!r}")
         self.mode = mode

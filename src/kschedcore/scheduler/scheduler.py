@@ -461,6 +461,6 @@ class Scheduler(ClaimOperations, WhatIfOperations):
         return fw.by_name["DefaultPreemption"].evaluator
 
 
-def _integer(value) -> bool:
+def _integer(value: object) -> bool:
     """An int, a NumPy integer: not a bool, a float or a string."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
