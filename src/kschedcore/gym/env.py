@@ -8,6 +8,7 @@ workload's timeline (loop.py).
 """
 from __future__ import annotations
 
+import gc
 import inspect
 from os import PathLike
 from typing import Any
@@ -22,6 +23,7 @@ from ..objects.pod import Pod
 from ..replay import (ARRIVALS, Replay, WatchEvent, default_arrival, read_inputs,
                       workload_events)
 from ..scheduler import Scheduler
+from ..util.collector import Frozen
 from ..sources.files import Workload, load_workload, workload_from_documents
 from .episode import BatchEpisode
 from .loop import LoopEpisode, Replays
@@ -155,6 +157,7 @@ class SchedulingEnv(gymnasium.Env):
         self.observer = Observer(t, self.nodes, k, views)
         self.fork: Any = None
         self.episode: BatchEpisode | LoopEpisode | None = None
+        self._turns = Frozen(False)       # (begin makes each episode's)
         #: the node kube-scheduler chose for the decision being stepped (the rewards read it)
         self.kube_scheduler_node: str | None = None
 
@@ -180,10 +183,15 @@ class SchedulingEnv(gymnasium.Env):
             fw.kernel.seed(d)
         sched.cycles.rng.seed(int(draw[-1]))
         self.observer.refresh()
-        if self.mode == "batch":
-            self.episode = BatchEpisode(sched, self.nodes)
-        else:
-            self.episode = LoopEpisode(sched, self._replays, self.nodes)
+        # the scheduler's turns with the objects alive frozen out of the collector's sight (a
+        # full pass over a 5,000-node Scheduler costs 100+ ms); whether the process froze
+        # objects itself asked once an episode (the count walks every frozen object)
+        self._turns = Frozen(not gc.get_freeze_count())
+        with self._turns:
+            if self.mode == "batch":
+                self.episode = BatchEpisode(sched, self.nodes)
+            else:
+                self.episode = LoopEpisode(sched, self._replays, self.nodes)
         return self._info()
 
     def decide(self, action: Any) -> tuple[float, bool, dict]:
@@ -196,7 +204,8 @@ class SchedulingEnv(gymnasium.Env):
             raise StateError("environment", "", "the episode is over: call reset()")
         index = self._index(action)
         self.kube_scheduler_node = self.node_names[d.kube_action]
-        node = ep.place(index)
+        with self._turns:
+            node = ep.place(index)
         reward = self.invalid_action_reward if node is None else float(self.reward_fn(self, d.pod, node))
         ep.step()
         return reward, ep.decision is None, self._info()

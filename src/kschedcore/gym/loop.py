@@ -9,13 +9,11 @@ a hand-over between two threads costs tens (both on the thread that reset the ep
 """
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError
 from ..scheduler import ScheduleResult
-from ..util.collector import Frozen
 from .episode import Decision, decision
 
 if TYPE_CHECKING:
@@ -64,7 +62,6 @@ class LoopEpisode:
         self.replay: Replay | None = None
         sched.attempt = self.attempt
         self.agent = greenlet.getcurrent()
-        self.turns = Frozen(not gc.get_freeze_count())   # the loop's turns (asked once: it walks what is frozen)
         self.loop = greenlet.greenlet(self.run, parent=self.agent)
         self.decision: Decision | None = self._resume(make_replay)
         self.next: Decision | None = None
@@ -74,7 +71,7 @@ class LoopEpisode:
         """The episode's replay; its end switches None to the agent (an error: raised there)."""
         try:
             self.replay = make_replay()
-            self.replay.run(freeze_gc=False)   # frozen turn by turn instead (_resume): it may never be resumed
+            self.replay.run(freeze_gc=False)   # frozen turn by turn (the environment's): it may never be resumed
         except Stopped:         # reset or close unwound it
             pass
 
@@ -95,8 +92,7 @@ class LoopEpisode:
         """Runs the loop to its next decision, or None at the episode's end, when the Scheduler
         gets its own cycle back (also when the loop raised: the error is raised here)."""
         try:
-            with self.turns:                # frozen while the loop runs, not while the agent does
-                got = self.loop.switch(value)
+            got = self.loop.switch(value)
         except BaseException:
             self.sched.attempt = self.cycle
             raise
