@@ -2,6 +2,7 @@
 `kube_scheduler_action` reproduces kube-scheduler v1.34.1's recorded decisions and kschedcore's
 own schedule_pending; the action mask is kube-scheduler's Filter verdicts; driven by the real
 scheduler's choices, the episode ends with the real scheduler's placements."""
+import gc
 import gzip
 import json
 import subprocess
@@ -347,9 +348,11 @@ def test_loop_mode_an_error_in_the_loop_is_raised_by_step():
         ep.cycle = cycle
         raise RuntimeError("the cycle broke")
     ep.cycle = broken                   # the loop's next cycle raises (once)
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
     with pytest.raises(RuntimeError, match="the cycle broke"):
         env.step(info["kube_scheduler_action"])
     assert ep.loop.dead and env.scheduler.attempt == cycle      # the Scheduler's own cycle back
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (threshold, frozen)   # the collector as it was
     _, info = env.reset()               # a new episode runs as before
     assert info["pod"] is not None and not env.episode.loop.dead
     env.close()
@@ -378,7 +381,6 @@ def test_loop_mode_left_suspended_keeps_nothing_frozen():
     """An episode waits for the agent inside its replay: the collector must still see every
     object (a replay's gc.freeze() held there would keep the process frozen for good once the
     environment is dropped without close), and a dropped environment is collected."""
-    import gc
     import weakref
     if gc.get_freeze_count():
         pytest.skip("the process froze objects itself")
