@@ -23,8 +23,8 @@ from ..objects.pod import Pod
 from ..replay import (ARRIVALS, Replay, WatchEvent, default_arrival, read_inputs,
                       workload_events)
 from ..scheduler import Scheduler
-from ..util.collector import Frozen
 from ..sources.files import Workload, load_workload, workload_from_documents
+from ..util.collector import Frozen
 from .episode import BatchEpisode
 from .loop import LoopEpisode, Replays
 from .nodes import NodeIndex

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError
+from ..replay import Replay
 from ..scheduler import ScheduleResult
 from .episode import Decision, decision
 
 if TYPE_CHECKING:
-    from ..replay import Replay
     from ..replay import ParsedTimeline
     from ..scheduler import Scheduler
     from .nodes import NodeIndex
@@ -41,7 +41,6 @@ class Replays:
 
     def __call__(self) -> Replay:
         # (samples: the replay's utilisation series, which no episode shows: one, not 500)
-        from ..replay import Replay
         replay = Replay(self.sched, [], self.timeline, arrival=self.arrival, samples=1, parsed=self.parsed)
         if self.parsed is None:
             self.parsed = replay.parsed_timeline()
