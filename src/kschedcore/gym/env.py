@@ -8,7 +8,6 @@ workload's timeline (loop.py).
 """
 from __future__ import annotations
 
-import gc
 import inspect
 from os import PathLike
 from typing import Any
@@ -185,8 +184,8 @@ class SchedulingEnv(gymnasium.Env):
         self.observer.refresh()
         # the scheduler's turns with the objects alive frozen out of the collector's sight (a
         # full pass over a 5,000-node Scheduler costs 100+ ms); whether the process froze
-        # objects itself asked once an episode (the count walks every frozen object)
-        self._turns = Frozen(not gc.get_freeze_count())
+        # objects itself asked once an episode, on the first entry
+        self._turns = Frozen()
         with self._turns:
             if self.mode == "batch":
                 self.episode = BatchEpisode(sched, self.nodes)

@@ -51,8 +51,8 @@ class Frozen:
     made, not the whole cache -- one such collection cost a 10,000-pod run ~30%. Young
     collections are rarer too (every LOOP_YOUNG_THRESHOLD allocations rather than 700; the batch
     path pauses the collector for the same reason). freeze False: only that (the process froze
-    objects itself: its freeze is left alone); None: asked on entering -- gc.get_freeze_count
-    walks every frozen object, so one entered once a step is made once, with the answer.
+    objects itself: its freeze is left alone); None: asked when first entered and kept --
+    gc.get_freeze_count walks every frozen object, so one entered once a step asks once.
     A class, not a generator: entering and leaving cost well under a microsecond."""
 
     def __init__(self, freeze: bool | None = None) -> None:
