@@ -505,3 +505,37 @@ def test_coscheduling_postfilter_releases_a_gang_that_cannot_assemble():
     # a pod outside any group gets the plugin's word too, as with scheduler-plugins
     err = sim.sched.schedule(pod("solo", cpu="4")).fit_error
     assert err.full_message.endswith("Preemption is not helpful for scheduling., can not find pod group")
+
+
+def test_failed_cycles_rejector_plugins_from_the_counts_are_the_decoded_ones(monkeypatch):
+    """The loop reads a failed cycle's rejector plugins (the hints' unschedulable plugins) from
+    the kernel's FitError counts; decoding its per-node statuses names the same plugins --
+    through taints, selectors, ports, GPUs, spreading and affinity of the generator's shapes,
+    and preemption."""
+    from kschedcore.framework import cycle as cycle_module
+    from kschedcore.sources.generator import generate
+    real = cycle_module.Cycle.rejector_plugins
+    compared, seen = [], set()
+
+    def compare(cycle):
+        from_counts = cycle._counts_current()
+        got = real(cycle)
+        if from_counts:
+            assert got == cycle_module.Diagnosis(cycle).rejector_plugins(), cycle.pod.key
+            compared.append(cycle.pod.key)
+            seen.update(got)
+        return got
+    monkeypatch.setattr(cycle_module.Cycle, "rejector_plugins", compare)
+    sched = Scheduler.from_workload(generate(nodes=60, pods=900, seed=4), tie_break="random", seed=1)
+    sim = Simulation(sched)
+    sim.run_until_idle()
+    low = Scheduler([node(f"n{i}") for i in range(3)], tie_break="first")
+    sim2 = Simulation(low)
+    for i in range(12):
+        sim2.add_pod(pod(f"low{i}"))
+    sim2.run_until_idle()
+    for i in range(4):
+        sim2.add_pod(pod(f"high{i}", cpu="1500m", priority=100))
+    sim2.run_until_idle()
+    assert len(compared) > 100 and sim2.preemptions
+    assert {"NodeResourcesFit", "TaintToleration"} <= seen

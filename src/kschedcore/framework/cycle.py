@@ -86,10 +86,23 @@ class Cycle:
     def count_status(self, code) -> int:
         """Diagnosis.count(code) of a failed pass, from the kernel's FitError counts while they
         are still this pass's (no per-node decoding: 100,000 rows at 100,000 nodes)."""
-        if (self._diagnosis is None and self.rejection is None and self.ran is not None and self.feasible == 0
-                and self.ran[4] == self.framework.passes and code != Code.SUCCESS):
+        if code != Code.SUCCESS and self._counts_current():
             return int(self.framework.kernel.hist_code[code])
         return self.diagnosis().count(code)
+
+    def rejector_plugins(self) -> set:
+        """Diagnosis.rejector_plugins of a failed cycle, from the kernel's FitError counts (a
+        count per Filter plugin) while they are still this pass's: no per-node decoding."""
+        if self._counts_current():
+            fw = self.framework
+            return {fw.filters[f].name for f in np.flatnonzero(fw.kernel.hist_plugin).tolist()}
+        return self.diagnosis().rejector_plugins()
+
+    def _counts_current(self) -> bool:
+        """The kernel's FitError counts are this failed pass's, and they are the whole
+        diagnosis: no PreFilter rejection, no extender, nothing decoded already."""
+        return (self._diagnosis is None and self.rejection is None and self.extender is None and self.ran is not None
+                and self.feasible == 0 and self.ran[4] == self.framework.passes)
 
     def diagnosis(self) -> "Diagnosis":
         if self._diagnosis is None:

@@ -74,9 +74,9 @@ class LoopEpisode:
         except Stopped:         # reset or close unwound it
             pass
 
-    def attempt(self, pod: Any, nominator: Any = None, counted: Any = None) -> ScheduleResult:
+    def attempt(self, pod: Any, nominator: Any = None, counted: Any = None, keep: bool = True) -> ScheduleResult:
         """The Simulation's cycle (ScheduleOne.attempt): a feasible node found is the agent's decision."""
-        result = self.cycle(pod, nominator, counted)
+        result = self.cycle(pod, nominator, counted, keep)
         if result.node is None or result.cycle is None:
             return result
         d = decision(self.nodes, pod, result)

@@ -302,7 +302,10 @@ class Simulation:
         if pod.key in self.binding or pod.key in self.bound:
             self.queue.done(pinfo.uid)       # already assumed: skip
             return
-        result = self.sched.attempt(pod, self.nominator if self.nominator.count else None, self.usage.counted)
+        # (a failed cycle's statuses are not decoded for a record: the rejector plugins come from
+        # its counts, and only its summary is kept)
+        result = self.sched.attempt(pod, self.nominator if self.nominator.count else None, self.usage.counted,
+                                    keep=False)
         self.listener.attempted(pod.key)
         if result.node is None:
             self._failed(pod, outcome, result, pinfo)
@@ -333,7 +336,7 @@ class Simulation:
         with the plugins that rejected it."""
         outcome.result = result.summary()
         if result.fit_error is not None:
-            plugins = result.cycle.diagnosis().rejector_plugins() if result.cycle is not None else set()
+            plugins = result.cycle.rejector_plugins() if result.cycle is not None else set()
             outcome.message = result.fit_error.full_message
             _act_on_post_filter(self, pod, result)
         else:

@@ -348,18 +348,19 @@ class ScheduleOne:
                 result.nomination = outcome
 
     # ---- an attempt, with nominated pods ------------------------------------------------------
-    def attempt(self, pod, nominator=None, counted=None) -> ScheduleResult:
+    def attempt(self, pod, nominator=None, counted=None, keep: bool = True) -> ScheduleResult:
         """schedulePod and, after a FitError, PostFilter. With nominated pods (§5.1 step 4, §5.3):
         a nominated pod tries its node first; the pods nominated to a node with at least the
         pod's priority count there in Filter (PostFilter's dry runs included), and the nodes
         that pass with them are filtered again, and scored, without them. counted(pod): a
         context manager placing them for the block (yields the rows they changed, or None where
-        they may reach beyond their rows)."""
+        they may reach beyond their rows). keep: a failed cycle's statuses are decoded for its
+        record (post_filter's keep; a loop reads the rejector plugins from its counts)."""
         fw = self.frameworks.get(pod.scheduler_name)
         if not nominator or fw is None:
             result = self.schedule_pod(pod)
             if result.node is None:
-                self.post_filter(pod, result)
+                self.post_filter(pod, result, keep)
             return result
         with counted(pod) as rows:
             added = rows is None or len(rows) > 0
@@ -367,7 +368,7 @@ class ScheduleOne:
             # the extenders see the nodes that pass with and without the nominated pods
             result = self._nominated_first(pod, nominator, extend=not added)
             if result.node is None:
-                return self._with_post_filter(pod, result)
+                return self._with_post_filter(pod, result, keep)
             feasible = None
             if added and not self._untouched(rows, result.cycle):
                 feasible = result.cycle.feasible_rows()  # type: ignore[union-attr]  # a cycle's own result
@@ -376,7 +377,7 @@ class ScheduleOne:
         if feasible is None:
             return result
         fw.kernel.rng_state = rng   # selectHost draws once a cycle: in the pass without them
-        return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible))
+        return self._with_post_filter(pod, self.schedule_pod(pod, only_rows=feasible), keep)
 
     def _untouched(self, rows, cycle) -> bool:
         """Whether the nominated pods changed nothing the cycle's feasible nodes read: only
@@ -389,9 +390,9 @@ class ScheduleOne:
         cycle.feasible_into(feasible)
         return not feasible[rows].any()
 
-    def _with_post_filter(self, pod, result):
+    def _with_post_filter(self, pod, result, keep: bool = True):
         if result.node is None:
-            self.post_filter(pod, result)
+            self.post_filter(pod, result, keep)
         return result
 
     def _nominated_first(self, pod, nominator, extend: bool = True) -> ScheduleResult:
