@@ -114,6 +114,32 @@ def test_simulation_loop_basic_5000(benchmark):
     benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)
 
 
+
+def test_simulation_loop_generated_5000(benchmark):
+    """The whole loop on the generated default cluster (`kschedcore simulate --queue`: 5,000
+    nodes, 30,000 pending pods of mixed templates, all queued at once). About 2,100 pods fit
+    nowhere once the cluster fills: they fail again at every flush of the unschedulable pool
+    (about 23,000 failed cycles, each with its FitError, PostFilter and requeue)."""
+    from kschedcore.scheduler.loop import Simulation
+    from kschedcore.sources.generator import generate
+    state = {}
+
+    def setup():
+        sched = Scheduler.from_workload(generate(nodes=5000, pods=30000, seed=1))
+        for pod in sched.pending:
+            sched.prepare(pod)
+        state["sim"] = Simulation(sched)
+        return (), {}
+
+    def run():
+        state["outcomes"] = state["sim"].run_until_idle()
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    outcomes, sim = state["outcomes"], state["sim"]
+    assert len(outcomes) == 30000 and sum(o.node is not None for o in outcomes) > 27000
+    benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)
+    benchmark.extra_info["cycles"] = sim.cycles
+
 def _preemption_loop(benchmark, nodes, pods, rounds):
     """bench/workloads.py `preemption`: `nodes` 4-CPU nodes full of priority-1 pods (4 of 1 CPU
     each), `pods` priority-100 pods of 1 CPU that must each preempt one, through the loop (dry

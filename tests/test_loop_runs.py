@@ -194,7 +194,22 @@ def claims():
     return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="b"))]
 
 
-@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned, claims])
+def all_different():
+    """No two pods alike (a CPU request each), two priorities: runs of mixed templates only.
+    Every ninth pod is too big for any node (a run ends before it; its own cycle fails), a
+    gated pod waits in the pool, and a node comes after."""
+    sched = Scheduler([node(f"n{i}", cpu="16", zone="ab"[i % 2]) for i in range(6)], tie_break="random", seed=7)
+    pods = []
+    for i in range(150):
+        p = pod(f"d{i}", cpu="64" if i % 9 == 8 else f"{100 + 7 * i}m", priority=[0, 5][i % 3 == 0])
+        if i == 20:
+            p["spec"]["schedulingGates"] = [{"name": "later"}]
+        pods.append(p)
+    return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="b"))]
+
+
+@pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned, claims,
+                                  all_different])
 def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     with_runs, without = [], []
     a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)

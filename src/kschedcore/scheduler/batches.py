@@ -32,7 +32,7 @@ def run_after(sched, pod, pending, i, results, callback, records=True) -> int:
     if results[-1].node is None:      # its copies would fit nowhere either: other templates
         return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     # identical copies first (another template ends that run at once)
-    run, _ = _node_local_run(fw, pod, pending, i, COPIES_AT_ONCE, cp)
+    run, _ = node_local_run(fw, pod, pending, i, COPIES_AT_ONCE, cp)
     if len(run) < sched.cycles.min_copies:
         return _mixed_after(sched, fw, pod, pending, i, results, callback, records)
     counts = np.zeros((len(run), 2), np.int64)
@@ -86,7 +86,7 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
     looked at."""
     total, size = 0, FIRST_RUN
     while True:
-        run, cps = _node_local_run(fw, pod, pending, i + total, size)
+        run, cps = node_local_run(fw, pod, pending, i + total, size)
         if len(run) < (2 if total == 0 else 1):
             return total
         counts = np.zeros((len(run), 2), np.int64)
@@ -121,7 +121,7 @@ def _settles(fw, run, below):
     return np.fromiter((fw.post_filter_settles(q, b) for q, b in zip(run, below)), np.uint8, len(run))
 
 
-def _node_local_run(fw, pod, pending, start, most, only=None):
+def node_local_run(fw, pod, pending, start, most, only=None):
     """Up to `most` pods from pending[start] on, while each is node-local in `pod`'s profile
     (and compiles to `only`, if given), with their CompiledPods."""
     run, cps = [], []

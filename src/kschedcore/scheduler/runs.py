@@ -19,11 +19,13 @@ Exact only where nothing can happen between two pops, so a run is tried only whe
 - the run stops before the first copy that fits nowhere (its own cycle makes its FitError).
 tests/test_loop_runs.py compares loops with and without runs.
 """
+import itertools
 from contextlib import contextmanager
 
 import numpy as np
 
 from ..framework.cluster_events import EventAssignedPodAdd
+from . import batches
 from .batches import copy_of
 
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
@@ -59,9 +61,9 @@ def copies_after(sim, pod, result) -> int:
     if fw is None or cached is None or cached[0] is not fw.token:
         return 0
     cp = cached[1]
-    if sim.last_template is not cp:     # a run is looked for after two pods of one template
+    if sim.last_template is not cp:     # a run of copies is looked for after two pods of one template
         sim.last_template = cp
-        return 0
+        return 0 if nominated else mixed_after(sim, fw, pod)
     # its cycle read other pods, through the counters only; or it was node-local (its volume
     # PreFilters, if any, pass it everywhere)
     cross = cycle.dynamic and cycle.cross_pod
@@ -72,7 +74,7 @@ def copies_after(sim, pod, result) -> int:
     # the first copies alone first: most pods are followed by another template
     run = sim.queue.head_run(cycles.min_copies)
     if len(run) < cycles.min_copies or not all(is_copy(q.pod) for q in run):
-        return 0
+        return 0 if nominated else mixed_after(sim, fw, pod)
     ready = cycles.cross_copies_ready(run[0].pod) if cross else None
     if cross and ready is None:
         return 0
@@ -85,11 +87,46 @@ def copies_after(sim, pod, result) -> int:
         rows = _beside_nominated(sim, pod, n, counts)
     else:
         rows = cycles.schedule_cross_copies(ready, n, counts) if cross else cycles.schedule_copies(pod, n, counts)
+    return _bound_at_once(sim, run, rows, True, cross)
+
+
+def mixed_after(sim, fw, pod) -> int:
+    """After `pod` was bound as it was assumed, with no pod nominated: the node-local pods of
+    any templates at activeQ's head (in `pod`'s profile) decided by the kernel in runs of 8,
+    16, .. `sim.copies_at_once` while it places every pod of a run (ScheduleOne.schedule_batch,
+    each pod's cycle schedule_pod's); a run ends before the first pod that fits nowhere, which
+    gets its own cycle. Returns how many pods were bound."""
+    cycles, total, size = sim.sched.cycles, 0, batches.FIRST_RUN
+    head = sim.queue.head_run(1)
+    if not head or (head[0].pod.scheduler_name == pod.scheduler_name and fw.compile(head[0].pod) is pod.compiled[1]):
+        return 0        # copies next: they go to the kernel as copies after the next pod's own cycle
+    while total < sim.copies_at_once:
+        head = sim.queue.head_run(min(size, sim.copies_at_once - total))
+        free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
+        run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+        if len(run) < (2 if total == 0 else 1):
+            break
+        counts = np.zeros((len(run), 2), np.int64)
+        out = cycles.schedule_batch(fw, cps, counts)
+        if out is None:
+            break
+        done = _bound_at_once(sim, free, out[0], False, False)
+        total += done
+        if done < size:
+            break
+        size = min(2 * size, COPIES_AT_ONCE)
+    return total
+
+
+def _bound_at_once(sim, run, rows, copies: bool, counted: bool) -> int:
+    """The pods of `run` (QueuedPodInfos at activeQ's head) the kernel placed on `rows`, in
+    order: assumed (the kernel wrote their rows; Cache.place_written's copies / counted),
+    popped, and bound at once; returns how many."""
     if rows is None or not len(rows):
         return 0
     took, nodes = run[:len(rows)], sim.sched.cache.table.nodes
     names = [nodes[row].name for row in rows.tolist()]
-    sim.sched.cache.place_written([p.pod for p in took], names, True, cross)
+    sim.sched.cache.place_written([p.pod for p in took], names, copies, counted)
     sim.queue.pop_run(took)
     outcomes, bound, listener = sim.outcomes, sim.bound, sim.listener
     for pinfo, name in zip(took, names):
@@ -139,16 +176,12 @@ class _CopyTest:
         # volume, no claim, which node_local counts copy by copy)
         self.reads = fw.local_reads(pod) if plain else None
 
-    def _free(self, q) -> bool:
-        sim = self.sim
-        return q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
-
     def copy(self, q) -> bool:
         """A node-local copy: the same profile and compiled template, node-local with the
         copies before it placed."""
         pod = self.pod
         if not (q.scheduler_name == pod.scheduler_name and not (q.node_name or q.gated or q.terminating)
-                and self._free(q)):
+                and _free(self.sim, q)):
             return False
         if self.reads is not None and self.fw.local_reads(q) == self.reads:
             q.compiled = pod.compiled
@@ -162,4 +195,10 @@ class _CopyTest:
 
     def cross_copy(self, q) -> bool:
         """q's cycle would be `pod`'s cross-pod one (batches' copy test)."""
-        return self._free(q) and copy_of(self.fw, self.pod, self.cp, self.owner, q)
+        return _free(self.sim, q) and copy_of(self.fw, self.pod, self.cp, self.owner, q)
+
+
+def _free(sim, q) -> bool:
+    """Nothing makes process() pass q over (assumed or bound already) or its binding move
+    other pods (a nominatedNodeName written for it)."""
+    return q.key not in sim.bound and q.key not in sim.binding and q.key not in sim._written_nnn
