@@ -10,8 +10,9 @@ class PodsByPriority:
     """Per node row, its placed pods from the most important down -- higher priority first,
     then earlier started: the order SelectVictimsOnNode reprieves them in when no budget is
     broken -- with their priorities and requests as arrays, laid out so that a column over
-    many rows is one contiguous take: prio[slot, row], use[resource, row, slot], and
-    after[resource, row, slot] = the requests of the row's slots from `slot` on.
+    many rows is one contiguous take: prio[slot, row], start[slot, row] (GetPodStartTime, ns),
+    use[resource, row, slot], and after[resource, row, slot] = the requests of the row's slots
+    from `slot` on.
 
     Rebuilt lazily, row by row: `changed[row]` is the lowest priority of a pod placed on or
     taken off the row since it was built, so a preemptor of priority P only needs rows where
@@ -23,6 +24,7 @@ class PodsByPriority:
         n, r = shape
         self.shape = shape              # the node table's (rows, resources) it was laid out for
         self.prio = np.full((slots, n), _EMPTY, np.int64)
+        self.start = np.zeros((slots, n), np.int64)
         self.use = np.zeros((r, n, slots), np.int64)
         self.after = np.zeros((r, n, slots + 1), np.int64)
         self.count = np.zeros(n, np.int64)
@@ -35,8 +37,10 @@ class PodsByPriority:
 
     def widen(self, slots):
         s = self.slots
-        prio, use, after = self.prio, self.use, self.after
+        prio, start, use, after = self.prio, self.start, self.use, self.after
         self.prio = np.full((slots, prio.shape[1]), _EMPTY, np.int64)
+        self.start = np.zeros((slots, prio.shape[1]), np.int64)
+        self.start[:s] = start
         self.use = np.zeros(use.shape[:2] + (slots,), np.int64)
         self.after = np.zeros(use.shape[:2] + (slots + 1,), np.int64)
         self.prio[:s], self.use[:, :, :s], self.after[:, :, :s + 1] = prio, use, after
@@ -60,6 +64,7 @@ class PodsByPriority:
         slot[order] = np.arange(total) - first
         self.prio[:, rows] = _EMPTY
         self.prio[slot, owner] = prio
+        self.start[slot, owner] = start
         self.use[:, rows] = 0
         if total:
             n_cols = np.fromiter((len(pl.cols) for pl in flat), np.int64, total)
@@ -99,6 +104,10 @@ class PodsByPriority:
     def prio_at(self, rows, slots):
         """The priorities in `slots` (rows x slots) of `rows`."""
         return self.prio.reshape(-1).take(slots * self.prio.shape[1] + rows[:, None])
+
+    def start_at(self, rows, slots):
+        """The start times of the pods in `slots` of `rows` (one slot per row, or rows x slots)."""
+        return self.start.reshape(-1).take(slots * self.start.shape[1] + rows)
 
     def use_at(self, col, rows, slots):
         """Resource `col` requested in `slots` (rows x slots) of `rows`."""

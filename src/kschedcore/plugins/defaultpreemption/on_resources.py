@@ -161,15 +161,12 @@ def victims(evaluator, pod, node_names, rows):
     if not len(chosen):
         return None
     keys = ((victim & breaking).sum(axis=1), top, np.where(victim, prio + 2 ** 31, 0).sum(axis=1), n_victims)
-    started = cache.start_time
 
     def earliest_start(tied):
         # the earliest start among each tied candidate's most important victims, at once
         cand = chosen[tied]
         at, slot = np.nonzero(victim[cand] & (prio[cand] == top[cand, None]))
-        slot = seq[cand[at], slot]
-        keys = [st.pods[r][s].key for r, s in zip(rows[cand[at]].tolist(), slot.tolist())]
-        when = np.fromiter(map(started, keys), np.int64, len(keys))
+        when = st.start_at(rows[cand[at]], seq[cand[at], slot])
         first = np.full(len(cand), np.iinfo(np.int64).max, np.int64)
         np.minimum.at(first, at, when)
         return first
