@@ -426,3 +426,37 @@ class TimedReplayMachine(RuleBasedStateMachine):
 
 TestTimedReplay = TimedReplayMachine.TestCase
 TestTimedReplay.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+
+
+def _replayed(paths, runs, arrival, taken):
+    from kschedcore.scheduler import runs as runs_module
+    real = runs_module.copies_after
+
+    def counting(sim, pod, result):
+        n = real(sim, pod, result)
+        taken.append(n)
+        return n
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kschedcore.scheduler.loop.runs.copies_after", counting)
+        replay = load_replay(paths, Scheduler(tie_break="random", seed=3), arrival=arrival, runs=runs)
+        replay.run()
+    return [r.as_dict() for r in replay.recorder.records.values()], replay.sim.cycles, replay.applied
+
+
+CHURN = ["replay_churn_a.cluster.json.gz", "replay_churn_a.events.jsonl.gz"]
+
+
+@pytest.mark.parametrize("paths,arrival,in_runs", [
+    (["resources.json"], "all", True), (["node_affinity.json"], "all", True), (["taints.json"], "settle", False),
+    (["mixed_medium.json.gz"], "all", False), (["preemption_a.json.gz"], "all", False),
+    (CHURN, "settle", False), (CHURN, "all", True)])
+def test_replays_decide_runs_of_queued_pods_as_their_cycles(paths, arrival, in_runs):
+    """Pods queued together are decided in runs (of copies, of mixed templates) where nothing
+    can happen between two pops: every record -- node, attempts, messages, times -- is the one
+    a cycle per pod makes. (Settle mode queues one pod at a time; in
+    mixed_medium the placed pods' affinity terms make every cycle read other pods.)"""
+    taken, none = [], []
+    files = [PARITY / p for p in paths]
+    assert _replayed(files, True, arrival, taken) == _replayed(files, False, arrival, none)
+    assert not any(none)
+    assert (sum(taken) > 0) == in_runs

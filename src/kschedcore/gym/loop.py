@@ -40,8 +40,9 @@ class Replays:
         self.parsed: ParsedTimeline | None = None
 
     def __call__(self) -> Replay:
-        # (samples: the replay's utilisation series, which no episode shows: one, not 500)
-        replay = Replay(self.sched, [], self.timeline, arrival=self.arrival, samples=1, parsed=self.parsed)
+        # (samples: the replay's utilisation series, which no episode shows: one, not 500;
+        # runs off: every cycle is the agent's decision)
+        replay = Replay(self.sched, [], self.timeline, arrival=self.arrival, samples=1, parsed=self.parsed, runs=False)
         if self.parsed is None:
             self.parsed = replay.parsed_timeline()
         return replay

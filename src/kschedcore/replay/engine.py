@@ -25,6 +25,7 @@ from ..objects.node import parse_node
 from ..objects.resource import RESOURCE_KINDS
 from ..scheduler.dra_events import resource_object
 from ..scheduler.loop import Simulation
+from ..scheduler.runs import COPIES_AT_ONCE, copies
 from ..util.collector import gc_frozen
 from ..util.gomath import parse_go_duration
 from .departures import Departure, Departures
@@ -72,19 +73,21 @@ class Replay:
     message equal to the one its copy of the pod holds -- from the failure before last -- is not
     written again) or "real" (every changed message is written). parsed: the ParsedTimeline of
     an earlier replay of the very same `events` and arrival mode on this Scheduler (reverted
-    since, as a fork's episodes are), taken instead of parsing the timeline again. Other
-    keywords go to Simulation (bind_latency, ...).
+    since, as a fork's episodes are), taken instead of parsing the timeline again. runs: the
+    pods queued at once are decided in runs (scheduler/runs.py), as each cycle would; False: a
+    cycle per pod (for a caller that takes each cycle's place, as the Gymnasium environment).
+    Other keywords go to Simulation (bind_latency, ...).
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
 
     def __init__(self, scheduler: Scheduler, cluster: list[WatchEvent], events: list[WatchEvent], *,
                  arrival: str = "settle", until: float | None = None, samples: int = 500, api_server: str = "fake",
-                 parsed: ParsedTimeline | None = None, **sim_options: Any) -> None:
+                 parsed: ParsedTimeline | None = None, runs: bool = True, **sim_options: Any) -> None:
         if arrival not in ARRIVALS:
             raise WorkloadError("replay", "arrival", f"must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
         if until is not None and arrival == "settle":
             raise WorkloadError("replay", "until", "needs --arrival timestamps or all (no time passes in settle mode)")
-        self.sched, self.arrival, self.until = scheduler, arrival, until
+        self.sched, self.arrival, self.until, self.runs = scheduler, arrival, until, runs
         for ev in cluster:
             self._apply_setup(ev)
         self.sim = Simulation(scheduler, **sim_options)
@@ -202,7 +205,8 @@ class Replay:
         (util/collector.py gc_frozen); False for a replay that may be left suspended for good
         (the frozen objects -- the replay among them -- could then never be collected)."""
         self._with_steps = with_steps
-        with gc_frozen() if freeze_gc else nullcontext():
+        # (runs: the driver adds no event between two pops of the loop's inner `while`)
+        with gc_frozen() if freeze_gc else nullcontext(), copies(self.sim, COPIES_AT_ONCE if self.runs else 0):
             if self.arrival == "settle":
                 yield from self._run_settled()
             else:

@@ -51,7 +51,7 @@ def copies_after(sim, pod, result) -> int:
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles, cycle = sim.sched.cycles, result.cycle
     nominated = sim.nominator.count
-    if (sim.copies_at_once < 2 or cycle is None or not cycles.batch_copies
+    if (sim.copies_at_once < 2 or sim.queue.empty() or cycle is None or not cycles.batch_copies
             or cycles.extenders or (nominated and (cycle.dynamic or not cycle.nominated_apart))
             or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
             or sim.queue.hears(EventAssignedPodAdd)):
@@ -63,7 +63,8 @@ def copies_after(sim, pod, result) -> int:
     cp = cached[1]
     if sim.last_template is not cp:     # a run of copies is looked for after two pods of one template
         sim.last_template = cp
-        return 0 if nominated else mixed_after(sim, fw, pod)
+        local = not nominated and (not cycle.dynamic or (not cycle.cross_pod and fw.node_local(pod, cp)))
+        return mixed_after(sim, fw, pod) if local else 0
     # its cycle read other pods, through the counters only; or it was node-local (its volume
     # PreFilters, if any, pass it everywhere)
     cross = cycle.dynamic and cycle.cross_pod
@@ -74,7 +75,7 @@ def copies_after(sim, pod, result) -> int:
     # the first copies alone first: most pods are followed by another template
     run = sim.queue.head_run(cycles.min_copies)
     if len(run) < cycles.min_copies or not all(is_copy(q.pod) for q in run):
-        return 0 if nominated else mixed_after(sim, fw, pod)
+        return 0 if nominated or cross else mixed_after(sim, fw, pod)
     ready = cycles.cross_copies_ready(run[0].pod) if cross else None
     if cross and ready is None:
         return 0
@@ -91,7 +92,7 @@ def copies_after(sim, pod, result) -> int:
 
 
 def mixed_after(sim, fw, pod) -> int:
-    """After `pod` was bound as it was assumed, with no pod nominated: the node-local pods of
+    """After `pod`, node-local, was bound as it was assumed, with no pod nominated: the node-local pods of
     any templates at activeQ's head (in `pod`'s profile) decided by the kernel in runs of 8,
     16, .. `sim.copies_at_once` while it places every pod of a run (ScheduleOne.schedule_batch,
     each pod's cycle schedule_pod's); a run ends before the first pod that fits nowhere, which
