@@ -57,7 +57,7 @@ def _schedule(sched: Scheduler, config: SchedulerConfig | None) -> dict:
     """Schedules the pending pods (with `config`: by a scheduler of that configuration holding
     the same nodes and placements); {pod key: ScheduleResult}."""
     if config is None:
-        return {r.pod: r for r in sched.schedule_pending()}
+        return {r.pod: r for r in sched.schedule_pending(records=False)}
     other = Scheduler(config=config)
     t = sched.cache.table
     for row in sorted(t.row_of.values(), key=lambda r: t.order_key[r]):
@@ -65,7 +65,7 @@ def _schedule(sched: Scheduler, config: SchedulerConfig | None) -> dict:
     for pl in sched.cache.placements():
         other.assume(pl.pod, pl.node)
     other.pending = list(sched.pending)
-    results = {r.pod: r for r in other.schedule_pending()}
+    results = {r.pod: r for r in other.schedule_pending(records=False)}
     for pod in sched.pending:           # the placements carried back, for the report's "after"
         r = results.get(pod.key)
         if r is not None and r.node:
@@ -76,7 +76,7 @@ def _schedule(sched: Scheduler, config: SchedulerConfig | None) -> dict:
 
 def whatif(sched: Scheduler, change: Change) -> dict:
     """The answer document (docs/formats.md, "What-if output")."""
-    sched.schedule_pending()
+    sched.schedule_pending(records=False)
     waiting = {p.key for p in sched.pending}
     before = sched.utilization()
     doc: dict[str, Any] = {"changes": change.describe(), "utilizationBefore": before}
