@@ -92,14 +92,14 @@ def test_schedule_affinity_5000(benchmark, kind):
     _time_pending(benchmark, affinity(kind), 2000)
 
 
-def test_simulation_loop_basic_5000(benchmark):
-    """The whole loop on bench_basic_5000 (default sampling): queue pop, cycle, assume, binding
-    cycle and the cluster event of each binding (kschedcore.scheduler.loop.Simulation)."""
+def _whole_loop(benchmark, workload, rounds, warmup_rounds=0):
+    """Times Simulation.run_until_idle on a fresh Scheduler of `workload()` (its pods
+    prepared outside the timing); returns (outcomes, Simulation) of the last round."""
     from kschedcore.scheduler.loop import Simulation
     state = {}
 
     def setup():
-        sched = Scheduler.from_workload(basic(5000))
+        sched = Scheduler.from_workload(workload())
         for pod in sched.pending:
             sched.prepare(pod)
         state["sim"] = Simulation(sched)
@@ -108,11 +108,17 @@ def test_simulation_loop_basic_5000(benchmark):
     def run():
         state["outcomes"] = state["sim"].run_until_idle()
 
-    benchmark.pedantic(run, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(run, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
     outcomes = state["outcomes"]
-    assert len(outcomes) == 10000 and all(o.node is not None for o in outcomes)
     benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)
+    return outcomes, state["sim"]
 
+
+def test_simulation_loop_basic_5000(benchmark):
+    """The whole loop on bench_basic_5000 (default sampling): queue pop, cycle, assume, binding
+    cycle and the cluster event of each binding (kschedcore.scheduler.loop.Simulation)."""
+    outcomes, _ = _whole_loop(benchmark, lambda: basic(5000), rounds=5, warmup_rounds=1)
+    assert len(outcomes) == 10000 and all(o.node is not None for o in outcomes)
 
 
 def test_simulation_loop_generated_5000(benchmark):
@@ -120,25 +126,11 @@ def test_simulation_loop_generated_5000(benchmark):
     nodes, 30,000 pending pods of mixed templates, all queued at once). About 2,100 pods fit
     nowhere once the cluster fills: they fail again at every flush of the unschedulable pool
     (about 23,000 failed cycles, each with its FitError, PostFilter and requeue)."""
-    from kschedcore.scheduler.loop import Simulation
     from kschedcore.sources.generator import generate
-    state = {}
-
-    def setup():
-        sched = Scheduler.from_workload(generate(nodes=5000, pods=30000, seed=1))
-        for pod in sched.pending:
-            sched.prepare(pod)
-        state["sim"] = Simulation(sched)
-        return (), {}
-
-    def run():
-        state["outcomes"] = state["sim"].run_until_idle()
-
-    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
-    outcomes, sim = state["outcomes"], state["sim"]
+    outcomes, sim = _whole_loop(benchmark, lambda: generate(nodes=5000, pods=30000, seed=1), rounds=3)
     assert len(outcomes) == 30000 and sum(o.node is not None for o in outcomes) > 27000
-    benchmark.extra_info["podsPerSecond"] = round(len(outcomes) / benchmark.stats.stats.median)
     benchmark.extra_info["cycles"] = sim.cycles
+
 
 def _preemption_loop(benchmark, nodes, pods, rounds):
     """bench/workloads.py `preemption`: `nodes` 4-CPU nodes full of priority-1 pods (4 of 1 CPU
