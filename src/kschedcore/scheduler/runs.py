@@ -5,19 +5,22 @@ done, minus the cycles. Node-local copies go through ScheduleOne.schedule_copies
 whose PreFilterResult pins them to one node, as a daemon set's pods: a pass over that row); copies whose
 cycle reads other pods only through the cache's counters (spreading, inter-pod affinity)
 through schedule_cross_copies, which counts each copy as it places it -- schedule_pending's
-two kinds of runs.
+two kinds of runs. After a node-local pod with no pod nominated, the node-local pods of other
+templates at the head go through ScheduleOne.schedule_batch (mixed_after: schedule_pending's
+mixed runs).
 
 Exact only where nothing can happen between two pops, so a run is tried only when:
-- the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle; perf,
-  whose churn and collectors tick between cycles, a run counting as one -- shorter runs there);
+- the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, a
+  Replay's loop between two events; perf, whose churn and collectors tick between cycles, a
+  run counting as one -- shorter runs there);
 - no pod is in flight and no pod waiting in the unschedulable pool was rejected by a plugin
   that registers AssignedPodAdd (or by none): a binding's event moves or is heard by nobody
   (`SchedulingQueue.hears`); no preemption is landing, no extender is configured;
 - while pods are nominated: node-local copies only, none of them nominated, and none of the
   rows the nominated pods are counted on is feasible for the template (`_beside_nominated`);
 - each copy binds at once (no binding plugin, binder or latency: `Simulation.process`);
-- the run stops before the first copy that fits nowhere (its own cycle makes its FitError).
-tests/test_loop_runs.py compares loops with and without runs.
+- the run stops before the first pod that fits nowhere (its own cycle makes its FitError).
+tests/test_loop_runs.py compares loops with and without runs, tests/test_replay.py replays.
 """
 import itertools
 from contextlib import contextmanager
