@@ -6,7 +6,7 @@ whose PreFilterResult pins them to one node, as a daemon set's pods: a pass over
 cycle reads other pods only through the cache's counters (spreading, inter-pod affinity)
 through schedule_cross_copies, which counts each copy as it places it -- schedule_pending's
 two kinds of runs. After a node-local pod with no pod nominated, the node-local pods of other
-templates at the head go through ScheduleOne.schedule_batch (mixed_after: schedule_pending's
+templates at the head go through ScheduleOne.schedule_batch (_mixed_after: schedule_pending's
 mixed runs).
 
 Exact only where nothing can happen between two pops, so a run is tried only when:
@@ -67,7 +67,7 @@ def copies_after(sim, pod, result) -> int:
     if sim.last_template is not cp:     # a run of copies is looked for after two pods of one template
         sim.last_template = cp
         local = not nominated and (not cycle.dynamic or (not cycle.cross_pod and fw.node_local(pod, cp)))
-        return mixed_after(sim, fw, pod) if local else 0
+        return _mixed_after(sim, fw, pod) if local else 0
     # its cycle read other pods, through the counters only; or it was node-local (its volume
     # PreFilters, if any, pass it everywhere)
     cross = cycle.dynamic and cycle.cross_pod
@@ -78,7 +78,7 @@ def copies_after(sim, pod, result) -> int:
     # the first copies alone first: most pods are followed by another template
     run = sim.queue.head_run(cycles.min_copies)
     if len(run) < cycles.min_copies or not all(is_copy(q.pod) for q in run):
-        return 0 if nominated or cross else mixed_after(sim, fw, pod)
+        return 0 if nominated or cross else _mixed_after(sim, fw, pod)
     ready = cycles.cross_copies_ready(run[0].pod) if cross else None
     if cross and ready is None:
         return 0
@@ -94,7 +94,7 @@ def copies_after(sim, pod, result) -> int:
     return _bound_at_once(sim, run, rows, True, cross)
 
 
-def mixed_after(sim, fw, pod) -> int:
+def _mixed_after(sim, fw, pod) -> int:
     """After `pod`, node-local, was bound as it was assumed, with no pod nominated: the node-local pods of
     any templates at activeQ's head (in `pod`'s profile) decided by the kernel in runs of 8,
     16, .. `sim.copies_at_once` while it places every pod of a run (ScheduleOne.schedule_batch,
