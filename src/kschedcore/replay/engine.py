@@ -75,7 +75,8 @@ class Replay:
     an earlier replay of the very same `events` and arrival mode on this Scheduler (reverted
     since, as a fork's episodes are), taken instead of parsing the timeline again. runs: the
     pods queued at once are decided in runs (scheduler/runs.py), as each cycle would; False: a
-    cycle per pod (for a caller that takes each cycle's place, as the Gymnasium environment).
+    cycle per pod (for a caller that takes each cycle's place, as the Gymnasium environment, or
+    that adds events between the loop's own pops while the replay's steps are suspended).
     Other keywords go to Simulation (bind_latency, ...).
     Bad input (an unknown kind, a pod that does not parse) raises before anything runs.
     """
