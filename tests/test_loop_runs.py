@@ -17,6 +17,7 @@ from invariants import check_cache
 
 
 COPIES_AFTER = runs.copies_after
+FAILURES_AFTER = runs.failures_after
 
 
 class Recorder(SimulationListener):
@@ -50,20 +51,28 @@ def pod(name, cpu="500m", priority=0, port=None):
             "spec": {"priority": priority, "containers": [c]}}
 
 
-def run_loop(make, monkeypatch, copies, counted):
+def run_loop(make, monkeypatch, copies, counted, failures=None):
     """(outcomes, listener calls, cycles, queue parts, placements) of a loop over make()'s
-    Scheduler and pods, with runs of up to `copies` copies (0: none)."""
+    Scheduler and pods, with runs of up to `copies` copies (0: none); `counted` gets how many
+    pods each run of copies (or mixed templates) took, `failures` each run of failures."""
     monkeypatch.setattr(runs, "COPIES_AT_ONCE", copies)
     sched, pods, more = make()
     rec = Recorder()
     sim = Simulation(sched, listener=rec)
-    real = COPIES_AFTER
+    real, real_failures = COPIES_AFTER, FAILURES_AFTER
 
     def counting(s, p, result):
         n = real(s, p, result)
         counted.append(n)
         return n
+
+    def counting_failures(s, p):
+        n = real_failures(s, p)
+        if failures is not None:
+            failures.append(n)
+        return n
     monkeypatch.setattr(runs, "copies_after", counting)
+    monkeypatch.setattr(runs, "failures_after", counting_failures)
     for p in pods:
         sim.add_pod(p)
     sim.run_until_idle(max_seconds=600)
@@ -208,8 +217,28 @@ def all_different():
     return sched, pods, [lambda sim: sim.add_node(node("n9", cpu="16", zone="b"))]
 
 
+def storm():
+    """More pods than fit (three sizes, two priorities: no pod below another's priority among
+    the placed ones for the low ones; a big node tainted); then placed pods leave one or two at
+    a time, and each departure requeues every pod that fits nowhere -- retried from backoffQ
+    with activeQ empty, in runs of failures; at last the taint goes."""
+    tainted = node("n4", cpu="16")
+    tainted["spec"] = {"taints": [{"key": "x", "effect": "NoSchedule"}]}
+    sched = Scheduler([node(f"n{i}") for i in range(4)] + [tainted], tie_break="random", seed=11)
+    pods = [pod(f"s{i}", cpu=["700m", "1300m", "2100m"][i % 3], priority=[0, 0, 3][i % 3]) for i in range(60)]
+
+    def leave(count):
+        def step(sim):
+            for key in sorted(sim.bound)[:count]:
+                sim.delete_pod(key)
+        return step
+    def untaint(sim):   # heard by TaintToleration: the pods it rejected (on n4) come back
+        sim.update_node(node("n4", cpu="16"))
+    return sched, pods, [leave(1 + i % 2) for i in range(8)] + [untaint, leave(2)]
+
+
 @pytest.mark.parametrize("make", [identical_then_full, interleaved, generated, cross_pod, pinned, claims,
-                                  all_different])
+                                  all_different, storm])
 def test_runs_of_copies_decide_as_cycles(make, monkeypatch):
     with_runs, without = [], []
     a = run_loop(make, monkeypatch, runs.COPIES_AT_ONCE, with_runs)
@@ -352,3 +381,14 @@ def test_a_pod_with_a_replaced_field_is_no_copy(monkeypatch):
     assert with_runs == without
     assert sum(counted) >= 10
     assert ("default/p9", "n5") in with_runs[3]
+
+
+def test_runs_of_failures_decide_as_cycles(monkeypatch):
+    """The storm: each departure's retries are decided by the kernel in runs, failures and all,
+    and every pod ends as with a cycle each -- outcomes, messages, attempts, listener calls."""
+    failures, none = [], []
+    with_runs = run_loop(storm, monkeypatch, runs.COPIES_AT_ONCE, [], failures)
+    assert with_runs == run_loop(storm, monkeypatch, 0, [], none)
+    assert sum(failures) > 20 and not any(none)
+    messages = [c[2] for c in with_runs[1] if c[0] == "failed"]
+    assert len(messages) > sum(failures) and all(m.startswith("0/5 nodes are available") for m in messages)

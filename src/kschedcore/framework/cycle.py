@@ -17,6 +17,12 @@ from .status import Code
 EXTENDER_PLUGIN = "Extender"
 
 
+def rejectors(framework, plugin_counts) -> set:
+    """The Filter plugins with a rejected node in FitError counts (`plugin_counts`: their count
+    per Filter plugin, the kernel's hist_plugin or the same span of a failure's row)."""
+    return {framework.filters[f].name for f in np.flatnonzero(plugin_counts).tolist()}
+
+
 class Cycle:
     """One cycle of `framework` for `pod`. PreFilter plugins record here whether they acted
     (did not Skip); the pass records the rows it examined (scan[start:] wrapping, `processed`
@@ -94,8 +100,7 @@ class Cycle:
         """Diagnosis.rejector_plugins of a failed cycle, from the kernel's FitError counts (a
         count per Filter plugin) while they are still this pass's: no per-node decoding."""
         if self._counts_current():
-            fw = self.framework
-            return {fw.filters[f].name for f in np.flatnonzero(fw.kernel.hist_plugin).tolist()}
+            return rejectors(self.framework, self.framework.kernel.hist_plugin)
         return self.diagnosis().rejector_plugins()
 
     def _counts_current(self) -> bool:

@@ -90,8 +90,8 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
         if len(run) < (2 if total == 0 else 1):
             return total
         counts = np.zeros((len(run), 2), np.int64)
-        below = None if records else _below(sched.cache, run)
-        may_fail = None if below is None else _settles(fw, run, below)
+        below = None if records else below_each(sched.cache, run)
+        may_fail = None if below is None else settles_each(fw, run, below)
         out = sched.cycles.schedule_batch(fw, cps, counts, may_fail)
         if out is None:
             return total
@@ -102,7 +102,7 @@ def _mixed_after(sched, fw, pod, pending, i, results, callback, records) -> int:
         size = min(2 * size, COPIES_AT_ONCE)
 
 
-def _below(cache, run) -> list:
+def below_each(cache, run) -> list:
     """Per pod of a run: whether some placed pod has a lower priority, were every pod before it
     placed (exact where its PostFilter settles: a failure places nothing, and DefaultPreemption
     settles only where no pod is below, or for preemptionPolicy Never, where nothing is asked)."""
@@ -114,7 +114,7 @@ def _below(cache, run) -> list:
     return out
 
 
-def _settles(fw, run, below):
+def settles_each(fw, run, below):
     """run_batch's may_fail: the pods whose PostFilters settle without their cycle, or None."""
     if not fw.post_filters_settle:
         return None
@@ -159,7 +159,7 @@ def _record(sched, fw, run, rows, failed, counts, results, callback, copies=Fals
             if row >= 0:
                 out.append(ScheduleResult(q.key, nodes[row].name, nf, processed))
                 continue
-            out.append(_failure(fw, q, failed[n_failed], processed, below[k], n_all))
+            out.append(failure_result(fw, q, failed[n_failed], processed, below[k], n_all))
             n_failed += 1
             sched.pending.append(q)
     results += out
@@ -169,7 +169,7 @@ def _record(sched, fw, run, rows, failed, counts, results, callback, copies=Fals
     return len(rows)
 
 
-def _failure(fw, pod, counts, processed, below, n_all) -> ScheduleResult:
+def failure_result(fw, pod, counts, processed, below, n_all) -> ScheduleResult:
     """A failed cycle's result from its FitError counts, as schedule_pod and post_filter make it."""
     err = FitError(pod.key, n_all, reasons=fw.histogram(0, counts=counts))
     err.post_filter_message = fw.settled_post_filter(pod, below, int(counts[H_CODE + C_UNSCHEDULABLE]), n_all)

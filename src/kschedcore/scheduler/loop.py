@@ -308,8 +308,9 @@ class Simulation:
                                     keep=False)
         self.listener.attempted(pod.key)
         if result.node is None:
-            self._failed(pod, outcome, result, pinfo)
+            self.failed_cycle(pod, outcome, result, pinfo)
             claim_events(self)             # a claim PostFilter deallocated
+            runs.failures_after(self, pod)
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched.assume_scheduled(pod, result)
@@ -331,12 +332,14 @@ class Simulation:
             self.sched.ignored[DELETING_REASON] += 1
             self.listener.skipped(key)
 
-    def _failed(self, pod, outcome, result, pinfo) -> None:
-        """A failed attempt: the message, PostFilter's nomination acted on, the pod requeued
-        with the plugins that rejected it."""
+    def failed_cycle(self, pod, outcome, result, pinfo, rejectors: set | None = None) -> None:
+        """A failed cycle of a popped pod (`result`; its Outcome; its QueuedPodInfo): the
+        message, PostFilter's nomination acted on, the pod requeued with the plugins that
+        rejected it (`rejectors`, else its cycle's). Its cycle's or a run's (runs.py)."""
         outcome.result = result.summary()
         if result.fit_error is not None:
-            plugins = result.cycle.rejector_plugins() if result.cycle is not None else set()
+            plugins = rejectors if rejectors is not None else (
+                result.cycle.rejector_plugins() if result.cycle is not None else set())
             outcome.message = result.fit_error.full_message
             _act_on_post_filter(self, pod, result)
         else:

@@ -27,7 +27,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._native import H_PLUGIN, N_FILTERS
+from ..errors import StateError
 from ..framework.cluster_events import EventAssignedPodAdd
+from ..framework.cycle import rejectors
+from .dra_events import claim_events
 from . import batches
 from .batches import copy_of
 
@@ -120,6 +124,75 @@ def _mixed_after(sim, fw, pod) -> int:
             break
         size = min(2 * size, COPIES_AT_ONCE)
     return total
+
+
+def failures_after(sim, pod) -> int:
+    """After `pod`'s cycle failed: the pods the next pops take from the rejection backoffQ
+    (activeQ empty: a storm of retries after a pod left), node-local in its profile, decided
+    by the kernel in one call (schedule_batch: failures included where every PostFilter's
+    answer follows from the FitError counts -- no pod below theirs to preempt), then popped one
+    by one, each failed and requeued or bound as its own cycle would have had it. Returns how
+    many. Exact where nothing can happen between two pops (the runs of copies' conditions), and
+    a binding's AssignedPodAdd is heard by no plugin that can reject a node-local pod, so that
+    no failure of the run is moved by a binding after it."""
+    cycles = sim.sched.cycles
+    if (sim.copies_at_once < 2 or not cycles.batch_copies or cycles.extenders or sim.nominator.count
+            or not (sim._binds_at_once and sim.binder is None and sim.bind_latency <= 0)
+            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
+            or sim.queue.hears(EventAssignedPodAdd)):
+        return 0
+    fw = sim.sched.profiles.get(pod.scheduler_name)
+    if fw is None or not fw.post_filters_settle or _bindings_heard(sim, fw):
+        return 0
+    head = sim.queue.backoff_run(sim.copies_at_once)
+    free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
+    run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+    if len(run) < 2:
+        return 0
+    below = batches.below_each(sim.sched.cache, run)
+    counts = np.zeros((len(run), 2), np.int64)
+    out = cycles.schedule_batch(fw, cps, counts, batches.settles_each(fw, run, below))
+    if out is None or not len(out[0]):
+        return 0
+    rows, failed = out
+    _decided(sim, fw, free[:len(rows)], rows.tolist(), failed, counts[:len(rows), 1].tolist(), below)
+    return len(rows)
+
+
+def _bindings_heard(sim, fw) -> bool:
+    """Some plugin that can reject a node-local pod (one of the profile's Filters that is no
+    dynamic plugin) has a queueing hint for AssignedPodAdd."""
+    dynamic = {p.name for p in fw.cluster_dynamic} | {p.name for _, ps in fw.pod_dynamic for p in ps}
+    static = {p.name for p in fw.filters.values()} - dynamic
+    return not static.isdisjoint(sim.queue.plugins_hearing(EventAssignedPodAdd))
+
+
+def _decided(sim, fw, took, rows, failed, processed, below) -> None:
+    """Simulation.process for each pod of a run of failures, its cycle's result the kernel's:
+    popped, then failed (its FitError from its counts) or assumed and bound."""
+    cache = sim.sched.cache
+    nodes, n_all, n_failed = cache.table.nodes, len(cache.table.row_of), 0
+    for k, (want, row) in enumerate(zip(took, rows)):
+        pinfo = sim.queue.pop()
+        if pinfo is not want:
+            raise StateError(f"pod {want.key}", "", "not at backoffQ's head (a run of pops changed)")
+        pod = pinfo.pod
+        sim.cycles += 1
+        outcome = sim.outcomes[pod.key]
+        outcome.attempts = pinfo.attempts
+        sim.listener.attempted(pod.key)
+        if row < 0:
+            counts = failed[n_failed]
+            n_failed += 1
+            result = batches.failure_result(fw, pod, counts, processed[k], below[k], n_all)
+            sim.failed_cycle(pod, outcome, result, pinfo, rejectors(fw, counts[H_PLUGIN:H_PLUGIN + N_FILTERS]))
+            claim_events(sim)
+        else:
+            name = nodes[row].name
+            cache.place_written([pod], [name])
+            claim_events(sim)
+            outcome.message = None
+            sim.bound_to(pod.key, name, pinfo)
 
 
 def _bound_at_once(sim, run, rows, copies: bool, counted: bool) -> int:

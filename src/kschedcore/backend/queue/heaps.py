@@ -70,6 +70,10 @@ class Heap:
         """Live pods in pop order."""
         return [e[-1] for e in sorted(e for e in self._h if e[-1] is not None)]
 
+    def head(self, most: int) -> list:
+        """Up to `most` live pods in pop order, not taken out."""
+        return [e[-1] for e in heapq.nsmallest(most, (e for e in self._h if e[-1] is not None))]
+
 
 class _Bucket:
     """One priority of the PrioritySort activeQ."""

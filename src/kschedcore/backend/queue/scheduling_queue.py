@@ -272,6 +272,20 @@ class SchedulingQueue:
             head = active.peek()
             return [] if head is None else [head]
 
+    def backoff_run(self, most: int) -> list:
+        """The QueuedPodInfos the next pops would take from the rejection backoffQ -- activeQ
+        being empty (SchedulerPopFromBackoffQ) -- up to `most`, in order and not popped; none
+        when activeQ holds a pod or pods are not popped from backoffQ."""
+        with self._lock:
+            self._begin()
+            if not self._pop_from_backoff_q or len(self._parts.active):
+                return []
+            return self._parts.backoff.head(most)
+
+    def plugins_hearing(self, event: ClusterEvent) -> frozenset:
+        """The plugins with a queueing hint for `event`, in any profile."""
+        return self._hints.event_plugins(event)
+
     def pop_run(self, pinfos) -> None:
         """Pops `pinfos` -- the head of activeQ, as head_run showed it -- each attempt ending
         at once: a pop and its Done with nothing between (no pod in flight hears anything)."""
