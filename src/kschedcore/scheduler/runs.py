@@ -7,7 +7,10 @@ cycle reads other pods only through the cache's counters (spreading, inter-pod a
 through schedule_cross_copies, which counts each copy as it places it -- schedule_pending's
 two kinds of runs. After a node-local pod with no pod nominated, the node-local pods of other
 templates at the head go through ScheduleOne.schedule_batch (_mixed_after: schedule_pending's
-mixed runs).
+mixed runs). After a failed cycle, the pods the next pops take from backoffQ -- activeQ empty,
+the retries a departure sets off in a full cluster -- go through schedule_batch too, their
+failures included where every PostFilter's answer follows from the FitError counts, and are
+then popped one by one, each failed or bound (failures_after).
 
 Exact only where nothing can happen between two pops, so a run is tried only when:
 - the driver adds no event between pops (`Simulation.copies_at_once` > 0: run_until_idle, a
