@@ -21,8 +21,8 @@ EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
 _BARE = {}
 
 
-def _churning(seed=1):
-    w = generate(nodes=NODES, pods=PODS, seed=seed)
+def _churning(seed=1, nodes=NODES, pods=PODS):
+    w = generate(nodes=nodes, pods=pods, seed=seed)
     rng, t = random.Random(seed), 0.0
     for p in w.pending:
         t += rng.expovariate(400.0)
@@ -74,6 +74,28 @@ def test_replay_generated_default_with_departures(benchmark):
     info["cycles"] = replay.sim.cycles
     if "podsPerSecond" in _BARE:
         info["ofBareSchedulePending"] = round(PODS / median / _BARE["podsPerSecond"], 3)
+
+
+def test_replay_full_cluster_storm(benchmark):
+    """The generated cluster at 1,000 nodes with 6,000 such pods, all arriving at once: about a
+    thousand fit nowhere, and every departure sends them back to be retried (NodeResourcesFit
+    queues them on any assigned pod's deletion) -- a storm of failed cycles from backoffQ, as
+    kube-scheduler goes through it. The first 20 replay seconds."""
+    state = {}
+
+    def setup():
+        cluster, arrivals = workload_events(_churning(nodes=1000, pods=6000), "generated")
+        state["replay"] = Replay(Scheduler(), cluster, arrivals, arrival="all", until=20)
+        return (), {}
+
+    def run():
+        state["replay"].run()
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    replay = state["replay"]
+    assert replay.sim.cycles > 300_000
+    benchmark.extra_info["cycles"] = replay.sim.cycles
+    benchmark.extra_info["cyclesPerSecond"] = round(replay.sim.cycles / benchmark.stats.stats.median)
 
 
 def test_replay_alibaba_excerpt_end_to_end(benchmark):
