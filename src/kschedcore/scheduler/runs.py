@@ -147,19 +147,25 @@ def failures_after(sim, pod) -> int:
     fw = sim.sched.profiles.get(pod.scheduler_name)
     if fw is None or not fw.post_filters_settle or _bindings_heard(sim, fw):
         return 0
-    head = sim.queue.backoff_run(sim.copies_at_once)
-    free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
-    run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
-    if len(run) < 2:
-        return 0
-    below = batches.below_each(sim.sched.cache, run)
-    counts = np.zeros((len(run), 2), np.int64)
-    out = cycles.schedule_batch(fw, cps, counts, batches.settles_each(fw, run, below))
-    if out is None or not len(out[0]):
-        return 0
-    rows, failed = out
-    _decided(sim, fw, free[:len(rows)], rows.tolist(), failed, counts[:len(rows), 1].tolist(), below)
-    return len(rows)
+    total, size = 0, batches.FIRST_RUN      # (runs of 8, 16, ..: a storm's runs end at its first unsettled pod)
+    while total < sim.copies_at_once:
+        head = sim.queue.backoff_run(min(size, sim.copies_at_once - total))
+        free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
+        run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+        if len(run) < (2 if total == 0 else 1):
+            break
+        below = batches.below_each(sim.sched.cache, run)
+        counts = np.zeros((len(run), 2), np.int64)
+        out = cycles.schedule_batch(fw, cps, counts, batches.settles_each(fw, run, below))
+        if out is None or not len(out[0]):
+            break
+        rows, failed = out
+        _decided(sim, fw, free[:len(rows)], rows.tolist(), failed, counts[:len(rows), 1].tolist(), below)
+        total += len(rows)
+        if len(rows) < size:
+            break
+        size = min(2 * size, COPIES_AT_ONCE)
+    return total
 
 
 def _bindings_heard(sim, fw) -> bool:

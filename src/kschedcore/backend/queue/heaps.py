@@ -71,8 +71,18 @@ class Heap:
         return [e[-1] for e in sorted(e for e in self._h if e[-1] is not None)]
 
     def head(self, most: int) -> list:
-        """Up to `most` live pods in pop order, not taken out."""
-        return [e[-1] for e in heapq.nsmallest(most, (e for e in self._h if e[-1] is not None))]
+        """Up to `most` live pods in pop order, not taken out: the heap walked from its root,
+        smallest entry first (O(most log most), not a pass over the heap)."""
+        h, out = self._h, []
+        frontier = [(h[0], 0)] if h else []
+        while frontier and len(out) < most:
+            entry, i = heapq.heappop(frontier)
+            if entry[-1] is not None:
+                out.append(entry[-1])
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < len(h):
+                    heapq.heappush(frontier, (h[child], child))
+        return out
 
 
 class _Bucket:
