@@ -1,7 +1,9 @@
 """The scheduling queue (semantics §8) on a virtual clock: ordering, backoff, the pool and its
 flushes, gates, cluster events with queueing hints, in-flight events, the nominator, and a
 stateful test against a small model."""
+import itertools
 import math
+import random
 import threading
 import time
 
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from kschedcore.util.clock import RealClock, VirtualClock
+from kschedcore.backend.queue.heaps import Heap
 from kschedcore.framework.cluster_events import (ActionType, ClusterEvent, ClusterEventWithHint,
                                                  EventAssignedPodAdd, EventAssignedPodDelete,
                                                  EventForceActivate, EventNodeAdd, EventResource,
@@ -1024,3 +1027,25 @@ class QueueMachine(RuleBasedStateMachine):
 QueueMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, deadline=None,
                                           suppress_health_check=[HealthCheck.too_slow])
 TestQueueMachine = QueueMachine.TestCase
+
+
+def test_heap_head_is_the_pop_order_without_popping():
+    """Heap.head (backoffQ's run of the next pops): the first live entries in pop order, with
+    removed entries skipped and popped ones gone; the heap left as it was."""
+    class Item:
+        def __init__(self, key):
+            self.key, self.heap_entry = key, None
+    for trial in range(200):
+        rng = random.Random(trial)
+        heap = Heap(lambda p: (p.key,), itertools.count())
+        items = [Item(rng.randint(0, 20)) for _ in range(rng.randint(0, 60))]
+        for p in items:
+            heap.push(p)
+        for p in rng.sample(items, len(items) // 3):
+            heap.remove(p)
+        for _ in range(rng.randint(0, 5)):
+            heap.pop()
+        order = heap.items()
+        for most in (1, 3, 8, 100):
+            assert heap.head(most) == order[:most]
+        assert heap.items() == order and len(heap) == len(order)
