@@ -73,7 +73,8 @@ class Heap:
     def head(self, most: int) -> list:
         """Up to `most` live pods in pop order, not taken out: the heap walked from its root,
         smallest entry first (O(most log most), not a pass over the heap)."""
-        h, out = self._h, []
+        h: list = self._h
+        out: list = []
         frontier = [(h[0], 0)] if h else []
         while frontier and len(out) < most:
             entry, i = heapq.heappop(frontier)
