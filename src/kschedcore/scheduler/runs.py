@@ -139,13 +139,13 @@ def failures_after(sim, pod) -> int:
     a binding's AssignedPodAdd is heard by no plugin that can reject a node-local pod, so that
     no failure of the run is moved by a binding after it."""
     cycles = sim.sched.cycles
-    if (sim.copies_at_once < 2 or not cycles.batch_copies or cycles.extenders or sim.nominator.count
+    if (sim.copies_at_once < 2 or not sim.queue.next_pop_from_backoff() or not cycles.batch_copies
+            or cycles.extenders or sim.nominator.count
             or not (sim._binds_at_once and sim.binder is None and sim.bind_latency <= 0)
-            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
-            or sim.queue.hears(EventAssignedPodAdd)):
+            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
-    if fw is None or not fw.post_filters_settle or _bindings_heard(sim, fw):
+    if fw is None or not fw.post_filters_settle:
         return 0
     total, size = 0, batches.FIRST_RUN      # (runs of 8, 16, ..: a storm's runs end at its first unsettled pod)
     while total < sim.copies_at_once:
@@ -153,6 +153,9 @@ def failures_after(sim, pod) -> int:
         free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
         run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
         if len(run) < (2 if total == 0 else 1):
+            break
+        # (asked once a run is at hand: hears() walks the pool)
+        if total == 0 and (sim.queue.hears(EventAssignedPodAdd) or _bindings_heard(sim, fw)):
             break
         below = batches.below_each(sim.sched.cache, run)
         counts = np.zeros((len(run), 2), np.int64)

@@ -282,6 +282,12 @@ class SchedulingQueue:
                 return []
             return self._parts.backoff.head(most)
 
+    def next_pop_from_backoff(self) -> bool:
+        """Whether the next pop would take backoffQ's head: activeQ empty, backoffQ not (as
+        last seen: the flush ticks due by now are not run)."""
+        parts = self._parts
+        return self._pop_from_backoff_q and not len(parts.active) and bool(len(parts.backoff))
+
     def plugins_hearing(self, event: ClusterEvent) -> frozenset:
         """The plugins with a queueing hint for `event`, in any profile."""
         return self._hints.event_plugins(event)
