@@ -112,9 +112,7 @@ def _mixed_after(sim, fw, pod) -> int:
     if not head or (head[0].pod.scheduler_name == pod.scheduler_name and fw.compile(head[0].pod) is pod.compiled[1]):
         return 0        # copies next: they go to the kernel as copies after the next pod's own cycle
     while total < sim.copies_at_once:
-        head = sim.queue.head_run(min(size, sim.copies_at_once - total))
-        free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
-        run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+        free, run, cps = _local_run(sim, fw, pod, sim.queue.head_run(min(size, sim.copies_at_once - total)))
         if len(run) < (2 if total == 0 else 1):
             break
         counts = np.zeros((len(run), 2), np.int64)
@@ -149,9 +147,7 @@ def failures_after(sim, pod) -> int:
         return 0
     total, size = 0, batches.FIRST_RUN      # (runs of 8, 16, ..: a storm's runs end at its first unsettled pod)
     while total < sim.copies_at_once:
-        head = sim.queue.backoff_run(min(size, sim.copies_at_once - total))
-        free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
-        run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+        free, run, cps = _local_run(sim, fw, pod, sim.queue.backoff_run(min(size, sim.copies_at_once - total)))
         if len(run) < (2 if total == 0 else 1):
             break
         # (asked once a run is at hand: hears() walks the pool)
@@ -169,6 +165,14 @@ def failures_after(sim, pod) -> int:
             break
         size = min(2 * size, COPIES_AT_ONCE)
     return total
+
+
+def _local_run(sim, fw, pod, head) -> tuple:
+    """Of `head` (QueuedPodInfos in pop order): the leading ones process() would not pass over,
+    and of those the leading node-local Pods in `pod`'s profile with their CompiledPods."""
+    free = list(itertools.takewhile(lambda q: _free(sim, q) and not q.pod.terminating, head))
+    run, cps = batches.node_local_run(fw, pod, [q.pod for q in free], 0, len(free))
+    return free, run, cps
 
 
 def _bindings_heard(sim, fw) -> bool:
