@@ -318,7 +318,7 @@ class Simulation:
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)     # an assumed pod is no longer nominated
         outcome.message = None
-        if self._binds_at_once and self.binder is None and self.bind_latency <= 0 and not self.binds_late(pod.key):
+        if self.binds_at_once() and not self.binds_late(pod.key):
             self.bound_to(pod.key, result.node, pinfo)       # no plugin, no latency, no Bind call:
             runs.copies_after(self, pod, result)             # bound as it is assumed
             return
@@ -365,6 +365,11 @@ class Simulation:
         for key, p in late:
             self.bindings.finish(key, p)
         return True
+
+    def binds_at_once(self) -> bool:
+        """A binding ends as the pod is assumed: no binding-cycle plugin, dispatch, binder
+        extender, Bind call (binder) or latency."""
+        return self._binds_at_once and self.binder is None and self.bind_latency <= 0
 
     def binds_late(self, key) -> bool:
         """A nominated pod's Bind (no latency set) lands once the queue has drained: kube-scheduler

@@ -61,9 +61,8 @@ def copies_after(sim, pod, result) -> int:
     most (`sim.copies_at_once`: the drivers that add no event between two pops)."""
     cycles, cycle = sim.sched.cycles, result.cycle
     nominated = sim.nominator.count
-    if (sim.copies_at_once < 2 or sim.queue.empty() or cycle is None or not cycles.batch_copies
-            or cycles.extenders or (nominated and (cycle.dynamic or not cycle.nominated_apart))
-            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings
+    if (sim.copies_at_once < 2 or sim.queue.empty() or cycle is None or not _kernel_may_run(sim)
+            or (nominated and (cycle.dynamic or not cycle.nominated_apart))
             or sim.queue.hears(EventAssignedPodAdd)):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
@@ -137,10 +136,8 @@ def failures_after(sim, pod) -> int:
     a binding's AssignedPodAdd is heard by no plugin that can reject a node-local pod, so that
     no failure of the run is moved by a binding after it."""
     cycles = sim.sched.cycles
-    if (sim.copies_at_once < 2 or not sim.queue.next_pop_from_backoff() or not cycles.batch_copies
-            or cycles.extenders or sim.nominator.count
-            or not (sim._binds_at_once and sim.binder is None and sim.bind_latency <= 0)
-            or sim._preempted or sim._last_victims or sim._activations or sim._late_bindings):
+    if (sim.copies_at_once < 2 or not sim.queue.next_pop_from_backoff() or not _kernel_may_run(sim)
+            or sim.nominator.count or not sim.binds_at_once()):
         return 0
     fw = sim.sched.profiles.get(pod.scheduler_name)
     if fw is None or not fw.post_filters_settle:
@@ -165,6 +162,14 @@ def failures_after(sim, pod) -> int:
             break
         size = min(2 * size, COPIES_AT_ONCE)
     return total
+
+
+def _kernel_may_run(sim) -> bool:
+    """What every run asks of the loop besides: the kernel decides runs (no extender to ask
+    per pod), and no preemption is landing."""
+    cycles = sim.sched.cycles
+    return cycles.batch_copies and not cycles.extenders and not (
+        sim._preempted or sim._last_victims or sim._activations or sim._late_bindings)
 
 
 def _local_run(sim, fw, pod, head) -> tuple:

@@ -278,9 +278,7 @@ class SchedulingQueue:
         when activeQ holds a pod or pods are not popped from backoffQ."""
         with self._lock:
             self._begin()
-            if not self._pop_from_backoff_q or len(self._parts.active):
-                return []
-            return self._parts.backoff.head(most)
+            return self._parts.backoff.head(most) if self.next_pop_from_backoff() else []
 
     def next_pop_from_backoff(self) -> bool:
         """Whether the next pop would take backoffQ's head: activeQ empty, backoffQ not (as
