@@ -460,3 +460,70 @@ def test_replays_decide_runs_of_queued_pods_as_their_cycles(paths, arrival, in_r
     assert _replayed(files, True, arrival, taken) == _replayed(files, False, arrival, none)
     assert not any(none)
     assert (sum(taken) > 0) == in_runs
+
+
+def _churning_events(seed, nodes, pods, per_node=3.0):
+    """The generated cluster's pods arriving at random, each running 10-60 s: about
+    `per_node` pods a node running at once."""
+    from kschedcore.replay.events import workload_events
+    from kschedcore.sources.generator import generate
+    w = generate(nodes=nodes, pods=pods, seed=seed)
+    rng, t = random.Random(seed), 0.0
+    for p in w.pending:
+        meta = p["metadata"]
+        meta["creationTimestamp"] = _ts(0)
+        meta.setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(10, 60)}s"
+    cluster, events = workload_events(w, "generated")
+    span = 35.0 * pods / (per_node * nodes)       # (35 s: the mean life)
+    for e in events:
+        e.time, e.relative = int(rng.random() * span * 1e9), True
+    return cluster, events
+
+
+def _quietly(make, stretches: bool, taken: list):
+    """A replay's records, samples and loop state, with or without quiet stretches."""
+    from kschedcore.replay import quiet
+    real = quiet.run
+
+    def counting(replay, order, pos, times):
+        before = replay.applied
+        out = real(replay, order, pos, times)
+        taken.append(replay.applied - before)
+        return out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(quiet, "run", counting)
+        if not stretches:
+            mp.setattr(quiet, "may_run", lambda replay: False)
+        replay = make()
+        replay.run()
+    sim, q = replay.sim, replay.sim.queue
+    check_cache(sim)
+    return ([r.as_dict() for r in replay.recorder.records.values()], replay.sampler.finish(), replay.applied,
+            sim.cycles, q.scheduling_cycle, q.move_request_cycle, sorted(sim.bound.items()), replay.recorder.pending,
+            sorted(sim.outcomes), replay.clock.now(), replay._changed_at, replay.sched.cache.table.requested.tolist())
+
+
+@pytest.mark.parametrize("seed,nodes,pods,per_node", [(1, 150, 900, 3.0), (2, 60, 1200, 20.0), (3, 400, 1500, 2.0)])
+def test_quiet_stretches_leave_what_the_loop_leaves(seed, nodes, pods, per_node):
+    """While the loop is idle between events, arrivals and departures are taken without the
+    loop's calls that find nothing to do: every record, sample, counter and table row is the
+    one the loop leaves. Roomy and crowded clusters (crowded: pods fail and wait, which ends
+    the stretches)."""
+    def make():
+        cluster, events = _churning_events(seed, nodes, pods, per_node)
+        return Replay(Scheduler(tie_break="random", seed=seed), cluster, events, arrival="timestamps")
+    taken, none = [], []
+    assert _quietly(make, True, taken) == _quietly(make, False, none)
+    assert sum(taken) > (pods // 4 if per_node < 10 else 0) and not any(none)      # (a sample every 3-4 steps)
+
+
+def test_quiet_stretches_on_the_alibaba_excerpt():
+    """GPUs and models, pods that wait for room and cancelled ones (few samples: a sample's
+    step is the loop's own)."""
+    taken, none = [], []
+    paths = [ALIBABA / "openb_node_list_excerpt.csv", ALIBABA / "openb_pod_list_excerpt.csv"]
+
+    def make():
+        return load_replay(paths, samples=2)
+    assert _quietly(make, True, taken) == _quietly(make, False, none)
+    assert sum(taken) > 0

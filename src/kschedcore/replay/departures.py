@@ -37,6 +37,10 @@ class Departures:
         due.append(departure)
         heapq.heappush(self.times, t)
 
+    def peek(self) -> Departure:
+        """The next departure, left in place."""
+        return self._due[self.times[0]][0]
+
     def pop(self) -> Departure:
         """The next departure (the first made of those at the soonest time)."""
         t = heapq.heappop(self.times)

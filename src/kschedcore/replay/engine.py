@@ -28,6 +28,7 @@ from ..scheduler.loop import Simulation
 from ..scheduler.runs import COPIES_AT_ONCE, copies
 from ..util.collector import gc_frozen
 from ..util.gomath import parse_go_duration
+from . import quiet
 from .departures import Departure, Departures
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
 from .records import Recorder
@@ -252,7 +253,11 @@ class Replay:
         timeline, departures, until = self.timeline, self._departures, self.until
         heap = departures.times             # the departures' times, soonest first
         n, pos = len(order), 0
+        # (quiet stretches: only where no caller looks between two steps)
+        stretches = self.runs and not self._with_steps and not together and quiet.may_run(self)
         while True:
+            if stretches and quiet.quiet(self.sim):
+                pos = quiet.run(self, order, pos, times)
             ahead = times[order[pos]] if pos < n else None
             if ahead is None and not heap:
                 self._advance(None)              # until it settles, or a departure comes due
@@ -286,6 +291,10 @@ class Replay:
         """Runs the loop up to replay second `t` (None: until it settles, or until the next
         departure the loop itself scheduled comes due), timers firing on the way."""
         sim, clock, heap = self.sim, self.clock, self._departures.times
+        if sim.idle():                  # (most events of a churning replay: the loop waits for the next)
+            if t is not None and t > clock.now():
+                clock.advance_to(t)
+            return
         schedule_one = sim.schedule_one
         while True:
             while schedule_one():

@@ -73,6 +73,18 @@ def _act_on_post_filter(sim: "Simulation", pod, result) -> None:
         sim._preempted.append((pod.key, victims))
 
 
+def _left_nominated(sim: "Simulation", pod) -> None:
+    """A pod whose status.nominatedNodeName is set leaves the pending pods (bound, or
+    deleted): as deletePodFromSchedulingQueue, AssignedPodDelete for the pods of lower or
+    equal priority (the nominated pod counted for them on its node; in-flight pods hear it
+    whatever their priority)."""
+    node = sim._written_nnn.pop(pod.key, None)
+    if node:
+        prio = pod.priority
+        sim.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, NominatedPod(pod, node), None,
+                                                      precheck=lambda p: p.priority <= prio)
+
+
 class Simulation:
     """A Scheduler driven by kube-scheduler's queue, binding cycle and cluster events.
 
@@ -220,24 +232,13 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
         else:
             self.queue.delete(pod)
-            self._left_nominated(pod)
+            _left_nominated(self, pod)
         self.sched.release_claims(pod)
         claim_events(self)
         self._written_nnn.pop(key, None)
         if self.nominator.count:
             self.queue.delete_nominated_pod_if_exists(pod)
         self.outcomes.pop(key, None)
-
-    def _left_nominated(self, pod) -> None:
-        """A pod whose status.nominatedNodeName is set leaves the pending pods (bound, or
-        deleted): as deletePodFromSchedulingQueue, AssignedPodDelete for the pods of lower or
-        equal priority (the nominated pod counted for them on its node; in-flight pods hear it
-        whatever their priority)."""
-        node = self._written_nnn.pop(pod.key, None)
-        if node:
-            prio = pod.priority
-            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, NominatedPod(pod, node), None,
-                                                           precheck=lambda p: p.priority <= prio)
 
     def add_node(self, node) -> None:
         node = node if isinstance(node, Node) else parse_node(node)
@@ -275,6 +276,11 @@ class Simulation:
         self.land_preemptions()
         return True
 
+    def idle(self) -> bool:
+        """Nothing to do until an event: schedule_one() would return False, and no timer is set."""
+        return self.queue.empty() and not (self.bindings.pending() or self._last_victims or self._late_bindings
+                                           or self._activations)
+
     def land_preemptions(self, idle: bool = False) -> bool:
         """After a cycle: what the preemptions chosen before it still have to do (delete their
         last victims, activate preemptors whose victims are gone); idle (no pod to pop), all of
@@ -308,9 +314,7 @@ class Simulation:
                                     keep=False)
         self.listener.attempted(pod.key)
         if result.node is None:
-            self.failed_cycle(pod, outcome, result, pinfo)
-            claim_events(self)             # a claim PostFilter deallocated
-            runs.failures_after(self, pod)
+            self.after_failure(pod, outcome, result, pinfo)
             return
         # assume (the cache counts the pod from now on), Permit, then the binding cycle
         self.sched.assume_scheduled(pod, result)
@@ -324,6 +328,12 @@ class Simulation:
             return
         self.binding[pod.key] = result.node
         self.bindings.begin(pod, result.node, pinfo, result.cycle_state)
+
+    def after_failure(self, pod, outcome, result, pinfo) -> None:
+        """A popped pod's cycle failed: failed_cycle, its PostFilter's claim events, runs.py's runs."""
+        self.failed_cycle(pod, outcome, result, pinfo)
+        claim_events(self)             # a claim PostFilter deallocated
+        runs.failures_after(self, pod)
 
     def _skip_deleting(self, key: str) -> None:
         """A pending pod popped while being deleted: no outcome of its own (it is no pending pod
@@ -392,7 +402,7 @@ class Simulation:
         if in_api and self.queue.hears_events():
             self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodAdd, None, _on_node(pod, node))
         if self._written_nnn:
-            self._left_nominated(pod)
+            _left_nominated(self, pod)
 
     def given_up(self, key, node, pinfo, plugins, message) -> None:
         """An assumed pod is forgotten (rejected at Reserve/Permit, or its binding failed) and

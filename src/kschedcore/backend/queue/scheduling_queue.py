@@ -98,6 +98,22 @@ class SchedulingQueue:
                 if not self._wait(deadline):
                     return None
 
+    def add_and_pop(self, pod) -> QueuedPodInfo | None:
+        """Add, then the Pop that follows it at once (nothing else queued: the pod's own), as
+        one call: its QueuedPodInfo in flight, or None where a PreEnqueue plugin gates it."""
+        with self._lock:
+            self._begin()
+            self._moves.to_active_q(QueuedPodInfo(pod, self._moves.now), _POD_ADD)
+            return self._pop_one()
+
+    def attempted_at_once(self) -> None:
+        """Add, Pop and Done of a pod with nothing else queued or in flight, PreEnqueue passing
+        it (the caller knows it plain): all they leave behind is the cycle counted and the
+        flush ticks' time passed (a replay's arrival in an idle loop, replay/quiet.py)."""
+        with self._lock:
+            self._begin()
+            self._moves.cycle += 1
+
     def done(self, pod_or_uid) -> None:
         """Done: the pod's scheduling attempt is over; forget the events it was waiting on."""
         uid = pod_or_uid if isinstance(pod_or_uid, str) else pod_uid(getattr(pod_or_uid, "pod", pod_or_uid))
