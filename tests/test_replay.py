@@ -462,9 +462,9 @@ def test_replays_decide_runs_of_queued_pods_as_their_cycles(paths, arrival, in_r
     assert (sum(taken) > 0) == in_runs
 
 
-def _churning_events(seed, nodes, pods, per_node=3.0):
-    """The generated cluster's pods arriving at random, each running 10-60 s: about
-    `per_node` pods a node running at once."""
+def _churning_events(seed, nodes, pods, per_node=3.0, lives=(10, 60), grid=None):
+    """The generated cluster's pods arriving at random, each running `lives` seconds (10-60):
+    about `per_node` pods a node running at once; grid: arrival times rounded to it (ties)."""
     from kschedcore.replay.events import workload_events
     from kschedcore.sources.generator import generate
     w = generate(nodes=nodes, pods=pods, seed=seed)
@@ -472,26 +472,34 @@ def _churning_events(seed, nodes, pods, per_node=3.0):
     for p in w.pending:
         meta = p["metadata"]
         meta["creationTimestamp"] = _ts(0)
-        meta.setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(10, 60)}s"
+        meta.setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(*lives)}s"
     cluster, events = workload_events(w, "generated")
-    span = 35.0 * pods / (per_node * nodes)       # (35 s: the mean life)
+    span = sum(lives) / 2 * pods / (per_node * nodes)       # (the mean life)
     for e in events:
-        e.time, e.relative = int(rng.random() * span * 1e9), True
+        t = rng.random() * span
+        e.time, e.relative = int((round(t / grid) * grid if grid else t) * 1e9), True
     return cluster, events
 
 
 def _quietly(make, stretches: bool, taken: list):
     """A replay's records, samples and loop state, with or without quiet stretches."""
-    from kschedcore.replay import quiet
-    real = quiet.run
+    from kschedcore.replay import quiet, windows
+    real, window = quiet.run, windows.take
 
     def counting(replay, order, pos, times):
         before = replay.applied
         out = real(replay, order, pos, times)
         taken.append(replay.applied - before)
         return out
+
+    def in_windows(replay, *args):
+        before = replay.applied
+        out = window(replay, *args)
+        taken.append((replay.applied - before, "windows"))
+        return out
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(quiet, "run", counting)
+        mp.setattr(windows, "take", in_windows)
         if not stretches:
             mp.setattr(quiet, "may_run", lambda replay: False)
         replay = make()
@@ -503,18 +511,25 @@ def _quietly(make, stretches: bool, taken: list):
             sorted(sim.outcomes), replay.clock.now(), replay._changed_at, replay.sched.cache.table.requested.tolist())
 
 
-@pytest.mark.parametrize("seed,nodes,pods,per_node", [(1, 150, 900, 3.0), (2, 60, 1200, 20.0), (3, 400, 1500, 2.0)])
-def test_quiet_stretches_leave_what_the_loop_leaves(seed, nodes, pods, per_node):
+@pytest.mark.parametrize("seed,nodes,pods,per_node,lives,grid,samples", [
+    (1, 150, 900, 3.0, (10, 60), None, 500), (2, 60, 1200, 20.0, (10, 60), None, 500),
+    (3, 400, 1500, 2.0, (10, 60), None, 500), (4, 200, 1500, 3.0, (0, 3), 0.5, 10),
+    (5, 100, 1500, 4.5, (10, 60), None, 10)])
+def test_quiet_stretches_leave_what_the_loop_leaves(seed, nodes, pods, per_node, lives, grid, samples):
     """While the loop is idle between events, arrivals and departures are taken without the
     loop's calls that find nothing to do: every record, sample, counter and table row is the
     one the loop leaves. Roomy and crowded clusters (crowded: pods fail and wait, which ends
     the stretches)."""
     def make():
-        cluster, events = _churning_events(seed, nodes, pods, per_node)
-        return Replay(Scheduler(tie_break="random", seed=seed), cluster, events, arrival="timestamps")
+        cluster, events = _churning_events(seed, nodes, pods, per_node, lives, grid)
+        return Replay(Scheduler(tie_break="random", seed=seed), cluster, events, arrival="timestamps",
+                      samples=samples)
     taken, none = [], []
     assert _quietly(make, True, taken) == _quietly(make, False, none)
-    assert sum(taken) > (pods // 4 if per_node < 10 else 0) and not any(none)      # (a sample every 3-4 steps)
+    stretches = sum(n for n in taken if isinstance(n, int))
+    in_windows = sum(n for n, _ in (x for x in taken if isinstance(x, tuple)))
+    assert stretches > (pods // 4 if per_node < 10 else 0) and not none      # (a sample every 3-4 steps)
+    assert in_windows > (pods // 8 if per_node < 10 else 0)
 
 
 def test_quiet_stretches_on_the_alibaba_excerpt():
@@ -526,4 +541,20 @@ def test_quiet_stretches_on_the_alibaba_excerpt():
     def make():
         return load_replay(paths, samples=2)
     assert _quietly(make, True, taken) == _quietly(make, False, none)
-    assert sum(taken) > 0
+    assert sum(n for n in taken if isinstance(n, int)) > 0
+
+
+@pytest.mark.parametrize("stretches", [True, False])
+def test_a_pod_leaving_at_once_leaves_before_the_next_arrival(stretches):
+    """A pod whose life is 0 s departs as it binds, before a pod arriving a second later -- which
+    then finds both nodes empty (tie-break first: n1) -- with or without quiet stretches (a
+    window of the kernel's ends before its own arrivals' departures)."""
+    from kschedcore.replay import quiet
+    with pytest.MonkeyPatch.context() as mp:
+        if not stretches:
+            mp.setattr(quiet, "may_run", lambda replay: False)
+        events = [ev("ADDED", node("n0", cpu="1"), 0), ev("ADDED", pod("a", cpu="2", duration="0s"), 0),
+                  ev("ADDED", pod("b", cpu="2", duration="5s"), 1), ev("ADDED", pod("c", cpu="1", duration="5s"), 1)]
+        replay, recs = run([node("n1"), node("n2")], events, samples=1)
+    assert (recs["default/a"]["node"], recs["default/a"]["departedAt"]) == ("n1", 0.0)
+    assert (recs["default/b"]["node"], recs["default/c"]["node"]) == ("n1", "n2")

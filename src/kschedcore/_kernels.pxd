@@ -67,6 +67,8 @@ cdef class NodeKernel:
     cdef tuple _run_dense(self, PodView* p, Config* c, Cycle* y, const int32_t[::1] scan, Py_ssize_t pos,
                           Py_ssize_t num_to_find, bint tie_first, Py_ssize_t slot)
     cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan)
+    cdef Py_ssize_t _take_off(self, const int64_t[:, ::1] removals, const int64_t[::1] cols,
+                              const int64_t[::1] vals, Py_ssize_t j, Py_ssize_t before)
     cdef bint _start_pool(self) noexcept
     cdef void _load_config(self, Config* c) noexcept
     cdef int _load_state(self, PodView* p) except -1

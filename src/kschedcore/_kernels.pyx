@@ -394,11 +394,18 @@ cdef class NodeKernel:
 
     def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,
                   Py_ssize_t num_to_find, int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen,
-                  int64_t[:, ::1] counts, const uint8_t[::1] may_fail=None, int64_t[:, ::1] failed=None):
+                  int64_t[:, ::1] counts, const uint8_t[::1] may_fail=None, int64_t[:, ::1] failed=None,
+                  const int64_t[:, ::1] removals=None, const int64_t[::1] removed_cols=None,
+                  const int64_t[::1] removed_vals=None):
         """Node-local pods (cps[k] through slot slots[k]) each scheduled as run() would, then placed
         as add_row_usage() does; stops before one not node-local or fitting nowhere -- unless
         may_fail[k] and a row of `failed` is left: chosen[k] = -1, its FitError counts (self.hist's
         layout) in that row. chosen[k], counts[k]: pod k's row, feasible and processed counts.
+        removals: pods leaving between them (a replay's departures), a row each: (before pod,
+        row, non-zero cpu, non-zero memory, offset, length) of their usage in removed_cols /
+        removed_vals, in order; each taken off its row (add_row_usage's -1, the row's image
+        counts as the next cycle's snapshot copies them) before the pod it names -- those
+        before the pods done, and after the last if all were.
         Returns (pods done, the next start, the last row placed if stale, else -1)."""
         cdef PodView p
         cdef Config c
@@ -415,10 +422,13 @@ cdef class NodeKernel:
         self._load_config(&c)
         cdef Py_ssize_t m = min(len(cps), slots.shape[0], chosen.shape[0], counts.shape[0])
         cdef Py_ssize_t room = 0 if may_fail is None or failed is None or may_fail.shape[0] < m else failed.shape[0]
+        cdef Py_ssize_t j = 0
         for k in range(m):
             if stale >= 0:      # the last pod's row: the snapshot's image counts (UpdateSnapshot)
                 refresh_images(&self.t, stale)
                 stale = -1
+            if removals is not None:
+                j = self._take_off(removals, removed_cols, removed_vals, j, k)
             cp = cps[k]
             load_pod(cp, &p)
             self._load_state(&p)
@@ -445,7 +455,21 @@ cdef class NodeKernel:
             add_row_usage(&self.t, best, &ucols[0] if ucols.shape[0] else NULL, &uvals[0] if uvals.shape[0] else NULL,
                           ucols.shape[0], cp.usage_nz_cpu, cp.usage_nz_mem, 1)
             stale = best
+        if removals is not None:
+            self._take_off(removals, removed_cols, removed_vals, j, done)
         return done, start, stale
+
+    cdef Py_ssize_t _take_off(self, const int64_t[:, ::1] removals, const int64_t[::1] cols,
+                              const int64_t[::1] vals, Py_ssize_t j, Py_ssize_t before):
+        """run_batch's removals from the j-th on while they come before pod `before`: the next j."""
+        cdef Py_ssize_t row, off, n
+        while j < removals.shape[0] and removals[j, 0] <= before:
+            row, off, n = removals[j, 1], removals[j, 4], removals[j, 5]
+            add_row_usage(&self.t, row, &cols[off] if n else NULL, &vals[off] if n else NULL, n,
+                          removals[j, 2], removals[j, 3], -1)
+            refresh_images(&self.t, row)
+            j += 1
+        return j
 
     cdef Columns _columns(self, Py_ssize_t slot, const int32_t[::1] scan):
         """The slot's columns, brought up to the table's changes (EquivalenceCache.columns)."""

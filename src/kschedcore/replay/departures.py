@@ -41,6 +41,14 @@ class Departures:
         """The next departure, left in place."""
         return self._due[self.times[0]][0]
 
+    def unpop(self, t: float, departure: Departure) -> None:
+        """A departure popped at `t` put back first among those at `t` (undoing pops: last first)."""
+        due = self._due.get(t)
+        if due is None:
+            due = self._due[t] = deque()
+        due.appendleft(departure)
+        heapq.heappush(self.times, t)
+
     def pop(self) -> Departure:
         """The next departure (the first made of those at the soonest time)."""
         t = heapq.heappop(self.times)

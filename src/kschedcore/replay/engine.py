@@ -310,6 +310,8 @@ class Replay:
                 break
             clock.advance_to(max(wake, clock.now()))
             sim.bindings.complete_due()
+        if t is not None and heap and heap[0] < t:
+            t = heap[0]                     # a departure the loop made comes due first: its time
         if t is not None and t > clock.now():
             clock.advance_to(t)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..scheduler.loop import Outcome
+from . import windows
 from .departures import Departure
 
 if TYPE_CHECKING:
@@ -45,13 +46,20 @@ def quiet(sim) -> bool:
 
 def run(replay: Replay, order: list, pos: int, times: list) -> int:
     """Events from timeline position order[pos] on (and the departures due meanwhile) while
-    the loop stays quiet; returns the position of the first timeline event not applied."""
-    sim, clock, rec, timeline = replay.sim, replay.clock, replay.recorder, replay.timeline
+    the loop stays quiet, in windows the kernel decides at once where it can (windows.py);
+    returns the position of the first timeline event not applied."""
+    sim, clock, timeline = replay.sim, replay.clock, replay.timeline
     departures, until = replay._departures, replay.until
     heap = departures.times
-    sched, queue, stride = sim.sched, sim.queue, replay.sampler.stride
-    n = len(order)
+    cycles, stride = sim.sched.cycles, replay.sampler.stride
+    batch = cycles.batch_copies and not cycles.extenders
+    n, one = len(order), False
     while quiet(sim):
+        if batch and not one:
+            pos, took, one = windows.take(replay, order, pos, times, _plain_arrival, arrived)
+            if took:
+                continue
+        one = False
         if stride == 1 or (replay.applied + 1) % stride == 1:
             break                                   # a sample: the loop's own way
         if pos < n:
@@ -77,14 +85,20 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
         pos += 1
         if t > clock.now():
             clock.advance_to(t)
-        rec.event = i
-        replay._changed_at = t
-        rec.arrived(pod.key, i)
-        sim.pods[pod.key] = pod
-        outcome = sim.outcomes[pod.key] = Outcome(pod.key, None, 1)
-        replay.applied += 1
-        _cycle(sim, sched, queue, pod, outcome)
+        _cycle(sim, pod, arrived(replay, i, pod, t))
     return pos
+
+
+def arrived(replay: Replay, i: int, pod, t: float) -> Outcome:
+    """A plain pod's arrival at `t` (the clock there): its record and the loop's pod; its Outcome."""
+    rec, sim = replay.recorder, replay.sim
+    rec.event = i
+    replay._changed_at = t
+    rec.arrived(pod.key, i)
+    sim.pods[pod.key] = pod
+    outcome = sim.outcomes[pod.key] = Outcome(pod.key, None, 1)
+    replay.applied += 1
+    return outcome
 
 
 def _departs(replay, dep: Departure, t) -> bool:
@@ -120,9 +134,10 @@ def _plain_arrival(replay, i: int, ev):
     return pod
 
 
-def _cycle(sim, sched, queue, pod, outcome) -> None:
+def _cycle(sim, pod, outcome) -> None:
     """Add, Pop, the cycle, then assume and bind at once (Simulation.process); a failure goes
     back into the queue as the pod popped, the loop's own way."""
+    sched, queue = sim.sched, sim.queue
     sim.cycles += 1
     result = sched.attempt(pod, None, sim.usage.counted, keep=False)
     sim.listener.attempted(pod.key)

@@ -257,13 +257,15 @@ class ScheduleOne:
         self._left_stale(last)
         return chosen[:placed]
 
-    def schedule_batch(self, fw, cps: list, counts, may_fail=None):
+    def schedule_batch(self, fw, cps: list, counts, may_fail=None, removals=None):
         """Node-local pods of any templates (compiled to cps by fw), each scheduled as
         schedule_pod would and, if placed, written into the table before the next
         (NodeKernel.run_batch; the caller records them): (their rows, -1 for a pod that fit
         nowhere; the FitError counts of those, a row each). Fewer than asked where one fits
         nowhere and may_fail[k] is 0 (its cycle is schedule_pod's), the failures' rows run out or
-        the cache slots do. None when the kernel cannot write rows (a fork)."""
+        the cache slots do. None when the kernel cannot write rows (a fork). removals: usage
+        taken off rows between the pods (run_batch's removals, removed_cols, removed_vals),
+        those before the pods done (the caller tells the cache: Cache.taken_off)."""
         scan = self._written_scan(fw)
         if scan is None or self.extenders:
             return None
@@ -280,7 +282,7 @@ class ScheduleOne:
         failed = self._failed_rows(fw, may_fail)
         done, self.next_start_node_index, stale = fw.kernel.run_batch(
             cps, np.asarray(slots, np.int32), scan, self.next_start_node_index, fw.num_to_find(len(scan)),
-            len(t.row_of), self.tie_first, chosen, counts, may_fail, failed)
+            len(t.row_of), self.tie_first, chosen, counts, may_fail, failed, *(removals or ()))
         fw.passes += done
         self._left_stale(stale)
         return chosen[:done], failed

@@ -52,6 +52,7 @@ class Cache:
     def __init__(self):
         self.table = NodeTable()
         self._placed = {}          # pod key -> Placement
+        self._taken_off: set = set()    # placed pods whose usage the kernel took off (taken_off)
         self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
         self.dra = DRAState()                      # resource.k8s.io objects, devices in use
@@ -274,6 +275,13 @@ class Cache:
             for key, node in zip(keys, node_names):
                 self._priority_changed(placed[key], row_of[node])
 
+    def taken_off(self, key: str) -> None:
+        """A placed pod whose usage the kernel has taken off its row (NodeKernel.run_batch's
+        removals): its removal next (remove_pod) leaves the row's usage as it is."""
+        if key not in self._placed:
+            raise StateError(f"pod {key}", "", "not placed")
+        self._taken_off.add(key)
+
     def _unstarted_time(self) -> int:
         self._next_unstarted += 1
         return self._next_unstarted - 1
@@ -289,7 +297,12 @@ class Cache:
         row = t.row_of[pl.node]
         if self._by_priority is not None:
             self._priority_changed(pl, row, removed=True)
-        t.remove_usage(row, pl.cols, pl.vals, pl.pod.non_zero)
+        if key in self._taken_off:      # the kernel took its usage off the row (taken_off)
+            self._taken_off.discard(key)
+            if t.n_images[row]:
+                t.stale_images.add(row)
+        else:
+            t.remove_usage(row, pl.cols, pl.vals, pl.pod.non_zero)
         if pl.ports:
             t.add_ports(row, pl.ports, -1)
         if self.counters.counts(pl.pod):
@@ -430,18 +443,22 @@ class Cache:
 
     def utilization(self) -> dict:
         """Requested / allocatable over all nodes, per native resource with any allocatable."""
-        t = self.table
-        key = (t.node_version, t.alloc.shape)
-        if self._totals_key != key:          # the nodes' side changes only with the nodes
-            rows = t.rows_in_use()
-            self._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
-            self._totals_key = key
-        rows, alloc, allowed = self._totals
-        used = np.einsum("ij->j", t.requested[rows])     # (4x sum(axis=0) on a narrow table)
-        out = {}
-        for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
-            col = t.resources.get(name)
-            if col < len(alloc) and alloc[col]:
-                out[name] = round(int(used[col]) / int(alloc[col]), 4)
-        out["pods"] = round(int(t.pod_count[rows].sum()) / allowed, 4)
-        return out
+        return _utilization(self)
+
+
+def _utilization(cache: Cache) -> dict:
+    t = cache.table
+    key = (t.node_version, t.alloc.shape)
+    if cache._totals_key != key:          # the nodes' side changes only with the nodes
+        rows = t.rows_in_use()
+        cache._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
+        cache._totals_key = key
+    rows, alloc, allowed = cache._totals
+    used = np.einsum("ij->j", t.requested[rows])     # (4x sum(axis=0) on a narrow table)
+    out = {}
+    for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
+        col = t.resources.get(name)
+        if col < len(alloc) and alloc[col]:
+            out[name] = round(int(used[col]) / int(alloc[col]), 4)
+    out["pods"] = round(int(t.pod_count[rows].sum()) / allowed, 4)
+    return out

@@ -106,13 +106,14 @@ class SchedulingQueue:
             self._moves.to_active_q(QueuedPodInfo(pod, self._moves.now), _POD_ADD)
             return self._pop_one()
 
-    def attempted_at_once(self) -> None:
-        """Add, Pop and Done of a pod with nothing else queued or in flight, PreEnqueue passing
-        it (the caller knows it plain): all they leave behind is the cycle counted and the
-        flush ticks' time passed (a replay's arrival in an idle loop, replay/quiet.py)."""
+    def attempted_at_once(self, count: int = 1) -> None:
+        """Add, Pop and Done of `count` pods, one after another, with nothing else queued or in
+        flight and PreEnqueue passing them (the caller knows them plain), the last now: all
+        they leave behind is the cycles counted and the flush ticks' time passed (a replay's
+        arrivals in an idle loop, replay/quiet.py)."""
         with self._lock:
             self._begin()
-            self._moves.cycle += 1
+            self._moves.cycle += count
 
     def done(self, pod_or_uid) -> None:
         """Done: the pod's scheduling attempt is over; forget the events it was waiting on."""

@@ -1,0 +1,181 @@
+"""A quiet stretch's windows (quiet.py): the next events -- plain arrivals of one profile and
+departures of bound pods -- decided by the kernel in one call (ScheduleOne.schedule_batch with
+the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then applied
+one by one in their order, each as the stretch applies it (quiet.arrived, the departure's
+delete), the kernel's rows for the cycles. A window ends before a step that samples, `until`,
+an event the stretch would not take, an arrival in another profile or with volumes or claims,
+and before the first departure one of its own arrivals would make (its lifetime); the kernel
+ends it before the first pod that is not node-local or fits nowhere, whose cycle is then its
+own. Departures popped for the rest go back to the heap as they were.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .departures import Departure
+
+if TYPE_CHECKING:
+    from .engine import Replay
+
+#: the most events one window takes (arrivals and departures)
+EVENTS_AT_ONCE = 256
+
+
+def take(replay: Replay, order: list, pos: int, times: list, plain_arrival, arrived) -> tuple[int, bool, bool]:
+    """A window from timeline position order[pos] on: (the next position, whether it took any
+    event, whether it stopped before an arrival the kernel left to its own cycle).
+    plain_arrival(replay, i, ev) -> Pod or None and arrived(replay, i, pod, t) -> Outcome are
+    the stretch's own (quiet.py)."""
+    events, popped = _plan(replay, order, pos, times, plain_arrival)
+    if not events:
+        return pos, False, False
+    at = [k for k, e in enumerate(events) if e[1] is not None]     # the arrivals' places
+    sim = replay.sim
+    pods = [events[k][2] for k in at]
+    profiles = sim.sched.profiles
+    fw = profiles[pods[0].scheduler_name] if pods else next(iter(profiles.values()))  # (removals alone: any kernel)
+    rows = _decide(sim, fw, [fw.compile(p) for p in pods], events)
+    if rows is None:
+        _put_back(replay, popped, 0)
+        return pos, False, False
+    done = len(rows)
+    cut = len(events) if done == len(at) else at[done]
+    _apply(replay, events[:cut], rows.tolist(), arrived)
+    _put_back(replay, popped, sum(1 for e in events[:cut] if e[1] is None))
+    return pos + done, cut > 0, done < len(at)
+
+
+def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
+    """The window's events, in order, each (time, timeline index or None, Pod or Departure,
+    the departing pod's Placement or None for a departure that is only a step), and the
+    departures popped for it."""
+    sim, departures, timeline = replay.sim, replay._departures, replay.timeline
+    cache, heap, stride, until = sim.sched.cache, departures.times, replay.sampler.stride, replay.until
+    events: list = []
+    popped: list = []
+    keys: set = set()
+    gone: set = set()
+    soonest, n = math.inf, len(order)
+    fw = first = None
+    while len(events) < EVENTS_AT_ONCE and stride > 1 and (replay.applied + len(events) + 1) % stride != 1:
+        from_heap = len(heap) > 0 and (pos >= n or heap[0] < times[order[pos]])
+        if not from_heap and pos >= n:
+            break
+        t = heap[0] if from_heap else times[order[pos]]
+        if t > soonest or (until is not None and t > until):
+            break
+        if from_heap:
+            dep = departures.peek()
+            placed = _departing(sim, replay.recorder.records.get(dep.key), dep, gone)
+            if placed is False:
+                break
+            popped.append((t, departures.pop()))
+            if placed is not None:
+                gone.add(dep.key)
+                placed = cache.placement(dep.key)
+            events.append((t, None, dep, placed))
+            continue
+        i = order[pos]
+        pod = plain_arrival(replay, i, timeline[i])
+        if pod is None or pod.key in keys or pod.key in gone or (fw is not None and pod.scheduler_name != first):
+            break
+        if fw is None:
+            first, fw = pod.scheduler_name, sim.sched.profiles[pod.scheduler_name]
+        if not fw.plain(pod) or not fw.node_local(pod, fw.compile(pod)):
+            break
+        keys.add(pod.key)
+        pos += 1
+        events.append((t, i, pod, None))
+        life = replay.lifetimes.get(pod.key)
+        if life is not None:
+            soonest = min(soonest, t + life)
+    return events, popped
+
+
+def _departing(sim, rec, dep: Departure, gone: set):
+    """A departure in a window: True for a bound pod leaving (its usage taken off in the
+    kernel), None for a step that changes nothing (out of date, or the pod gone already),
+    False where the window ends (a pending pod's delete, a pod with resource claims)."""
+    key = dep.key
+    if key in gone or key not in sim.pods or (
+            dep.binding is not None and (rec is None or rec.bindings != dep.binding or key not in sim.bound)):
+        return None
+    # (a window's arrivals are plain and node-local: no Filter of theirs reads the ports or
+    # volumes a departure frees, which the cache takes off after the kernel)
+    return key in sim.bound and not sim.pods[key].resource_claims
+
+
+def _decide(sim, fw, cps, events):
+    """The kernel's rows for the window's first len(cps) arrivals, the departures before them
+    (and after the last) taken off between them; None where the kernel cannot run them."""
+    removals: list = []
+    cols: list = []
+    vals: list = []
+    before = offset = 0
+    for _, i, _, placed in events:
+        if i is not None:
+            before += 1
+            if before > len(cps):
+                break
+        elif placed is not None:
+            row = sim.sched.cache.table.row_of[placed.node]
+            nz = placed.pod.non_zero
+            removals.append((before, row, nz[0], nz[1], offset, len(placed.cols)))
+            offset += len(placed.cols)
+            cols.append(placed.cols)
+            vals.append(placed.vals)
+    usage = (np.asarray(removals, np.int64).reshape(-1, 6),
+             np.concatenate(cols).astype(np.int64) if cols else np.zeros(0, np.int64),
+             np.concatenate(vals).astype(np.int64) if vals else np.zeros(0, np.int64))
+    counts = np.zeros((len(cps), 2), np.int64)
+    out = sim.sched.cycles.schedule_batch(fw, cps, counts, None, usage)
+    return None if out is None else out[0]
+
+
+def _apply(replay, events, rows, arrived) -> None:
+    """The events the kernel took, in order: each departure's delete (its usage off already),
+    each arrival's cycle bound at once to its row. The arrivals are assumed together first (the
+    cache's order of them is theirs; the departures are other pods), and the queue counts
+    their cycles before each departure's event (which reads the count)."""
+    sim, clock = replay.sim, replay.clock
+    cache, queue, listener, bound = sim.sched.cache, sim.queue, sim.listener, sim.bound
+    nodes = cache.table.nodes
+    names = [nodes[row].name for row in rows]
+    cache.place_written([x for _, i, x, _ in events if i is not None], names)
+    k = popped = 0
+    for t, i, x, placed in events:
+        if i is None:
+            if popped:
+                queue.attempted_at_once(popped)     # (at the last arrival's time)
+                popped = 0
+            if t > clock.now():
+                clock.advance_to(t)
+            replay.applied += 1
+            if placed is not None:
+                replay._changed_at = t
+                cache.taken_off(x.key)
+                sim.delete_pod(x.key)
+                replay.recorder.departed(x.key, True)
+            continue
+        if t > clock.now():
+            clock.advance_to(t)
+        outcome = arrived(replay, i, x, t)
+        name = names[k]
+        k += 1
+        popped += 1
+        sim.cycles += 1
+        listener.attempted(x.key)
+        outcome.message = None
+        bound[x.key] = outcome.node = name
+        listener.bound(x.key, name)
+    if popped:
+        queue.attempted_at_once(popped)
+
+
+def _put_back(replay, popped, applied: int) -> None:
+    """The departures popped for the window after the first `applied`, back as they were."""
+    for t, dep in reversed(popped[applied:]):
+        replay._departures.unpop(t, dep)
