@@ -53,31 +53,34 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     the departing pod's Placement or None for a departure that is only a step), and the
     departures popped for it."""
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
-    cache, heap, stride, until = sim.sched.cache, departures.times, replay.sampler.stride, replay.until
+    placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
+    heap, stride, n = departures.times, replay.sampler.stride, len(order)
+    most = min(EVENTS_AT_ONCE, -replay.applied % stride) if stride > 1 else 0   # (the next step samples)
+    horizon = math.inf if replay.until is None else replay.until     # (and the first departure made here)
+    ahead = times[order[pos]] if pos < n else math.inf
     events: list = []
     popped: list = []
     keys: set = set()
     gone: set = set()
-    soonest, n = math.inf, len(order)
-    fw = first = None
-    while len(events) < EVENTS_AT_ONCE and stride > 1 and (replay.applied + len(events) + 1) % stride != 1:
-        from_heap = len(heap) > 0 and (pos >= n or heap[0] < times[order[pos]])
-        if not from_heap and pos >= n:
-            break
-        t = heap[0] if from_heap else times[order[pos]]
-        if t > soonest or (until is not None and t > until):
-            break
-        if from_heap:
-            dep = departures.peek()
-            placed = _departing(sim, replay.recorder.records.get(dep.key), dep, gone)
-            if placed is False:
+    fw = None
+    while len(events) < most:
+        if heap and heap[0] < ahead:
+            t = heap[0]
+            if t > horizon:
                 break
-            popped.append((t, departures.pop()))
+            dep = departures.pop()
+            placed = _departing(sim, records.get(dep.key), dep, gone)
+            if placed is False:
+                departures.unpop(t, dep)
+                break
+            popped.append((t, dep))
             if placed is not None:
                 gone.add(dep.key)
-                placed = cache.placement(dep.key)
+                placed = placement(dep.key)
             events.append((t, None, dep, placed))
             continue
+        if pos >= n or ahead > horizon:
+            break
         i = order[pos]
         pod = plain_arrival(replay, i, timeline[i])
         if pod is None or pod.key in keys or pod.key in gone or (fw is not None and pod.scheduler_name != first):
@@ -87,11 +90,12 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
         if not fw.plain(pod) or not fw.node_local(pod, fw.compile(pod)):
             break
         keys.add(pod.key)
+        events.append((ahead, i, pod, None))
+        life = lifetimes.get(pod.key)
+        if life is not None and ahead + life < horizon:
+            horizon = ahead + life
         pos += 1
-        events.append((t, i, pod, None))
-        life = replay.lifetimes.get(pod.key)
-        if life is not None:
-            soonest = min(soonest, t + life)
+        ahead = times[order[pos]] if pos < n else math.inf
     return events, popped
 
 
