@@ -208,6 +208,21 @@ def test_no_private_name_used_across_modules():
     assert not bad, "\n".join(bad)
 
 
+def test_no_test_hides_another():
+    """No test or bench module defines a top-level name twice: the second definition would
+    hide the first, which then never runs."""
+    hidden = []
+    for path in sorted([*PACKAGE.parents[1].joinpath("tests").glob("*.py"),
+                        *PACKAGE.parents[1].joinpath("bench").glob("*.py")]):
+        seen: set = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                if node.name in seen:
+                    hidden.append(f"{path.name}: {node.name} (line {node.lineno})")
+                seen.add(node.name)
+    assert not hidden, hidden
+
+
 def test_one_status_code_enum():
     """The kernel's status codes are framework.status.Code's."""
     from kschedcore import _native

@@ -102,8 +102,10 @@ def test_make_vec_gives_the_in_process_batch_and_copy_false_gives_its_arrays():
     ({"views": True}, "views"),
     ({"workloads": []}, "workloads"),
     ({}, "workload"),
+    ({"num_envs": True}, "num_envs"),
+    ({"num_envs": 2.0}, "num_envs"),
 ])
-def test_bad_arguments_name_themselves(kwargs, match):
+def test_bad_keywords_name_themselves(kwargs, match):
     if "workloads" not in kwargs and kwargs != {}:
         kwargs = {"workload": _workload("taints"), **kwargs}
     with pytest.raises(ValidationError, match=match):
@@ -121,6 +123,11 @@ def test_bad_arguments_name_themselves(args, options, match):
         args = (_workload("taints"),) + args[1:]
     with pytest.raises(ValidationError, match=match):
         SchedulingVectorEnv(*args, **options)
+
+
+def test_num_envs_may_be_a_numpy_integer():
+    envs = SchedulingVectorEnv(_workload("taints"), np.int64(2), **EXACT)
+    assert envs.num_envs == 2 and type(envs.num_envs) is int
 
 
 def test_clusters_of_other_shapes_and_bad_actions_are_refused():

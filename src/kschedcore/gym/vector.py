@@ -10,6 +10,8 @@ sub-environment's episode ended begins its next one, its action ignored.
 """
 from __future__ import annotations
 
+import numbers
+
 from typing import Any
 
 import numpy as np
@@ -51,8 +53,10 @@ class SchedulingVectorEnv(VectorEnv):
         if "views" in env_options:
             raise ValidationError("vector environment", "views", "the batch's arrays are the observations: "
                                   "use copy=False for them without copies")
-        if num_envs is not None and (type(num_envs) is not int or num_envs < 1):
+        if num_envs is not None and (not isinstance(num_envs, numbers.Integral) or isinstance(num_envs, bool)
+                                     or num_envs < 1):
             raise ValidationError("vector environment", "num_envs", f"must be a positive integer, got {num_envs!r}")
+        num_envs = None if num_envs is None else int(num_envs)      # (a NumPy integer too, as Scheduler's)
         if workloads is None:
             if workload is None:
                 raise ValidationError("vector environment", "workload", "give a workload (and num_envs), or workloads")
