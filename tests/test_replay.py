@@ -558,3 +558,24 @@ def test_a_pod_leaving_at_once_leaves_before_the_next_arrival(stretches):
         replay, recs = run([node("n1"), node("n2")], events, samples=1)
     assert (recs["default/a"]["node"], recs["default/a"]["departedAt"]) == ("n1", 0.0)
     assert (recs["default/b"]["node"], recs["default/c"]["node"]) == ("n1", "n2")
+
+
+def test_progress_is_told_without_turning_the_stretches_off():
+    """run(progress=...) reports the steps done now and then, the last report the whole count;
+    the quiet stretches stay on (a callback's steps would turn them off)."""
+    from kschedcore.replay import quiet
+    told, taken = [], []
+    real = quiet.run
+
+    def counting(replay, *args):
+        before = replay.applied
+        out = real(replay, *args)
+        taken.append(replay.applied - before)
+        return out
+    cluster, events = _churning_events(6, 300, 2500, 3.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(quiet, "run", counting)
+        replay = Replay(Scheduler(tie_break="first"), cluster, events, arrival="timestamps")
+        replay.run(progress=told.append)
+    assert told == sorted(told) and len(told) >= 4 and told[-1] == replay.applied == replay.expected_steps
+    assert sum(taken) > 1000

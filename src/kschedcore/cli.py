@@ -484,6 +484,7 @@ class _progress:
             count[0] += 1
             if count[0] % self.every == 0:
                 self.bar.update(task, completed=count[0])
+        tick.done = lambda n: self.bar.update(task, completed=n)     # type: ignore[attr-defined]  # a count told
         return tick
 
     def __exit__(self, *exc):
@@ -500,9 +501,9 @@ def cmd_replay(args) -> int:
     replay = load_replay(inputs(args, args.workload), sched, arrival=args.arrival, until=args.until, bind_latency=args.bind_latency,
                          api_server=args.api_server)
     _loaded()
-    with _progress(len(replay.timeline), args.output, "replaying") as tick:
+    with _progress(replay.expected_steps, args.output, "replaying") as bar:
         t0 = time.perf_counter()
-        replay.run(tick)
+        replay.run(progress=bar.done if bar is not None else None)
         wall = time.perf_counter() - t0
     doc = run_document(replay, wall)
     if args.report:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 ARRIVALS = ("settle", "all", "timestamps")
 """The arrival modes: one event at a time once the loop has settled, all at time 0, at their times."""
 NS = 1_000_000_000
+#: run()'s progress is told after this many steps or more
+PROGRESS_EVERY = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +110,9 @@ class Replay:
             self._prepare()
         else:
             self._prepared_as(parsed)
-        steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
-        self.sampler = Sampler(self, max(1, steps // max(1, samples)))
+        #: about how many steps the replay takes (its events and the departures it makes)
+        self.expected_steps = len(self.timeline) + len(self.deletions) + len(self.lifetimes)
+        self.sampler = Sampler(self, max(1, self.expected_steps // max(1, samples)))
         self._departures = Departures()
         self.applied = 0
         self._with_steps = True
@@ -189,12 +192,19 @@ class Replay:
             self.sched.add_object(ev.obj, ev.where)
 
     # ---- running -------------------------------------------------------------------------------
-    def run(self, callback: Callable[[Step], Any] | None = None, *, freeze_gc: bool = True) -> Recorder:
+    def run(self, callback: Callable[[Step], Any] | None = None, *, freeze_gc: bool = True,
+            progress: Callable[[int], Any] | None = None) -> Recorder:
         """Runs to the end; callback(Step) after each event. Returns the Recorder. freeze_gc:
-        see `steps`."""
+        see `steps`. progress(steps): how many steps are done, told now and then (at least at
+        each sampled step) -- unlike a callback, it leaves the quiet stretches on."""
         if callback is None:
+            told = 0
             for _ in self.steps(with_steps=False, freeze_gc=freeze_gc):
-                pass
+                if progress is not None and self.applied - told >= PROGRESS_EVERY:
+                    told = self.applied
+                    progress(told)
+            if progress is not None:
+                progress(self.applied)
         else:
             for step in self.steps(freeze_gc=freeze_gc):
                 callback(step)
