@@ -579,3 +579,12 @@ def test_progress_is_told_without_turning_the_stretches_off():
         replay.run(progress=told.append)
     assert told == sorted(told) and len(told) >= 4 and told[-1] == replay.applied == replay.expected_steps
     assert sum(taken) > 1000
+
+
+def test_until_applies_the_departures_its_last_cycles_make_by_then():
+    """The last event before `until` is a pod whose cycle runs in the loop's last stretch; it
+    leaves 0.2 s later, before `until`, so it departs (the event after `until` never comes)."""
+    events = [ev("ADDED", pod("a", cpu="1", duration="200ms"), 1), ev("ADDED", pod("b", cpu="1"), 20)]
+    replay, recs = run([node("n1")], events, until=10)
+    assert (recs["default/a"]["boundAt"], recs["default/a"]["departedAt"]) == (1.0, 1.2)
+    assert "default/b" not in recs and replay.clock.now() == 10

@@ -31,11 +31,7 @@ class Departures:
         return len(self.times)
 
     def push(self, t: float, departure: Departure) -> None:
-        due = self._due.get(t)
-        if due is None:
-            due = self._due[t] = deque()
-        due.append(departure)
-        heapq.heappush(self.times, t)
+        self._at(t).append(departure)
 
     def peek(self) -> Departure:
         """The next departure, left in place."""
@@ -43,11 +39,15 @@ class Departures:
 
     def unpop(self, t: float, departure: Departure) -> None:
         """A departure popped at `t` put back first among those at `t` (undoing pops: last first)."""
+        self._at(t).appendleft(departure)
+
+    def _at(self, t: float) -> deque:
+        """The FIFO of the departures at `t`, one more time `t` on the heap for the caller's."""
         due = self._due.get(t)
         if due is None:
             due = self._due[t] = deque()
-        due.appendleft(departure)
         heapq.heappush(self.times, t)
+        return due
 
     def pop(self) -> Departure:
         """The next departure (the first made of those at the soonest time)."""

@@ -291,8 +291,15 @@ class Replay:
                 pos += 1
                 self._apply(i, timeline[i])
                 yield self._step(i, timeline[i])
-        if until is not None:
+        while until is not None:            # the loop up to `until`, and the departures it makes by then
             self._advance(until)
+            if not heap or heap[0] > until:
+                if until > self.clock.now():
+                    self.clock.advance_to(until)
+                break
+            item = departures.pop()
+            self._depart(item)
+            yield self._step(None, item)
 
     def _push(self, t, item) -> None:
         self._departures.push(t, item)

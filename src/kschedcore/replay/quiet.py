@@ -7,6 +7,9 @@ that find nothing to do. The stretch ends before the first event it cannot take 
 kind of event, a pod it does not know to be plain, a step that samples, `until`) and after a pod
 that fits nowhere, whose failure goes the loop's own way; the replay's loop takes it from there.
 
+Where the stretch's next events are node-local arrivals and departures, the kernel decides
+them together (windows.py); otherwise one event at a time, each arrival's own cycle.
+
 Exact where the loop would leave nothing behind between two events, which `Simulation.idle`
 and the checks below keep true at every event (tests/test_replay.py: records with and without
 quiet stretches on churning streams).
@@ -62,15 +65,12 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
         one = False
         if stride == 1 or (replay.applied + 1) % stride == 1:
             break                                   # a sample: the loop's own way
-        if pos < n:
-            t: float = times[order[pos]]
-            from_heap = len(heap) > 0 and heap[0] < t       # (at equal times the timeline's first)
+        if pos < n and not (heap and heap[0] < times[order[pos]]):     # (at equal times the timeline's first)
+            t, from_heap = times[order[pos]], False
         elif heap:
             t, from_heap = heap[0], True
         else:
             break
-        if from_heap:
-            t = heap[0]
         if until is not None and t > until:
             break
         if from_heap:
