@@ -69,14 +69,13 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
             if t > horizon:
                 break
             dep = departures.pop()
-            placed = _departing(sim, records.get(dep.key), dep, gone)
+            placed = _departing(sim, placement, records.get(dep.key), dep, gone)
             if placed is False:
                 departures.unpop(t, dep)
                 break
             popped.append((t, dep))
             if placed is not None:
                 gone.add(dep.key)
-                placed = placement(dep.key)
             events.append((t, None, dep, placed))
             continue
         if pos >= n or ahead > horizon:
@@ -99,17 +98,19 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     return events, popped
 
 
-def _departing(sim, rec, dep: Departure, gone: set):
-    """A departure in a window: True for a bound pod leaving (its usage taken off in the
-    kernel), None for a step that changes nothing (out of date, or the pod gone already),
-    False where the window ends (a pending pod's delete, a pod with resource claims)."""
+def _departing(sim, placement, rec, dep: Departure, gone: set):
+    """A departure in a window: the Placement of a bound pod leaving (its usage taken off in
+    the kernel), None for a step that changes nothing (out of date, or the pod gone already),
+    False where the window ends (a pending pod's delete, a pod with resource claims, one bound
+    to a node the cluster no longer has)."""
     key = dep.key
     if key in gone or key not in sim.pods or (
             dep.binding is not None and (rec is None or rec.bindings != dep.binding or key not in sim.bound)):
         return None
     # (a window's arrivals are plain and node-local: no Filter of theirs reads the ports or
     # volumes a departure frees, which the cache takes off after the kernel)
-    return key in sim.bound and not sim.pods[key].resource_claims
+    placed = placement(key) if key in sim.bound and not sim.pods[key].resource_claims else None
+    return False if placed is None else placed
 
 
 def _decide(sim, fw, cps, events):
