@@ -265,8 +265,10 @@ class Replay:
         n, pos = len(order), 0
         # (quiet stretches: only where no caller looks between two steps)
         stretches = self.runs and not self._with_steps and not together and quiet.may_run(self)
+        tried = -1                              # the step count a stretch last began at
         while True:
             if stretches and quiet.quiet(self.sim):
+                tried = self.applied
                 pos = quiet.run(self, order, pos, times)
             ahead = times[order[pos]] if pos < n else None
             if ahead is None and not heap:
@@ -282,6 +284,8 @@ class Replay:
                 self._advance(t)                 # the loop runs (first at t, after the last event)
                 if heap and heap[0] < t:
                     continue                     # a departure it made came due first
+                if stretches and tried != self.applied and quiet.quiet(self.sim):
+                    continue                     # quiet again (an arrival's cycle done): a stretch from t
             if from_heap:
                 item = departures.pop()
                 self._depart(item)
