@@ -77,3 +77,20 @@ def test_departures_come_soonest_first_and_in_the_order_made_at_one_time():
     while d:
         order.append(d.pop().key)
     assert order == ["b", "d", "a", "c", "f", "e"]
+
+
+def test_departures_popped_and_put_back_come_again_in_their_order():
+    d = Departures()
+    made = [(5.0, "a"), (2.0, "b"), (5.0, "c"), (7.0, "d"), (5.0, "e"), (7.0, "f"), (1.0, "g")]
+    for t, key in made:
+        d.push(t, Departure(key))
+    popped = [(d.times[0], d.pop()) for _ in range(5)]          # g b a c e
+    assert [x.key for _, x in popped] == ["g", "b", "a", "c", "e"]
+    assert d.peek().key == "d"
+    for t, x in reversed(popped[1:]):
+        d.unpop(t, x)
+    d.push(5.0, Departure("h"))         # made after them: last at its time
+    order = []
+    while d:
+        order.append(d.pop().key)
+    assert order == ["b", "a", "c", "e", "h", "d", "f"]

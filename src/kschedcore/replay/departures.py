@@ -15,14 +15,15 @@ class Departure:
 
 
 class Departures:
-    """A heap of bare times with each time's departures in a FIFO: `times[0]` is the next one's
-    time. (A heap of (time, sequence, departure) tuples cost ~5% of a churning replay in
-    heappop's tuple comparisons alone; floats compare in a few nanoseconds.)"""
+    """A heap of bare times with each time's departures: `times[0]` is the next one's time.
+    (A heap of (time, sequence, departure) tuples cost ~5% of a churning replay in heappop's
+    tuple comparisons alone; floats compare in a few nanoseconds.) A time holds its one
+    Departure, or a FIFO where several share it (rare: durations end at distinct times)."""
     __slots__ = ("times", "_due")
 
     def __init__(self) -> None:
         self.times: list[float] = []
-        self._due: dict[float, deque] = {}
+        self._due: dict = {}
 
     def __bool__(self) -> bool:
         return bool(self.times)
@@ -31,29 +32,35 @@ class Departures:
         return len(self.times)
 
     def push(self, t: float, departure: Departure) -> None:
-        self._at(t).append(departure)
+        self._add(t, departure, False)
 
     def peek(self) -> Departure:
         """The next departure, left in place."""
-        return self._due[self.times[0]][0]
+        due = self._due[self.times[0]]
+        return due[0] if type(due) is deque else due
 
     def unpop(self, t: float, departure: Departure) -> None:
         """A departure popped at `t` put back first among those at `t` (undoing pops: last first)."""
-        self._at(t).appendleft(departure)
+        self._add(t, departure, True)
 
-    def _at(self, t: float) -> deque:
-        """The FIFO of the departures at `t`, one more time `t` on the heap for the caller's."""
+    def _add(self, t: float, departure: Departure, first: bool) -> None:
+        """One more departure at `t`, last of those there (first: first), and `t` on the heap."""
         due = self._due.get(t)
         if due is None:
-            due = self._due[t] = deque()
+            self._due[t] = departure
+        elif type(due) is deque:
+            due.appendleft(departure) if first else due.append(departure)
+        else:
+            self._due[t] = deque((departure, due) if first else (due, departure))
         heapq.heappush(self.times, t)
-        return due
 
     def pop(self) -> Departure:
         """The next departure (the first made of those at the soonest time)."""
         t = heapq.heappop(self.times)
-        due = self._due[t]
+        due = self._due.pop(t)
+        if type(due) is not deque:
+            return due
         departure = due.popleft()
-        if not due:
-            del self._due[t]
+        if due:
+            self._due[t] = due
         return departure
