@@ -245,7 +245,7 @@ class Cache:
             return
         if counted:     # (a kernel run of copies: never in a fork, whose journal goes pod by pod)
             self.counters.counted(pods[0], [self.table.row_of[n] for n in node_names])
-        elif self._journal is not None or any(self.counters.counts(p) for p in pods):
+        elif self._journal is not None or self.counters.count_any(pods):
             for pod, node in zip(pods, node_names):
                 self.place(pod, node, written=True)
             return

@@ -75,6 +75,10 @@ class PodCounters:
         """Some counter could count this pod (else place() has nothing to do)."""
         return bool(self.rows or self.incoming) or not pod.pod_affinity.empty
 
+    def count_any(self, pods) -> bool:
+        """counts(pod) for some of the pods (asked once for a batch)."""
+        return bool(self.rows or self.incoming) or any(not p.pod_affinity.empty for p in pods)
+
     def place(self, pod, row, sign):
         plan = self._plan(pod)
         if any(len(counts) <= row for counts in plan[1]):     # the table grew: every row counter grows
