@@ -59,7 +59,7 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
     n, one = len(order), False
     while quiet(sim):
         if batch and not one:
-            pos, took, one = windows.take(replay, order, pos, times, _plain_arrival, arrived)
+            pos, took, one = windows.take(replay, order, pos, times, _plain_arrival)
             if took:
                 continue
         one = False

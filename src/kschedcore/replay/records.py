@@ -81,6 +81,18 @@ class Recorder(SimulationListener):
         if not was_bound and not rec.skipped:
             self.pending -= 1
 
+    def placed_at_once(self, key: str, event: int, node: str) -> None:
+        """arrived, attempted and bound, now, of a new pod bound by its first cycle (a replay's
+        quiet stretch): the pod has no record yet."""
+        now = self.clock.now()
+        rec = self.records[key] = PodRecord(key, event, now, node, attempts=1, bound_at=now, bindings=1,
+                                            bound_event=event)
+        if self.claims_of is not None:
+            rec.claims = self.claims_of(key)
+        self.event = event
+        if self._on_bound is not None:
+            self._on_bound(key, 1)
+
     # ---- SimulationListener --------------------------------------------------------------------
     def attempted(self, key: str) -> None:
         rec = self.records.get(key)

@@ -1,8 +1,9 @@
 """A quiet stretch's windows (quiet.py): the next events -- plain arrivals of one profile and
 departures of bound pods -- decided by the kernel in one call (ScheduleOne.schedule_batch with
 the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then applied
-one by one in their order, each as the stretch applies it (quiet.arrived, the departure's
-delete), the kernel's rows for the cycles. A window ends before a step that samples, `until`,
+one by one in their order -- each arrival recorded bound at once to its kernel row
+(Recorder.placed_at_once), each departure the loop's delete of a quiet bound pod
+(loop.bound_pod_left). A window ends before a step that samples, `until`,
 an event the stretch would not take, an arrival in another profile or with volumes or claims,
 and before the first departure one of its own arrivals would make (its lifetime); the kernel
 ends it before the first pod that is not node-local or fits nowhere, whose cycle is then its
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..scheduler.loop import Outcome, bound_pod_left
 from .departures import Departure
 
 if TYPE_CHECKING:
@@ -24,11 +26,10 @@ if TYPE_CHECKING:
 EVENTS_AT_ONCE = 256
 
 
-def take(replay: Replay, order: list, pos: int, times: list, plain_arrival, arrived) -> tuple[int, bool, bool]:
+def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> tuple[int, bool, bool]:
     """A window from timeline position order[pos] on: (the next position, whether it took any
     event, whether it stopped before an arrival the kernel left to its own cycle).
-    plain_arrival(replay, i, ev) -> Pod or None and arrived(replay, i, pod, t) -> Outcome are
-    the stretch's own (quiet.py)."""
+    plain_arrival(replay, i, ev) -> Pod or None is the stretch's own (quiet.py)."""
     events, popped = _plan(replay, order, pos, times, plain_arrival)
     if not events:
         return pos, False, False
@@ -43,7 +44,7 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival, arri
         return pos, False, False
     done = len(rows)
     cut = len(events) if done == len(at) else at[done]
-    _apply(replay, events[:cut], rows.tolist(), arrived)
+    _apply(replay, events[:cut], rows.tolist())
     _put_back(replay, popped, sum(1 for e in events[:cut] if e[1] is None))
     return pos + done, cut > 0, done < len(at)
 
@@ -140,13 +141,13 @@ def _decide(sim, fw, cps, events):
     return None if out is None else out[0]
 
 
-def _apply(replay, events, rows, arrived) -> None:
+def _apply(replay, events, rows) -> None:
     """The events the kernel took, in order: each departure's delete (its usage off already),
     each arrival's cycle bound at once to its row. The arrivals are assumed together first (the
     cache's order of them is theirs; the departures are other pods), and the queue counts
     their cycles before each departure's event (which reads the count)."""
-    sim, clock = replay.sim, replay.clock
-    cache, queue, listener, bound = sim.sched.cache, sim.queue, sim.listener, sim.bound
+    sim, clock, recorder = replay.sim, replay.clock, replay.recorder
+    cache, queue, pods, outcomes, bound = sim.sched.cache, sim.queue, sim.pods, sim.outcomes, sim.bound
     nodes = cache.table.nodes
     names = [nodes[row].name for row in rows]
     cache.place_written([x for _, i, x, _ in events if i is not None], names)
@@ -162,20 +163,20 @@ def _apply(replay, events, rows, arrived) -> None:
             if placed is not None:
                 replay._changed_at = t
                 cache.taken_off(x.key)
-                sim.delete_pod(x.key)
-                replay.recorder.departed(x.key, True)
+                bound_pod_left(sim, x.key)
+                recorder.departed(x.key, True)
             continue
         if t > clock.now():
             clock.advance_to(t)
-        outcome = arrived(replay, i, x, t)
-        name = names[k]
+        key, name = x.key, names[k]
         k += 1
         popped += 1
-        sim.cycles += 1
-        listener.attempted(x.key)
-        outcome.message = None
-        bound[x.key] = outcome.node = name
-        listener.bound(x.key, name)
+        pods[key] = x
+        outcomes[key] = Outcome(key, name, 1)
+        bound[key] = name
+        recorder.placed_at_once(key, i, name)
+    sim.cycles += k
+    replay.applied += k
     if popped:
         queue.attempted_at_once(popped)
 

@@ -85,6 +85,19 @@ def _left_nominated(sim: "Simulation", pod) -> None:
                                                       precheck=lambda p: p.priority <= prio)
 
 
+def bound_pod_left(sim: "Simulation", key: str) -> None:
+    """delete_pod of a bound pod without resource claims while the loop is quiet -- no binding
+    in flight, no pod nominated, no status patch pending, no claim change to tell (a replay's
+    quiet stretch, replay/quiet.py) -- without the branches that would find nothing to do."""
+    pod, node = sim.pods.pop(key), sim.bound.pop(key)
+    pinfo = sim.bindings.forget(key)
+    if pinfo is not None:
+        sim.queue.done(pinfo.uid)
+    sim.sched.cache.remove_pod(key)             # (Scheduler.remove_pod: no claims to release)
+    sim.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
+    sim.outcomes.pop(key, None)
+
+
 class Simulation:
     """A Scheduler driven by kube-scheduler's queue, binding cycle and cluster events.
 
