@@ -731,3 +731,33 @@ def test_volume_cycles_use_the_slot():
     assert hits == 56, hits     # all but the first cycle and the three whose PV narrows
     placed = {pod: node for pod, node, *_ in on}
     assert all(placed[f"default/p{i}-c0"] in {f"n{j}" for j in range(1, 30, 3)} for i in (38, 58)), placed
+
+
+def test_a_batch_of_more_templates_than_slots_leaves_no_slot_to_another():
+    """A batch of node-local pods of more templates than the equivalence cache has slots ends
+    before the first template left without one: the LRU would hand it a slot of the batch,
+    which the kernel then fills with the other template's verdicts (here: a 30-CPU pod told
+    that nodes with 14 CPUs free fit it, as they fit a 100m pod)."""
+    import numpy as np
+
+    def node(name, cpu):
+        return {"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": cpu, "memory": "640Gi", "pods": "110"}}}
+
+    def pod(name, cpu, mem, node_name=None):
+        spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": mem}}}]}
+        return {"kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                "spec": {**spec, **({"nodeName": node_name} if node_name else {})}}
+    nodes = [node(f"n{i}", "8" if i < 6 else "64") for i in range(12)]
+    bound = [pod(f"b{i}", "50" if i < 9 else "32", "1Gi", f"n{i}") for i in range(6, 12)]
+    sched = Scheduler(nodes, bound, tie_break="first")
+    sched.schedule(pod("warm", "100m", "1Gi"))          # (the kernel bound to the table)
+    fw = next(iter(sched.profiles.values()))
+    n = fw.kernel.equivalence.n_slots
+    pods = [sched.parse_pod(pod(f"p{i}", "100m", f"{1024 + i}Mi")) for i in range(n)]
+    big = sched.parse_pod(pod("big", "30", "2Gi"))
+    rows, _ = sched.cycles.schedule_batch(fw, [fw.compile(p) for p in pods + [big]], np.zeros((n + 1, 2), np.int64))
+    assert len(rows) == n
+    seen = sched.explain(big)
+    fw.kernel.equivalence.clear()
+    assert seen == sched.explain(big) and seen["numFeasible"] == 3

@@ -559,6 +559,35 @@ def test_a_stretch_begins_again_after_a_sampled_step():
     assert applied == 2400 and applied - stretches <= len(series["time"])
 
 
+def test_quiet_stretches_on_a_workload_of_many_templates():
+    """The parity workload `resources` (a template nearly every pod, nodes over-committed from
+    the start) arriving 50 pods a second, each living 1-30 s: the records with and without quiet
+    stretches are equal (a window of more templates than the kernel's equivalence cache has
+    slots once handed a later pod another template's verdicts)."""
+    from kschedcore.replay import quiet
+    from kschedcore.replay.events import workload_events
+    from kschedcore.sources.files import load_workload
+
+    def records(stretches):
+        w = load_workload(PARITY / "resources.json")
+        rng = random.Random(2)
+        for p in w.pending:
+            p["metadata"].pop("creationTimestamp", None)
+            p["metadata"].setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(1, 30)}s"
+        cluster, events = workload_events(w, "resources")
+        t = 0.0
+        for e in events:
+            t += rng.expovariate(50.0)
+            e.time, e.relative = int(t * 1e9), True
+        with pytest.MonkeyPatch.context() as mp:
+            if not stretches:
+                mp.setattr(quiet, "may_run", lambda replay: False)
+            replay = Replay(Scheduler(tie_break="first"), cluster, events, arrival="timestamps", samples=3)
+            replay.run()
+        return [r.as_dict() for r in replay.recorder.records.values()], replay.sim.cycles
+    assert records(True) == records(False)
+
+
 def test_quiet_stretches_on_the_alibaba_excerpt():
     """GPUs and models, pods that wait for room and cancelled ones (few samples: a sample's
     step is the loop's own)."""

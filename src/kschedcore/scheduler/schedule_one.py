@@ -270,14 +270,18 @@ class ScheduleOne:
         if scan is None or self.extenders:
             return None
         t = self.cache.table
-        # each template's slot; a slot the LRU hands to another template of the batch ends it
+        # each template's slot; the batch ends before a template more than the cache has slots:
+        # the LRU would hand it a slot of this batch, which the kernel then fills with the
+        # other template's entries (and the new owner would read them as its own)
         slots: list = []
-        owner: dict = {}
+        seen: set = set()
+        most = fw.kernel.equivalence.n_slots
         for cp in cps:
-            s = fw.template_slot(cp)
-            if owner.setdefault(s, cp) is not cp:
-                break
-            slots.append(s)
+            if cp not in seen:
+                if len(seen) == most:
+                    break
+                seen.add(cp)
+            slots.append(fw.template_slot(cp))
         chosen = np.empty(len(slots), np.int32)
         failed = self._failed_rows(fw, may_fail)
         done, self.next_start_node_index, stale = fw.kernel.run_batch(
