@@ -23,7 +23,7 @@ class Departures:
 
     def __init__(self) -> None:
         self.times: list[float] = []
-        self._due: dict = {}
+        self._due: dict[float, Departure | deque] = {}   # a time's one departure, or its FIFO
 
     def __bool__(self) -> bool:
         return bool(self.times)
@@ -37,7 +37,9 @@ class Departures:
     def peek(self) -> Departure:
         """The next departure, left in place."""
         due = self._due[self.times[0]]
-        return due[0] if type(due) is deque else due
+        if isinstance(due, deque):
+            return due[0]
+        return due
 
     def unpop(self, t: float, departure: Departure) -> None:
         """A departure popped at `t` put back first among those at `t` (undoing pops: last first)."""
@@ -48,7 +50,7 @@ class Departures:
         due = self._due.get(t)
         if due is None:
             self._due[t] = departure
-        elif type(due) is deque:
+        elif isinstance(due, deque):
             due.appendleft(departure) if first else due.append(departure)
         else:
             self._due[t] = deque((departure, due) if first else (due, departure))
@@ -58,7 +60,7 @@ class Departures:
         """The next departure (the first made of those at the soonest time)."""
         t = heapq.heappop(self.times)
         due = self._due.pop(t)
-        if type(due) is not deque:
+        if not isinstance(due, deque):
             return due
         departure = due.popleft()
         if due:

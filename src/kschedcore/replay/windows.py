@@ -110,7 +110,9 @@ def _departing(sim, placement, rec, dep: Departure, gone: set):
         return None
     # (a window's arrivals are plain and node-local: no Filter of theirs reads the ports or
     # volumes a departure frees, which the cache takes off after the kernel)
-    placed = placement(key) if key in sim.bound and not sim.pods[key].resource_claims else None
+    if key not in sim.bound or sim.pods[key].resource_claims:
+        return False
+    placed = placement(key)                 # (None: bound to a node the cluster no longer has)
     return False if placed is None else placed
 
 
