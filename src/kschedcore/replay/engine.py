@@ -440,10 +440,10 @@ class Replay:
 
     # ---- departures ----------------------------------------------------------------------------
     def _bound(self, key, binding) -> None:
-        self._changed_at = self.clock.now()
+        self._changed_at = now = self.clock.now()
         seconds = self.lifetimes.get(key)
         if seconds is not None and self.arrival != "settle":
-            self._push(self.clock.now() + seconds, Departure(key, binding))
+            self._push(now + seconds, Departure(key, binding))
 
     def _depart(self, dep: Departure) -> None:
         rec = self.recorder.records.get(dep.key)

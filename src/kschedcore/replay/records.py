@@ -82,13 +82,10 @@ class Recorder(SimulationListener):
             self.pending -= 1
 
     def placed_at_once(self, key: str, event: int, node: str) -> None:
-        """arrived, attempted and bound, now, of a new pod bound by its first cycle (a replay's
-        quiet stretch): the pod has no record yet."""
+        """arrived, attempted and bound, now, of a new plain pod (no claims to record) bound by
+        its first cycle (a replay's quiet stretch): the pod has no record yet."""
         now = self.clock.now()
-        rec = self.records[key] = PodRecord(key, event, now, node, attempts=1, bound_at=now, bindings=1,
-                                            bound_event=event)
-        if self.claims_of is not None:
-            rec.claims = self.claims_of(key)
+        self.records[key] = PodRecord(key, event, now, node, attempts=1, bound_at=now, bindings=1, bound_event=event)
         self.event = event
         if self._on_bound is not None:
             self._on_bound(key, 1)

@@ -1,9 +1,9 @@
 """A quiet stretch's windows (quiet.py): the next events -- plain arrivals of one profile and
 departures of bound pods -- decided by the kernel in one call (ScheduleOne.schedule_batch with
-the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then applied
-one by one in their order -- each arrival recorded bound at once to its kernel row
-(Recorder.placed_at_once), each departure the loop's delete of a quiet bound pod
-(loop.bound_pod_left). A window ends before a step that samples, `until`,
+the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then applied:
+the cache and the loop take the arrivals bound to their kernel rows and the departures' deletes
+in one call each (Cache.place_written, Cache.remove_taken_off, loop.bound_pods_left), the
+records and the queue's counts follow the events in order. A window ends before a step that samples, `until`,
 an event the stretch would not take, an arrival in another profile or with volumes or claims,
 and before the first departure one of its own arrivals would make (its lifetime); the kernel
 ends it before the first pod that is not node-local or fits nowhere, whose cycle is then its
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..scheduler.loop import Outcome, bound_pod_left
+from ..scheduler.loop import Outcome, assigned_pod_deleted, bound_pods_left
 from .departures import Departure
 
 if TYPE_CHECKING:
@@ -144,41 +144,49 @@ def _decide(sim, fw, cps, events):
 
 
 def _apply(replay, events, rows) -> None:
-    """The events the kernel took, in order: each departure's delete (its usage off already),
-    each arrival's cycle bound at once to its row. The arrivals are assumed together first (the
-    cache's order of them is theirs; the departures are other pods), and the queue counts
-    their cycles before each departure's event (which reads the count)."""
+    """The events the kernel took, in order: each arrival's cycle bound at once to its row,
+    each departure's delete (its usage off already). The cache and the loop take the arrivals
+    together, then the departures (other pods: their orders of each are kept); the queue counts
+    the arrivals' cycles before each departure, whose event reads the count. Nobody hears a
+    quiet stretch's events (quiet.quiet), so each departure's event only sets the queue's move
+    request cycle to that count: the last one's is sent, the others' would be overwritten."""
     sim, clock, recorder = replay.sim, replay.clock, replay.recorder
     cache, queue, pods, outcomes, bound = sim.sched.cache, sim.queue, sim.pods, sim.outcomes, sim.bound
     nodes = cache.table.nodes
     names = [nodes[row].name for row in rows]
-    cache.place_written([x for _, i, x, _ in events if i is not None], names)
-    k = popped = 0
+    arrivals = [x for _, i, x, _ in events if i is not None]
+    left = [x.key for _, i, x, placed in events if i is None and placed is not None]
+    cache.place_written(arrivals, names)
+    cache.remove_taken_off(left)
+    bound_pods_left(sim, left)
+    keys = [p.key for p in arrivals]
+    for key, name in zip(keys, names):
+        outcomes[key] = Outcome(key, name, 1)
+        bound[key] = name
+    pods.update(zip(keys, arrivals))
+    now, k, popped, gone = clock.now(), 0, 0, 0
     for t, i, x, placed in events:
         if i is None:
             if popped:
                 queue.attempted_at_once(popped)     # (at the last arrival's time)
                 popped = 0
-            if t > clock.now():
-                clock.advance_to(t)
-            replay.applied += 1
-            if placed is not None:
-                replay._changed_at = t
-                cache.taken_off(x.key)
-                bound_pod_left(sim, x.key)
-                recorder.departed(x.key, True)
+            if t > now:
+                now = clock.advance_to(t)
+            if placed is None:
+                continue
+            replay._changed_at = t
+            gone += 1
+            if gone == len(left):
+                assigned_pod_deleted(sim, placed.pod, placed.node)
+            recorder.departed(x.key, True)
             continue
-        if t > clock.now():
-            clock.advance_to(t)
-        key, name = x.key, names[k]
+        if t > now:
+            now = clock.advance_to(t)
+        recorder.placed_at_once(keys[k], i, names[k])
         k += 1
         popped += 1
-        pods[key] = x
-        outcomes[key] = Outcome(key, name, 1)
-        bound[key] = name
-        recorder.placed_at_once(key, i, name)
     sim.cycles += k
-    replay.applied += k
+    replay.applied += len(events)
     if popped:
         queue.attempted_at_once(popped)
 

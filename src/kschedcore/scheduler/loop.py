@@ -85,17 +85,24 @@ def _left_nominated(sim: "Simulation", pod) -> None:
                                                       precheck=lambda p: p.priority <= prio)
 
 
-def bound_pod_left(sim: "Simulation", key: str) -> None:
-    """delete_pod of a bound pod without resource claims while the loop is quiet -- no binding
+def bound_pods_left(sim: "Simulation", keys: list) -> None:
+    """delete_pod of bound pods without resource claims while the loop is quiet -- no binding
     in flight, no pod nominated, no status patch pending, no claim change to tell (a replay's
-    quiet stretch, replay/quiet.py) -- without the branches that would find nothing to do."""
-    pod, node = sim.pods.pop(key), sim.bound.pop(key)
-    pinfo = sim.bindings.forget(key)
-    if pinfo is not None:
-        sim.queue.done(pinfo.uid)
-    sim.sched.cache.remove_pod(key)             # (Scheduler.remove_pod: no claims to release)
+    quiet stretch, replay/quiet.py) -- once the cache has let them go (Cache.remove_taken_off):
+    the loop's part, without the branches that would find nothing to do. Their events are the
+    caller's to send (assigned_pod_deleted), each where the queue's cycle count is its own."""
+    pods, bound, outcomes, bindings = sim.pods, sim.bound, sim.outcomes, sim.bindings
+    for key in keys:
+        del pods[key], bound[key]
+        outcomes.pop(key, None)
+        pinfo = bindings.forget(key)
+        if pinfo is not None:
+            sim.queue.done(pinfo.uid)
+
+
+def assigned_pod_deleted(sim: "Simulation", pod, node: str) -> None:
+    """The cluster event of a bound pod's deletion (delete_pod's, for bound_pods_left)."""
     sim.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
-    sim.outcomes.pop(key, None)
 
 
 class Simulation:
@@ -242,7 +249,7 @@ class Simulation:
             if assumed is not None:           # given up before its binding ended
                 self.bindings.unreserve(pod, assumed)
             self.sched.remove_pod(key)
-            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
+            assigned_pod_deleted(self, pod, node)
         else:
             self.queue.delete(pod)
             _left_nominated(self, pod)
@@ -426,7 +433,7 @@ class Simulation:
         self.outcomes[key].message = message
         written = self.listener.failed(key, message)
         if self.queue.hears_events():
-            self.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
+            assigned_pod_deleted(self, pod, node)
         self.queue.add_unschedulable_if_not_present(pinfo, unschedulable_plugins=plugins, pod=pod)
         if written and self.sched.cycles.extenders:
             self.queue.update(pod, pod)     # the status write comes back (see _failed)

@@ -265,7 +265,7 @@ class ScheduleOne:
         nowhere and may_fail[k] is 0 (its cycle is schedule_pod's), the failures' rows run out or
         the cache slots do. None when the kernel cannot write rows (a fork). removals: usage
         taken off rows between the pods (run_batch's removals, removed_cols, removed_vals),
-        those before the pods done (the caller tells the cache: Cache.taken_off)."""
+        those before the pods done (the caller tells the cache: Cache.remove_taken_off)."""
         scan = self._written_scan(fw)
         if scan is None or self.extenders:
             return None

@@ -52,7 +52,6 @@ class Cache:
     def __init__(self):
         self.table = NodeTable()
         self._placed = {}          # pod key -> Placement
-        self._taken_off: set = set()    # placed pods whose usage the kernel took off (taken_off)
         self.counters = PodCounters(self.table, self._placed_rows)    # matching pods per domain / row
         self.volumes = VolumeState(self.table)     # storage objects; their use per node
         self.dra = DRAState()                      # resource.k8s.io objects, devices in use
@@ -275,18 +274,22 @@ class Cache:
             for key, node in zip(keys, node_names):
                 self._priority_changed(placed[key], row_of[node])
 
-    def taken_off(self, key: str) -> None:
-        """A placed pod whose usage the kernel has taken off its row (NodeKernel.run_batch's
-        removals): its removal next (remove_pod) leaves the row's usage as it is."""
-        if key not in self._placed:
-            raise StateError(f"pod {key}", "", "not placed")
-        self._taken_off.add(key)
+    def remove_taken_off(self, keys: list) -> None:
+        """remove_pod of placed pods whose usage the kernel took off their rows already
+        (NodeKernel.run_batch's removals), in one call."""
+        if (missing := next((k for k in keys if k not in self._placed), None)) is not None:
+            raise StateError(f"pod {missing}", "", "not placed")
+        for key in keys:
+            if self._journal is not None:
+                self._journal.pod(self, key)
+            self._start.pop(key, None)
+            self._unplace(key, True)
 
     def _unstarted_time(self) -> int:
         self._next_unstarted += 1
         return self._next_unstarted - 1
 
-    def _unplace(self, key: str) -> Placement:
+    def _unplace(self, key: str, taken_off: bool = False) -> Placement:
         if self._journal is not None:
             pl = self._placed[key]
             self._journal.placement(self, pl.pod, pl.node, self.table.row_of[pl.node], -1)
@@ -297,8 +300,7 @@ class Cache:
         row = t.row_of[pl.node]
         if self._by_priority is not None:
             self._priority_changed(pl, row, removed=True)
-        if key in self._taken_off:      # the kernel took its usage off the row (taken_off)
-            self._taken_off.discard(key)
+        if taken_off:       # (remove_taken_off: the kernel took its usage off the row)
             if t.n_images[row]:
                 t.stale_images.add(row)
         else:
