@@ -83,12 +83,11 @@ class Recorder(SimulationListener):
 
     def placed_at_once(self, key: str, event: int, node: str) -> None:
         """arrived, attempted and bound, now, of a new plain pod (no claims to record) bound by
-        its first cycle (a replay's quiet stretch): the pod has no record yet."""
+        its first cycle (a replay's window, which makes what on_bound would: its departure):
+        the pod has no record yet."""
         now = self.clock.now()
         self.records[key] = PodRecord(key, event, now, node, attempts=1, bound_at=now, bindings=1, bound_event=event)
         self.event = event
-        if self._on_bound is not None:
-            self._on_bound(key, 1)
 
     # ---- SimulationListener --------------------------------------------------------------------
     def attempted(self, key: str) -> None:

@@ -51,8 +51,8 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
 
 def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     """The window's events, in order, each (time, timeline index or None, Pod or Departure,
-    the departing pod's Placement or None for a departure that is only a step), and the
-    departures popped for it."""
+    then: an arrival's lifetime or None; the departing pod's Placement, or None for a departure
+    that is only a step), and the departures popped for it."""
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
     placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
     heap, stride, n = departures.times, replay.sampler.stride, len(order)
@@ -90,8 +90,8 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
         if not fw.plain(pod) or not fw.node_local(pod, fw.compile(pod)):
             break
         keys.add(pod.key)
-        events.append((ahead, i, pod, None))
         life = lifetimes.get(pod.key)
+        events.append((ahead, i, pod, life))
         if life is not None and ahead + life < horizon:
             horizon = ahead + life
         pos += 1
@@ -150,7 +150,7 @@ def _apply(replay, events, rows) -> None:
     the arrivals' cycles before each departure, whose event reads the count. Nobody hears a
     quiet stretch's events (quiet.quiet), so each departure's event only sets the queue's move
     request cycle to that count: the last one's is sent, the others' would be overwritten."""
-    sim, clock, recorder = replay.sim, replay.clock, replay.recorder
+    sim, clock, recorder, departures = replay.sim, replay.clock, replay.recorder, replay._departures
     cache, queue, pods, outcomes, bound = sim.sched.cache, sim.queue, sim.pods, sim.outcomes, sim.bound
     nodes = cache.table.nodes
     names = [nodes[row].name for row in rows]
@@ -165,24 +165,28 @@ def _apply(replay, events, rows) -> None:
         bound[key] = name
     pods.update(zip(keys, arrivals))
     now, k, popped, gone = clock.now(), 0, 0, 0
-    for t, i, x, placed in events:
+    for t, i, x, detail in events:       # (a departure's Placement, an arrival's lifetime)
         if i is None:
             if popped:
                 queue.attempted_at_once(popped)     # (at the last arrival's time)
                 popped = 0
             if t > now:
                 now = clock.advance_to(t)
-            if placed is None:
+            if detail is None:
                 continue
             replay._changed_at = t
             gone += 1
             if gone == len(left):
-                assigned_pod_deleted(sim, placed.pod, placed.node)
+                assigned_pod_deleted(sim, detail.pod, detail.node)
             recorder.departed(x.key, True)
             continue
         if t > now:
             now = clock.advance_to(t)
-        recorder.placed_at_once(keys[k], i, names[k])
+        key = keys[k]
+        recorder.placed_at_once(key, i, names[k])
+        replay._changed_at = t
+        if detail is not None:      # (Replay._bound's departure)
+            departures.push(t + detail, Departure(key, 1))
         k += 1
         popped += 1
     sim.cycles += k
