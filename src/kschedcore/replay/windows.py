@@ -105,12 +105,13 @@ def _departing(sim, placement, rec, dep: Departure, gone: set):
     False where the window ends (a pending pod's delete, a pod with resource claims, one bound
     to a node the cluster no longer has)."""
     key = dep.key
-    if key in gone or key not in sim.pods or (
-            dep.binding is not None and (rec is None or rec.bindings != dep.binding or key not in sim.bound)):
+    pod, bound = sim.pods.get(key), key in sim.bound
+    if pod is None or key in gone or (dep.binding is not None and (rec is None or rec.bindings != dep.binding
+                                                                   or not bound)):
         return None
     # (a window's arrivals are plain and node-local: no Filter of theirs reads the ports or
     # volumes a departure frees, which the cache takes off after the kernel)
-    if key not in sim.bound or sim.pods[key].resource_claims:
+    if not bound or pod.resource_claims:
         return False
     placed = placement(key)                 # (None: bound to a node the cluster no longer has)
     return False if placed is None else placed
