@@ -100,7 +100,7 @@ def bound_pods_left(sim: "Simulation", keys: list) -> None:
             sim.queue.done(pinfo.uid)
 
 
-def assigned_pod_deleted(sim: "Simulation", pod, node: str) -> None:
+def assigned_pod_deleted(sim: "Simulation", pod, node) -> None:
     """The cluster event of a bound pod's deletion (delete_pod's, for bound_pods_left)."""
     sim.queue.move_all_to_active_or_backoff_queue(EventAssignedPodDelete, _on_node(pod, node), None)
 
