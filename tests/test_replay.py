@@ -644,3 +644,57 @@ def test_until_applies_the_departures_its_last_cycles_make_by_then():
     replay, recs = run([node("n1")], events, until=10)
     assert (recs["default/a"]["boundAt"], recs["default/a"]["departedAt"]) == (1.0, 1.2)
     assert "default/b" not in recs and replay.clock.now() == 10
+
+
+def test_a_windows_departures_leave_the_rows_as_removing_them_first_would():
+    """Departing pods' usage taken off by the kernel between a window's arrivals, then the
+    cache letting them go (Cache.remove_taken_off): the arrivals land where they would after
+    the departures' own removals, and every row ends the same; a pod not placed is refused by
+    name, and nothing changes."""
+    from types import SimpleNamespace
+
+    from kschedcore.errors import StateError
+    from kschedcore.replay.windows import _decide
+
+    def node(name):
+        return {"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}
+
+    def pod(name, cpu, node_name=None):
+        spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+        return {"kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                "spec": {**spec, **({"nodeName": node_name} if node_name else {})}}
+
+    def cluster():
+        sched = Scheduler([node(f"n{i}") for i in range(3)],
+                          [pod("b0", "3", "n0"), pod("b1", "2", "n1"), pod("b2", "3500m", "n2")], tie_break="first")
+        sched.schedule(pod("warm", "100m"))          # (the kernel bound to the table)
+        return sched, next(iter(sched.profiles.values()))
+
+    def table(sched):
+        t = sched.cache.table
+        rows = [t.row_of[f"n{i}"] for i in range(3)]
+        return t.requested[rows].tolist(), t.nonzero[rows].tolist(), t.pod_count[rows].tolist()
+
+    arriving = [pod("p0", "1"), pod("p1", "2"), pod("p2", "1")]    # (where each lands hangs on the departures before it)
+    sched, fw = cluster()
+    pods = [sched.parse_pod(p) for p in arriving]
+    cache = sched.cache
+    events = [(1.0, 0, pods[0], None), (2.0, None, None, cache.placement("default/b0")), (2.0, 1, pods[1], None),
+              (3.0, None, None, cache.placement("default/b2")), (3.0, 2, pods[2], None)]
+    rows = _decide(SimpleNamespace(sched=sched), fw, [fw.compile(p) for p in pods], events)   # (reads sim.sched)
+    cache.place_written(pods, [cache.table.nodes[r].name for r in rows.tolist()])
+    cache.remove_taken_off(["default/b0", "default/b2"])
+
+    twin, _ = cluster()
+    placed = [twin.schedule_one(arriving[0]).node]
+    twin.remove_pod("default/b0")
+    placed.append(twin.schedule_one(arriving[1]).node)
+    twin.remove_pod("default/b2")
+    placed.append(twin.schedule_one(arriving[2]).node)
+    assert [cache.table.nodes[r].name for r in rows.tolist()] == placed == ["n1", "n0", "n2"]
+    assert table(sched) == table(twin)
+    before = table(sched)
+    with pytest.raises(StateError, match="pod default/b1x"):
+        cache.remove_taken_off(["default/b1", "default/b1x"])
+    assert table(sched) == before and cache.placement("default/b1") is not None
