@@ -1,13 +1,13 @@
 """A quiet stretch's windows (quiet.py): the next events -- plain arrivals of one profile and
 departures of bound pods -- decided by the kernel in one call (ScheduleOne.schedule_batch with
-the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then applied:
-the cache and the loop take the arrivals bound to their kernel rows and the departures' deletes
-in one call each (Cache.place_written, Cache.remove_taken_off, loop.bound_pods_left), the
-records and the queue's counts follow the events in order. A window ends before a step that samples, `until`,
-an event the stretch would not take, an arrival in another profile or with volumes or claims,
-and before the first departure one of its own arrivals would make (its lifetime); the kernel
-ends it before the first pod that is not node-local or fits nowhere, whose cycle is then its
-own. Departures popped for the rest go back to the heap as they were.
+the departures' usage taken off between the pods, NodeKernel.run_batch's removals), then
+applied: the cache and the loop take the arrivals bound to their kernel rows and the
+departures' deletes in one call each (Cache.place_written, Cache.remove_taken_off,
+loop.bound_pods_left), the records and the queue's counts follow the events in order. A window
+ends before a step that samples, `until`, an event the stretch would not take, an arrival in
+another profile or with volumes or claims, and before the first departure one of its own
+arrivals would make (its lifetime); the kernel ends it before the first pod that is not
+node-local or fits nowhere, whose cycle is then its own. Departures popped for the rest go back to the heap as they were.
 """
 from __future__ import annotations
 
