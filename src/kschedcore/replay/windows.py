@@ -7,7 +7,8 @@ loop.bound_pods_left), the records and the queue's counts follow the events in o
 ends before a step that samples, `until`, an event the stretch would not take, an arrival in
 another profile or with volumes or claims, and before the first departure one of its own
 arrivals would make (its lifetime); the kernel ends it before the first pod that is not
-node-local or fits nowhere, whose cycle is then its own. Departures popped for the rest go back to the heap as they were.
+node-local or fits nowhere, whose cycle is then its own. Departures popped for the rest go
+back to the heap as they were.
 """
 from __future__ import annotations
 
