@@ -559,26 +559,37 @@ def test_a_stretch_begins_again_after_a_sampled_step():
     assert applied == 2400 and applied - stretches <= len(series["time"])
 
 
+def _timed_parity(name, seed, copies, longest, per_second):
+    """A parity workload's pending pods (`copies` times over, renamed) arriving `per_second` at
+    random, each living 1-`longest` s: (cluster, events) for a timed Replay."""
+    import copy
+    from kschedcore.replay.events import workload_events
+    w = load_workload(next(PARITY.glob(f"{name}.json*")))
+    rng = random.Random(seed)
+    if copies > 1:
+        w.pending = [copy.deepcopy(p) for _ in range(copies) for p in w.pending]
+        for k, p in enumerate(w.pending):
+            p["metadata"]["name"] += f"-{k}"
+    for p in w.pending:
+        p["metadata"].pop("creationTimestamp", None)
+        p["metadata"].setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(1, longest)}s"
+    cluster, events = workload_events(w, name)
+    t = 0.0
+    for e in events:
+        t += rng.expovariate(per_second)
+        e.time, e.relative = int(t * 1e9), True
+    return cluster, events
+
+
 def test_quiet_stretches_on_a_workload_of_many_templates():
     """The parity workload `resources` (a template nearly every pod, nodes over-committed from
     the start) arriving 50 pods a second, each living 1-30 s: the records with and without quiet
     stretches are equal (a window of more templates than the kernel's equivalence cache has
     slots once handed a later pod another template's verdicts)."""
     from kschedcore.replay import quiet
-    from kschedcore.replay.events import workload_events
-    from kschedcore.sources.files import load_workload
 
     def records(stretches):
-        w = load_workload(PARITY / "resources.json")
-        rng = random.Random(2)
-        for p in w.pending:
-            p["metadata"].pop("creationTimestamp", None)
-            p["metadata"].setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(1, 30)}s"
-        cluster, events = workload_events(w, "resources")
-        t = 0.0
-        for e in events:
-            t += rng.expovariate(50.0)
-            e.time, e.relative = int(t * 1e9), True
+        cluster, events = _timed_parity("resources", seed=2, copies=1, longest=30, per_second=50.0)
         with pytest.MonkeyPatch.context() as mp:
             if not stretches:
                 mp.setattr(quiet, "may_run", lambda replay: False)
@@ -705,10 +716,7 @@ def test_quiet_stretches_with_pods_that_have_resource_claims():
     among plain ones), arriving 4 a second and each living 1-20 s: a claim pod's cycle and
     departure go the loop's way, its departure ending a window of plain pods (put back for the
     loop), and the records with and without quiet stretches are equal."""
-    import copy
     from kschedcore.replay import quiet, windows
-    from kschedcore.replay.events import workload_events
-    from kschedcore.sources.files import load_workload
 
     refused = []
     departing = windows._departing
@@ -719,18 +727,7 @@ def test_quiet_stretches_with_pods_that_have_resource_claims():
         return out
 
     def records(stretches):
-        w = load_workload(PARITY / "dra_a.json")
-        rng = random.Random(3)
-        w.pending = [copy.deepcopy(p) for _ in range(3) for p in w.pending]
-        for k, p in enumerate(w.pending):
-            p["metadata"]["name"] += f"-{k}"
-            p["metadata"].pop("creationTimestamp", None)
-            p["metadata"].setdefault("annotations", {})["kschedcore.io/duration"] = f"{rng.randint(1, 20)}s"
-        cluster, events = workload_events(w, "dra_a")
-        t = 0.0
-        for e in events:
-            t += rng.expovariate(4.0)
-            e.time, e.relative = int(t * 1e9), True
+        cluster, events = _timed_parity("dra_a", seed=3, copies=3, longest=20, per_second=4.0)
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(windows, "_departing", spy)
             if not stretches:
