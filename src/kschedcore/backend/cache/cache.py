@@ -127,12 +127,13 @@ class Cache:
             raise NotFoundError(f"pod {pod.key}", "spec.nodeName", f'no such node "{node_name}"')
         self.place(pod, node_name, kernel)
 
-    def remove_pod(self, key: str) -> Placement | None:
-        """ForgetPod / RemovePod: the placement taken off its node (None if not placed)."""
+    def remove_pod(self, key: str, taken_off: bool = False) -> Placement | None:
+        """ForgetPod / RemovePod: the placement taken off its node (None if not placed).
+        taken_off: the kernel took its usage off the row already (remove_taken_off)."""
         if self._journal is not None:
             self._journal.pod(self, key)
         self._start.pop(key, None)
-        return self._unplace(key) if key in self._placed else None
+        return self._unplace(key, taken_off) if key in self._placed else None
 
     def start_time(self, key: str) -> int:
         """A placed pod's start (GetPodStartTime) as ns since the epoch: status.startTime, or,
@@ -280,10 +281,7 @@ class Cache:
         if (missing := next((k for k in keys if k not in self._placed), None)) is not None:
             raise StateError(f"pod {missing}", "", "not placed")
         for key in keys:
-            if self._journal is not None:
-                self._journal.pod(self, key)
-            self._start.pop(key, None)
-            self._unplace(key, True)
+            self.remove_pod(key, True)
 
     def _unstarted_time(self) -> int:
         self._next_unstarted += 1
