@@ -183,6 +183,44 @@ def test_pod_whose_claim_is_missing_waits_in_preenqueue():
     assert dra.pre_enqueue(p) == 'pod "default/q": ResourceClaim not created yet'
 
 
+def _claim(name, owner_uid=None, deleting=False):
+    meta = {"name": name, "namespace": "default", "uid": f"c-{name}"}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "x", "uid": owner_uid,
+                                    "controller": True}]
+    if deleting:
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+            "spec": template()["spec"]["spec"]}
+
+
+@pytest.mark.parametrize("claim, source, status, message", [
+    (_claim("p-gpu", owner_uid="someone-else"), {"resourceClaimTemplateName": "gpu-1"}, "p-gpu",
+     "ResourceClaim default/p-gpu was not created for pod default/p (pod is not owner)"),
+    (_claim("p-gpu", owner_uid="uid-p", deleting=True), {"resourceClaimTemplateName": "gpu-1"}, "p-gpu",
+     'resourceclaim "p-gpu" is being deleted'),
+    (_claim("p-gpu", owner_uid="someone-else", deleting=True), {"resourceClaimTemplateName": "gpu-1"}, "p-gpu",
+     'resourceclaim "p-gpu" is being deleted'),
+    (_claim("shared", deleting=True), {"resourceClaimName": "shared"}, None,
+     'resourceclaim "shared" is being deleted'),
+    (_claim("p-gpu", owner_uid="uid-p"), {"resourceClaimTemplateName": "gpu-1"}, "p-other",
+     'resourceclaim.resource.k8s.io "p-other" not found'),
+    (_claim("p-gpu", owner_uid="uid-p"), {"resourceClaimTemplateName": "gpu-1"}, "", None),
+])
+def test_a_pods_claims_are_looked_up_as_upstream_words_it(claim, source, status, message):
+    """foreachPodResourceClaim's errors, in its order: the claim missing, being deleted, then not
+    the pod's own (for a template's); a template entry the controller gave no claim is skipped."""
+    s = scheduler(claims=(claim,))
+    fw = next(iter(s.profiles.values()))
+    raw = pod("p", **source)
+    if status is not None:
+        raw["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": status}]}
+    p = s.parse_pod(raw)
+    assert fw.by_name["DynamicResources"].pre_enqueue(p) == message
+    if message is None:
+        assert s.cache.dra.pod_claims(p) == []
+
+
 def test_template_claims_are_deleted_with_their_pod():
     s = scheduler()
     r = schedule(s, pod("p0"))

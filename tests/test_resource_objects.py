@@ -1,6 +1,7 @@
 """DRA's objects (resource.k8s.io): reading, v1beta2 read as v1, validation errors naming the
 object and field, and the resourceclaim controller's template claims."""
 import copy
+import re
 
 import pytest
 
@@ -126,6 +127,33 @@ def test_reserved_for_needs_an_allocation():
         R.parse_resource_claim(raw)
     raw["status"]["allocation"] = {"devices": {"results": []}}
     assert R.parse_resource_claim(raw).reserved_for == (("pods", "p", "u1"),)
+
+
+@pytest.mark.parametrize("results, path, message", [
+    ([{"request": "gpu", "driver": "d", "pool": "p"}], "status.allocation.devices.results[0].device", "Required value"),
+    (["d/p/gpu-0"], "status.allocation.devices.results[0]", "expected an object"),
+    ({"gpu": "d"}, "status.allocation.devices.results", "expected a list"),
+    ([{"request": "gpu", "driver": "d", "pool": "p", "device": "g", "adminAccess": "yes"}],
+     "status.allocation.devices.results[0].adminAccess", "expected a boolean"),
+])
+def test_allocation_results_name_the_bad_field(results, path, message):
+    raw = claim()
+    raw["status"] = {"allocation": {"devices": {"results": results}}}
+    with pytest.raises(ObjectError, match=re.escape(path) + ".*" + message):
+        R.parse_resource_claim(raw)
+
+
+def test_allocated_devices_and_owners_are_read_once():
+    raw = claim()
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "p-1",
+                                           "controller": True}]
+    raw["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "d", "pool": "p", "device": "g0"},
+        {"request": "gpu", "driver": "d", "pool": "p", "device": "g1", "adminAccess": True}]}}}
+    c = R.parse_resource_claim(raw)
+    assert (c.key, c.devices, c.owners) == ("ml/c", (("d", "p", "g0"),), ("p-1",))
+    free = R.with_status(c, {})
+    assert (free.allocation, free.devices, free.owners) == (None, (), ("p-1",))
 
 
 def test_template_claim_as_the_resourceclaim_controller_makes_it():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_
 
 from ..errors import UnsupportedError
 from .claims import (ALLOCATION_RESULTS_MAX_SIZE, AllocationTimedOut, AllocatorError, allocation_config,
@@ -130,13 +131,24 @@ class Allocator:
     def _prepared(self, claims: list) -> tuple:
         """The requests Search.prepare makes for these claims and each claim's configuration,
         made once per list of claim specs (claims from one template share theirs)."""
-        key = tuple(id(c["spec"]) for c in claims)
-        hit = self._prepared_specs.get(key)
-        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], claims)):
+        key, specs, hit = spec_memo(self._prepared_specs, claims)
+        if hit is None:
             search = Search(self, None, claims)
             search.prepare()
             if len(self._prepared_specs) > 1024:
                 self._prepared_specs.clear()
             configs = [allocation_config(search.requests, ci, c) for ci, c in enumerate(claims)]
-            hit = self._prepared_specs[key] = ([c["spec"] for c in claims], search.requests, configs)
+            hit = self._prepared_specs[key] = (specs, search.requests, configs)
         return hit[1], hit[2]
+
+
+def spec_memo(memo: dict, claims) -> tuple:
+    """(key, the claims' specs, memo[key] or None) for a memo of values made from a list of
+    claim specs, entries being (specs, ...): keyed by the specs' ids (claims from one template
+    share their spec object), an entry counting only while it holds those very objects."""
+    specs = [c["spec"] for c in claims]
+    key = tuple(map(id, specs))
+    hit = memo.get(key)
+    if hit is not None and not all(map(is_, hit[0], specs)):
+        hit = None
+    return key, specs, hit

@@ -59,19 +59,34 @@ class ResourceSlice:
 
 @dataclass(slots=True, eq=False)
 class ResourceClaim:
+    """A claim as read or as last written; never changed in place (a change is a new object,
+    so what is derived from `v1` is derived once)."""
     namespace: str
     name: str
     uid: str
     v1: dict
     reserved_for: tuple = field(default=())   # (resource, name, uid) of each consumer
+    key: str = field(init=False)              # namespace/name
+    allocation: dict | None = field(init=False)   # status.allocation
+    #: (driver, pool, device) of each allocated device the claim makes busy (admin access
+    #: excepted: ListAllAllocatedDevices leaves those out)
+    devices: tuple = field(init=False)
+    #: uids of the pods that own it as controller (ownerReferences)
+    owners: tuple = field(init=False)
+    deleting: bool = field(init=False)        # metadata.deletionTimestamp is set
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def allocation(self) -> dict | None:
-        return (self.v1.get("status") or {}).get("allocation")
+    def __post_init__(self) -> None:
+        v1 = self.v1
+        meta = v1.get("metadata") or {}
+        self.key = f"{self.namespace}/{self.name}"
+        self.deleting = bool(meta.get("deletionTimestamp"))
+        alloc = self.allocation = (v1.get("status") or {}).get("allocation")
+        self.devices = tuple((r["driver"], r["pool"], r["device"])
+                             for r in ((alloc.get("devices") or {}).get("results") or ()) if not r.get("adminAccess")) \
+            if alloc else ()
+        refs = meta.get("ownerReferences")
+        self.owners = tuple(ref["uid"] for ref in refs
+                            if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid")) if refs else ()
 
 
 @dataclass(slots=True, eq=False)
@@ -294,9 +309,24 @@ def parse_resource_claim(raw) -> ResourceClaim:
     """A ResourceClaim: spec and status (allocation, reservedFor)."""
     ns, name, v1, r = _namespaced("ResourceClaim", raw)
     _claim_spec(r, r.mapping(v1, "spec", "spec"), "spec")
-    reserved = _reserved_for(r, r.mapping(v1, "status", "status"))
+    status = r.mapping(v1, "status", "status")
+    reserved = _reserved_for(r, status)
+    _allocation_results(r, status)
     uid = r.string(v1["metadata"], "uid", "metadata.uid")
     return ResourceClaim(ns, name, uid, v1, reserved)
+
+
+def _allocation_results(r: FieldReader, status: dict) -> None:
+    """status.allocation's device results: the fields the scheduler reads of each."""
+    alloc = r.mapping(status, "allocation", "status.allocation")
+    devices = r.mapping(alloc, "devices", "status.allocation.devices")
+    for i, e in enumerate(r.seq(devices, "results", "status.allocation.devices.results")):
+        path = f"status.allocation.devices.results[{i}]"
+        e = r.item(e, path)
+        for f in ("request", "driver", "pool", "device"):
+            if not r.string(e, f, f"{path}.{f}"):
+                raise ObjectError(r.obj, f"{path}.{f}", "Required value")
+        r.boolean(e, "adminAccess", f"{path}.adminAccess")
 
 
 def with_status(claim: ResourceClaim, status: dict, metadata: dict | None = None) -> ResourceClaim:

@@ -106,28 +106,25 @@ class DRAState:
     def _index(self, claim, sign: int, other=None) -> None:
         """The claim's devices in use, its owner and its consumers, counted in (+1) or out (-1);
         what it shares with `other` (the claim replacing it or replaced) is left as it is."""
-        refs = (claim.v1.get("metadata") or {}).get("ownerReferences")
-        if other is None or refs is not (other.v1.get("metadata") or {}).get("ownerReferences"):
-            for ref in refs or ():
-                if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid"):
-                    _count(self._owned, ref["uid"], claim.key, sign)
+        key = claim.key
+        if other is None or claim.owners != other.owners:
+            for uid in claim.owners:
+                _count(self._owned, uid, key, sign)
         if other is None or claim.reserved_for != other.reserved_for:
             for _, _, uid in claim.reserved_for:
-                _count(self._reserving, uid, claim.key, sign)
-        alloc = claim.allocation
-        if self._in_use is None or (other is not None and alloc is other.allocation):
+                _count(self._reserving, uid, key, sign)
+        in_use = self._in_use
+        if in_use is None or not claim.devices or (other is not None and claim.allocation is other.allocation):
             return
-        for r in ((alloc or {}).get("devices") or {}).get("results") or ():
-            if r.get("adminAccess"):
-                continue
-            did = (r["driver"], r["pool"], r["device"])
-            n = self._in_use.get(did, 0) + sign
+        log = self.in_use_log
+        for did in claim.devices:
+            n = in_use.get(did, 0) + sign
             if n > 0:
-                self._in_use[did] = n
+                in_use[did] = n
             else:
-                del self._in_use[did]
-            if self.in_use_log is not None and n == (1 if sign > 0 else 0):
-                self.in_use_log.append(did)
+                del in_use[did]
+            if log is not None and n == (1 if sign > 0 else 0):
+                log.append(did)
 
     def class_dicts(self) -> dict:
         return {name: c.v1 for name, c in self.classes.items()}
@@ -158,43 +155,46 @@ class DRAState:
     def _index_devices_only(self, claim) -> None:
         in_use = self._in_use
         assert in_use is not None
-        for r in ((claim.allocation or {}).get("devices") or {}).get("results") or ():
-            if not r.get("adminAccess"):
-                did = (r["driver"], r["pool"], r["device"])
-                in_use[did] = in_use.get(did, 0) + 1
+        for did in claim.devices:
+            in_use[did] = in_use.get(did, 0) + 1
 
     # ---- the claims of a pod -----------------------------------------------------------------------
     def pod_claims(self, pod) -> list:
         """foreachPodResourceClaim: the pod's claims in spec order; raises ClaimLookupError
         with upstream's words when one is missing, being deleted or not the pod's."""
-        listed = (pod.raw.get("status") or {}).get("resourceClaimStatuses")
-        statuses = {s.get("name"): s.get("resourceClaimName") for s in listed} if listed else {}
-        generated = self.generated.get(pod.key, {})
+        status = pod.raw.get("status")
+        listed = status.get("resourceClaimStatuses") if status else None
+        statuses = {s.get("name"): s.get("resourceClaimName") for s in listed} if listed else None
+        generated = self.generated.get(pod.key)
+        claims, prefix, owned = self.claims, pod.namespace + "/", None
         out = []
         for entry in pod.resource_claims:
-            name, must_own = entry.get("resourceClaimName"), False
+            name = entry.get("resourceClaimName")
             if not name:
                 if not entry.get("resourceClaimTemplateName"):
                     raise ClaimLookupError(f'pod "{pod.key}", spec.resourceClaim "{entry.get("name")}": '
                                            f"none of the supported fields are set")
                 key = entry.get("name")
-                if key in statuses:
+                if statuses is not None and key in statuses:
                     name = statuses[key]
-                elif key in generated:
+                elif generated is not None and key in generated:
                     name = generated[key]
                 else:
                     raise ClaimLookupError(f'pod "{pod.key}": ResourceClaim not created yet')
-                must_own = True
                 if not name:
                     continue            # the controller decided the pod needs no claim
-            claim = self.claims.get(f"{pod.namespace}/{name}")
+                if owned is None:
+                    owned = self._owned.get(pod.uid, ())
+                claim = claims.get(prefix + name)
+                if claim is not None and not claim.deleting and claim.key not in owned:
+                    raise ClaimLookupError(f"ResourceClaim {claim.key} was not created for pod {pod.key} "
+                                           f"(pod is not owner)")
+            else:
+                claim = claims.get(prefix + name)
             if claim is None:
                 raise ClaimLookupError(f'resourceclaim.resource.k8s.io "{name}" not found')
-            if (claim.v1.get("metadata") or {}).get("deletionTimestamp"):
+            if claim.deleting:
                 raise ClaimLookupError(f'resourceclaim "{name}" is being deleted')
-            if must_own and claim.key not in self._owned.get(pod.uid, ()):
-                raise ClaimLookupError(f"ResourceClaim {claim.key} was not created for pod {pod.key} "
-                                       f"(pod is not owner)")
             out.append(claim)
         return out
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._native import F_DYNAMIC_RESOURCES, VOLUME_UU
 from ...backend.cache.dra import ClaimLookupError
-from ...dra.allocator import Allocator, AllocatorError, Features, SelectorCache
+from ...dra.allocator import Allocator, AllocatorError, Features, SelectorCache, spec_memo
 from ...dra.pools import selector_matches
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.interface import Error, PreFilterRejection, Unschedulable
@@ -187,16 +187,15 @@ class DynamicResources(KernelPlugin):
         """[claim specs, _exact_counts of the claims if the allocator's checks pass (else None:
         not decided by counting), the DeviceIndex's kinds and those kinds with their counts, as
         _count_devices found them], kept per claim spec: claims from one template share theirs."""
-        key = tuple(id(c["spec"]) for c in claims)
-        hit = self._needs.get(key)
-        if hit is None or any(a is not b["spec"] for a, b in zip(hit[0], claims)):
+        key, specs, hit = spec_memo(self._needs, claims)
+        if hit is None:
             need = _exact_counts(claims, dra)
             if need is not None:
                 try:
                     allocator.check(claims)
                 except AllocatorError:
                     need = None             # every row's allocator call says it
-            hit = self._needs[key] = [[c["spec"] for c in claims], need, None, None]
+            hit = self._needs[key] = [specs, need, None, None]
         return hit
 
     def _unavailable(self, table, last, status) -> None:
