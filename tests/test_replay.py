@@ -370,7 +370,8 @@ def test_cli_replay_bad_input_is_one_line(tmp_path, capsys):
 class TimedReplayMachine(RuleBasedStateMachine):
     """Random timed arrivals (with durations), deletions, node additions, removals and cordons,
     replayed: no pod lost or bound twice, no node over allocatable, the cache equals the truth,
-    and (timestamps) the records with and without quiet stretches equal."""
+    and the records with and without quiet stretches (timestamps) or the arrivals at time 0
+    added together (all) equal."""
 
     @initialize(seed=st.integers(0, 2 ** 16))
     def start(self, seed):
@@ -410,10 +411,11 @@ class TimedReplayMachine(RuleBasedStateMachine):
             self.events.append(ev("MODIFIED", n, self._at()))
 
     def _replayed(self, arrival, stretches=True):
-        from kschedcore.replay import quiet
+        from kschedcore.replay import arrivals, quiet
         with pytest.MonkeyPatch.context() as mp:
             if not stretches:
                 mp.setattr(quiet, "may_run", lambda replay: False)
+                mp.setattr(arrivals, "at_once", lambda replay, order, pos: pos)
             replay = Replay(Scheduler(seed=1), [ev("ADDED", o) for o in self.cluster], list(self.events),
                             arrival=arrival, samples=1)      # (one sample: the stretches run long)
             replay.run()
@@ -423,10 +425,9 @@ class TimedReplayMachine(RuleBasedStateMachine):
     def replays_cleanly(self):
         arrival = self.rng.choice(["timestamps", "all"])
         replay = self._replayed(arrival)
-        if arrival == "timestamps":     # the same with and without the quiet stretches
-            other = self._replayed(arrival, stretches=False)
-            assert [r.as_dict() for r in replay.recorder.records.values()] == \
-                   [r.as_dict() for r in other.recorder.records.values()]
+        other = self._replayed(arrival, stretches=False)     # (stretches: timestamps; together: all)
+        assert [r.as_dict() for r in replay.recorder.records.values()] == \
+               [r.as_dict() for r in other.recorder.records.values()]
         sim = replay.sim
         check_cache(sim)
         assert not set(sim.bound) & set(sim.binding)
@@ -739,3 +740,37 @@ def test_quiet_stretches_with_pods_that_have_resource_claims():
     with_stretches = records(True)
     assert with_stretches == records(False)
     assert with_stretches[2] > 10 and any(refused)      # claim pods left; a window ended before one
+
+
+def _all_at_zero(paths, bulk: bool, samples: int, taken: list):
+    """A replay of `paths` with every pod at time 0 (arrival "all"): its records, samples and
+    loop state, with or without the arrivals added to the queue together."""
+    from kschedcore.replay import arrivals
+    real = arrivals.at_once
+
+    def counting(replay, order, pos):
+        out = real(replay, order, pos) if bulk else pos
+        taken.append(out - pos)
+        return out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(arrivals, "at_once", counting)
+        replay = load_replay([PARITY / p for p in paths], Scheduler(tie_break="random", seed=5), arrival="all",
+                             samples=samples)
+        replay.run()
+    sim, q = replay.sim, replay.sim.queue
+    check_cache(sim)
+    return ([r.as_dict() for r in replay.recorder.records.values()], replay.sampler.finish(), replay.applied,
+            sim.cycles, q.scheduling_cycle, q.move_request_cycle, sorted(sim.bound.items()), replay.recorder.pending,
+            replay.clock.now(), replay._changed_at, replay.sched.cache.table.requested.tolist())
+
+
+@pytest.mark.parametrize("paths,samples", [
+    (["mixed_medium.json.gz"], 2), (["mixed_medium.json.gz"], 7), (["preemption_a.json.gz"], 13),
+    (["dra_a.json"], 5), (CHURN, 11), (["interpod_affinity.json"], 1)])
+def test_arrivals_at_zero_added_together_leave_what_one_at_a_time_leaves(paths, samples):
+    """arrival "all": the new pending pods at time 0 go to the queue in one call, up to the next
+    sampled step, a pod with claims, a node or a bound pod: every record, sample, counter and
+    table row is the one adding them one event at a time leaves."""
+    taken, none = [], []
+    assert _all_at_zero(paths, True, samples, taken) == _all_at_zero(paths, False, samples, none)
+    assert sum(taken) > 0 and not any(none)

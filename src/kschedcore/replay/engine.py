@@ -28,7 +28,7 @@ from ..scheduler.loop import Simulation
 from ..scheduler.runs import COPIES_AT_ONCE, copies
 from ..util.collector import gc_frozen
 from ..util.gomath import parse_go_duration
-from . import quiet
+from . import arrivals, quiet
 from .departures import Departure, Departures
 from .events import DURATION_ANNOTATION, WatchEvent, deletion_time, object_time
 from .records import Recorder
@@ -291,6 +291,11 @@ class Replay:
                 self._depart(item)
                 yield self._step(None, item)
             else:
+                if together and t == 0.0 and not self._with_steps:
+                    done = arrivals.at_once(self, order, pos)
+                    if done > pos:
+                        pos = done
+                        continue
                 i = order[pos]
                 pos += 1
                 self._apply(i, timeline[i])

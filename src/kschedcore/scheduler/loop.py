@@ -500,6 +500,15 @@ class Simulation:
         return list(self.outcomes.values())
 
 
+def add_pending_at_once(sim, pods: list) -> None:
+    """Simulation.add_pod for new pending pods without claims, read already (the replay's
+    arrivals at one time, before any cycle): the queue's Add takes them in one call."""
+    for pod in pods:
+        sim.pods[pod.key] = pod
+        sim.outcomes[pod.key] = Outcome(pod.key, None, 0)
+    sim.queue.add(*pods)
+
+
 class SimulationListener:
     """What a Simulation tells of its pods (the default does nothing). Each method is called
     as the loop acts, on the loop's thread."""

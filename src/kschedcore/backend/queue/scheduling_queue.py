@@ -76,11 +76,12 @@ class SchedulingQueue:
 
     # --- public API ------------------------------------------------------------------------
 
-    def add(self, pod) -> None:
-        """Add: a new pending pod enters activeQ, or the pool if a PreEnqueue plugin gates it."""
+    def add(self, *pods) -> None:
+        """Add: new pending pods enter activeQ, each in order, or the pool if a PreEnqueue plugin gates it."""
         with self._lock:
             self._begin()
-            self._moves.to_active_q(QueuedPodInfo(pod, self._moves.now), _POD_ADD)
+            for pod in pods:
+                self._moves.to_active_q(QueuedPodInfo(pod, self._moves.now), _POD_ADD)
 
     def pop(self, timeout: float | None = 0.0) -> QueuedPodInfo | None:
         """The next pod to schedule (it is in flight until `done`), or None.
