@@ -226,12 +226,15 @@ class DRAState:
         controller does). Returns the claims changed."""
         changed = []
         self.generated.pop(pod.key, None)
-        keys = self._owned.get(pod.uid, set()) | self._reserving.get(pod.uid, set())
+        owned, reserving = self._owned.get(pod.uid), self._reserving.get(pod.uid)
+        if owned is None and reserving is None:
+            return changed
+        keys = (owned or set()) | (reserving or set())
         for key in sorted(keys, key=self._added.__getitem__):
             claim = self.claims[key]
             if claim.namespace != pod.namespace:
                 continue
-            if key in self._owned.get(pod.uid, ()):
+            if owned is not None and key in owned:
                 self._drop_claim(key)
                 changed.append(claim)
             elif any(uid == pod.uid for _, _, uid in claim.reserved_for):
