@@ -224,7 +224,7 @@ class DRAState:
         """The pod is gone: its template claims are deleted, its reservation of the others
         removed (an allocated claim reserved by nobody is deallocated, as the resourceclaim
         controller does). Returns the claims changed."""
-        changed = []
+        changed: list = []
         self.generated.pop(pod.key, None)
         owned, reserving = self._owned.get(pod.uid), self._reserving.get(pod.uid)
         if owned is None and reserving is None:
