@@ -81,12 +81,12 @@ class ResourceClaim:
         self.key = f"{self.namespace}/{self.name}"
         self.deleting = bool(meta.get("deletionTimestamp"))
         alloc = self.allocation = (v1.get("status") or {}).get("allocation")
-        self.devices = tuple((r["driver"], r["pool"], r["device"])
-                             for r in ((alloc.get("devices") or {}).get("results") or ()) if not r.get("adminAccess")) \
-            if alloc else ()
+        results = (alloc.get("devices") or {}).get("results") if alloc else None
+        self.devices = tuple([(r["driver"], r["pool"], r["device"]) for r in results
+                              if not r.get("adminAccess")]) if results else ()
         refs = meta.get("ownerReferences")
-        self.owners = tuple(ref["uid"] for ref in refs
-                            if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid")) if refs else ()
+        self.owners = tuple([ref["uid"] for ref in refs
+                             if ref.get("controller") and ref.get("kind") == "Pod" and ref.get("uid")]) if refs else ()
 
 
 @dataclass(slots=True, eq=False)
