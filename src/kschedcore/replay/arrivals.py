@@ -17,9 +17,8 @@ def at_once(replay: Replay, order: list, pos: int) -> int:
     """Applies the plain arrivals from timeline position order[pos] on; returns the position
     after them (pos itself when the first is not one)."""
     timeline, parsed, sim, recorder = replay.timeline, replay.parsed, replay.sim, replay.recorder
-    stride, records, known = replay.sampler.stride, recorder.records, sim.pods
-    most = -replay.applied % stride if stride > 1 else 0     # (the next step samples)
-    end = min(len(order), pos + most)
+    records, known = recorder.records, sim.pods
+    end = min(len(order), pos + replay.sampler.unsampled(replay.applied))
     pods: list = []
     indices: list = []
     keys: set = set()

@@ -355,8 +355,9 @@ class Replay:
         return True
 
     def _step(self, index, event) -> Step | None:
+        sample = self.sampler.unsampled(self.applied) == 0
         self.applied += 1
-        if self.applied % self.sampler.stride == 1 or self.sampler.stride == 1:
+        if sample:
             self.sampler.sample()
         return Step(index, self.clock.now(), event) if self._with_steps else None
 

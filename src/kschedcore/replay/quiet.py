@@ -54,7 +54,7 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
     sim, clock, timeline = replay.sim, replay.clock, replay.timeline
     departures, until = replay._departures, replay.until
     heap = departures.times
-    cycles, stride = sim.sched.cycles, replay.sampler.stride
+    cycles = sim.sched.cycles
     batch = cycles.batch_copies and not cycles.extenders
     n, one = len(order), False
     while quiet(sim):
@@ -63,7 +63,7 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
             if took:
                 continue
         one = False
-        if stride == 1 or (replay.applied + 1) % stride == 1:
+        if replay.sampler.unsampled(replay.applied) == 0:
             break                                   # a sample: the loop's own way
         if pos < n and not (heap and heap[0] < times[order[pos]]):     # (at equal times the timeline's first)
             t, from_heap = times[order[pos]], False

@@ -26,6 +26,11 @@ class Sampler:
         self._peak: float = 0.0
         self._peak_at: tuple[float, Any] | None = None
 
+    def unsampled(self, applied: int) -> int:
+        """How many steps after the first `applied` pass without a sample; the step after them
+        samples (every `stride`-th step, the first included)."""
+        return -applied % self.stride if self.stride > 1 else 0
+
     def sample(self, final: bool = False) -> None:
         """One sample now (the replay calls it every `stride` steps, and at the end)."""
         r = self.replay

@@ -56,8 +56,8 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     that is only a step), and the departures popped for it."""
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
     placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
-    heap, stride, n = departures.times, replay.sampler.stride, len(order)
-    most = min(EVENTS_AT_ONCE, -replay.applied % stride) if stride > 1 else 0   # (the next step samples)
+    heap, n = departures.times, len(order)
+    most = min(EVENTS_AT_ONCE, replay.sampler.unsampled(replay.applied))
     horizon = math.inf if replay.until is None else replay.until     # (and the first departure made here)
     ahead = times[order[pos]] if pos < n else math.inf
     events: list = []
