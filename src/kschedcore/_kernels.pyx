@@ -22,7 +22,7 @@ from ._native.copies cimport Copies, copy_position, select_copy
 from ._native.dense cimport Dense, dense_begin, dense_select, dense_walk, slot_cycle
 from ._native.fit_error cimport hist_of_statuses
 from ._native.scan cimport Buffers, Round, compact_feasible, eval_chunk, eval_range, fill_from_entries, local_cycle
-from ._native.ids cimport (H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
+from ._native.ids cimport (DRA_STATUS_SLOT, H_CODE, H_DETAIL, H_FIT, H_PLUGIN, H_TAINT, MAX_NODE_SCORE, N_CUSTOM, N_FILTERS, N_SCORES,
                    N_VOLUME_FILTERS, S_CUSTOM_0, S_INTER_POD_AFFINITY, S_NODE_AFFINITY, S_POD_TOPOLOGY_SPREAD,
                    S_TAINT_TOLERATION)
 from ._native.pod cimport load_pod
@@ -329,7 +329,7 @@ cdef class NodeKernel:
 
     def run_copies(self, CompiledPod cp, const int32_t[::1] scan, Py_ssize_t start, Py_ssize_t num_to_find,
                    int64_t n_all_nodes, bint tie_first, int32_t[::1] chosen, Py_ssize_t eq_slot,
-                   int64_t[:, ::1] counts=None):
+                   int64_t[:, ::1] counts=None, int32_t[::1] budget=None, int8_t budget_fail=0):
         """Identical copies of a pod whose Filters and Scores read its candidate node's row only
         (no pod affinity, spreading, ports, volumes or custom plugins): each is scheduled as
         run() would, then placed (place()) before the next.
@@ -343,7 +343,13 @@ cdef class NodeKernel:
         `scan` is the whole table's, or one row (copies a PreFilterResult pins to one node: each
         copy's walk starts at its own start modulo 1, the next start moves over all nodes).
         Up to len(chosen) copies; chosen, counts (if given) and the result as run_batch's: it
-        stops at a copy that fits nowhere (its cycle is run()'s)."""
+        stops at a copy that fits nowhere (its cycle is run()'s).
+
+        budget (copies of pods with resource claims): per row, how many more copies its free
+        devices take; a copy landing on a row counts one off, and at 0 DynamicResources'
+        status of the row (set_volume_status, written here) becomes `budget_fail` before the
+        row is evaluated again. The slot must then be one that holds no verdict from another
+        status (EquivalenceCache.slot(fresh=True))."""
         cdef PodView p
         cdef Config c
         cdef Cycle y
@@ -375,6 +381,12 @@ cdef class NodeKernel:
         cdef int64_t* counted = NULL
         if counts is not None and counts.shape[0] >= m and counts.shape[1] == 2:
             counted = &counts[0, 0]
+        cdef int32_t* left = NULL
+        cdef int8_t* dra = p.volume_status[DRA_STATUS_SLOT]
+        if budget is not None:
+            if dra == NULL or budget.shape[0] < n_all_nodes or budget.shape[0] < t.n_rows:
+                raise ValueError("a copies' budget needs DynamicResources' status and one entry per row")
+            left = &budget[0]
         with nogil:
             for k in range(m):
                 if k > 0:       # the last copy's row: the snapshot's image counts, then its verdict
@@ -390,6 +402,10 @@ cdef class NodeKernel:
                 placed += 1
                 start = (start + r.processed) % n_all_nodes
                 add_row_usage(t, best, pcols, pvals, n_usage, nz_cpu, nz_mem, 1)
+                if left != NULL:
+                    left[best] -= 1
+                    if left[best] <= 0:
+                        dra[best] = budget_fail
         return placed, start, (best if placed == m and m > 0 else -1)
 
     def run_batch(self, list cps, const int32_t[::1] slots, const int32_t[::1] scan, Py_ssize_t start,

@@ -71,5 +71,6 @@ cdef class EquivalenceCache:
     cdef readonly int64_t version      # bumped by every slot() call
 
     cdef EqRow* view(self, Py_ssize_t slot) noexcept
+    cdef void _empty(self, Py_ssize_t s)
     cdef Columns columns(self, Py_ssize_t slot, const int32_t* scan, Py_ssize_t n,
                          const int32_t* log, int64_t seq, int64_t mask) noexcept nogil

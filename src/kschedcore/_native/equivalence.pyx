@@ -81,8 +81,10 @@ cdef class EquivalenceCache:
         self.pos_of = np.zeros(max(rows, 1), np.int32)
         self.pos_scan = NULL
 
-    def slot(self, cp, key) -> int:
-        """The slot of template `cp` under table state `key` (a new key empties the cache)."""
+    def slot(self, cp, key, bint fresh=False) -> int:
+        """The slot of template `cp` under table state `key` (a new key empties the cache);
+        fresh: emptied even if `cp` holds one (its verdicts were made with a per-row status
+        that has changed since: a run of copies with resource claims)."""
         cdef Py_ssize_t s
         if self.n_slots == 0:
             raise RuntimeError("the equivalence cache has no slots yet: the kernel is bound to a table first")
@@ -98,6 +100,8 @@ cdef class EquivalenceCache:
             s = found
             self.last_use[s] = self.tick
             self.hits += 1
+            if fresh:
+                self._empty(s)
             return s
         self.misses += 1
         s = int(np.argmin(self.last_use)) if None not in self.owner else self.owner.index(None)
@@ -107,11 +111,15 @@ cdef class EquivalenceCache:
         self.owner[s] = cp
         self.slot_of[cp] = s
         self.last_use[s] = self.tick
+        self._empty(s)
+        return s
+
+    cdef void _empty(self, Py_ssize_t s):
+        """Slot s holds no verdict."""
         self.entries[s, :, 0] = -1         # EqRow.gen, the record's first word
         self.words[s, :, :] = 0            # the summaries were the old template's (WordSum.fresh 0)
         self.synced[s] = -1
         self.seen[s, 0] = self.seen[s, 1] = 0
-        return s
 
     def feasible_into(self, Py_ssize_t slot, const int32_t[::1] scan, Py_ssize_t pos, Py_ssize_t count,
                       int8_t[::1] out):

@@ -23,6 +23,8 @@ from .registry import IN_TREE
 from .status import Code
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+#: the tag of a template's own slot for a run of copies with claims (template_slot(fresh=True))
+FRESH = "fresh"
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 #: the extension points whose plugins' EnqueueExtensions make the queueing hint map
 ENQUEUE_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
@@ -195,27 +197,33 @@ class Framework:
             return -1
         return self.template_slot(cp)
 
-    def template_slot(self, cp) -> int:
+    def template_slot(self, cp, fresh: bool = False) -> int:
         """cp's slot in the kernel's equivalence cache, keyed on the table's layout, node version
-        and epoch: what changes rows without bumping their generations changes one of them."""
+        and epoch: what changes rows without bumping their generations changes one of them.
+        fresh: a slot of cp's own, emptied (a run of copies with claims: its verdicts hold the
+        run's DynamicResources status, which changes without the rows' generations)."""
         t = self.cache.table
+        if fresh:
+            return self.kernel.equivalence.slot((FRESH, cp), (t.layout, t.node_version, t.epoch), True)
         return self.kernel.equivalence.slot(cp, (t.layout, t.node_version, t.epoch))
 
-    def node_local(self, pod, cp, pinned=False, run=None) -> bool:
+    def node_local(self, pod, cp, pinned=False, run=None, skip=None) -> bool:
         """Whether a cycle for `pod` is the kernel pass alone, over Filters and Scores that read
         the candidate node's row only: no PreFilter work (pod affinity, spreading, claims,
         PreFilterResult names -- pinned: but names, a pass over their rows; volumes only where
         every volume plugin passes them on every node, KernelPlugin.passes_everywhere), no
         custom plugin, no host ports. Identical copies of such a pod may then be scheduled by
-        NodeKernel.run_copies (run: a dict the copies share, each asked in order)."""
-        if (self.custom.any or self._armed or (cp.prefilter_node_names is not None and not pinned)
+        NodeKernel.run_copies (run: a dict the copies share, each asked in order). skip: a
+        plugin not asked, whose per-row verdict the run of copies carries itself (claims)."""
+        if (self.custom.any or (self._armed and self._armed != (skip,))
+                or (cp.prefilter_node_names is not None and not pinned)
                 or pod.host_ports or pod.node_name or cp.preferred_parse_error):
             return False
         cache = self.cache
         for f, plugins in self.pod_dynamic:   # (loops, not any(): asked once per copy of a batch)
             if getattr(pod, f):
                 for p in plugins:
-                    if not p.passes_everywhere(pod, cache, run):
+                    if p is not skip and not p.passes_everywhere(pod, cache, run):
                         return False
         for p in self.cluster_dynamic:
             if p.applies(pod, cache):

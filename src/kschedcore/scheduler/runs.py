@@ -35,7 +35,7 @@ from ..errors import StateError
 from ..framework.cluster_events import EventAssignedPodAdd
 from ..framework.cycle import rejectors
 from .dra_events import claim_events
-from . import batches
+from . import batches, claim_runs
 from .batches import copy_of
 
 #: the most copies one kernel call decides in the loop (a driver's ticks wait for a run)
@@ -77,6 +77,11 @@ def copies_after(sim, pod, result) -> int:
     # its cycle read other pods, through the counters only; or it was node-local (its volume
     # PreFilters, if any, pass it everywhere)
     cross = cycle.dynamic and cycle.cross_pod
+    if pod.resource_claims:     # copies with claims of their own: claim_runs.py
+        plugin = claim_runs.claims_plugin(fw)
+        if cross or nominated or plugin is None:
+            return 0
+        return claim_runs.copies_after(sim, fw, plugin, _CopyTest(sim, fw, pod, cp, False, skip=plugin).copy)
     if not cross and not fw.node_local(pod, cp, pinned=True):
         return 0
     copying = _CopyTest(sim, fw, pod, cp, not cross and fw.plain(pod))
@@ -265,8 +270,9 @@ class _CopyTest:
     pod's, and nothing makes process() pass it over or its binding move other pods (a
     nominatedNodeName written for it)."""
 
-    def __init__(self, sim, fw, pod, cp, plain: bool):
+    def __init__(self, sim, fw, pod, cp, plain: bool, skip=None):
         self.sim, self.fw, self.pod, self.cp = sim, fw, pod, cp
+        self.skip = skip            # the plugin a run carries the verdict of (node_local's skip)
         self.shared: dict = {}      # what the copies found so far take (passes_everywhere's run)
         self.owner = pod.controller
         # a pod that reads as pod does (Framework.local_reads) is a copy without compiling it or
@@ -285,7 +291,7 @@ class _CopyTest:
             q.compiled = pod.compiled
             return True
         fw, cp = self.fw, self.cp
-        return fw.compile(q) is cp and fw.node_local(q, cp, pinned=True, run=self.shared)
+        return fw.compile(q) is cp and fw.node_local(q, cp, pinned=True, run=self.shared, skip=self.skip)
 
     def copy_not_nominated(self, q) -> bool:
         """copy(), and q has no nomination of its own (its cycle would try that node first)."""

@@ -171,18 +171,21 @@ class ScheduleOne:
         result.extender_scores = added
         return result
 
-    def schedule_copies(self, pod, count: int, counts=None):
+    def schedule_copies(self, pod, count: int, counts=None, claims=None):
         """The node rows of up to `count` identical copies of `pod`, a pod whose cycle just ran,
         each scheduled as schedule_pod would and written into the table before the next (the
         caller records them: Cache.place(written=True)). Fewer than `count` when a copy fits
         nowhere: its cycle is schedule_pod's, for the FitError. None when the pod's cycles do
         more than the node-local kernel pass over the table, or over the one node a
         PreFilterResult names (Framework.node_local): each copy needs its cycle.
-        counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes."""
+        counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes.
+        claims: copies with resource claims (claim_runs.py): (DynamicResources, whose status
+        the kernel holds for the run, the rows' budgets, the status of a row out of budget)."""
         fw = self.frameworks.get(pod.scheduler_name)
         cached = pod.compiled
+        skip, budget, fail = claims if claims is not None else (None, None, 0)
         if (self.extenders or fw is None or cached is None or cached[0] is not fw.token
-                or not fw.node_local(pod, cached[1], pinned=True)):
+                or not fw.node_local(pod, cached[1], pinned=True, skip=skip)):
             return None
         scan = self._written_scan(fw)
         if scan is None:
@@ -195,10 +198,10 @@ class ScheduleOne:
                 return None
             scan = np.asarray(rows, np.int32)
         chosen = np.empty(count, np.int32)
-        slot = fw.template_slot(cached[1])
+        slot = fw.template_slot(cached[1], fresh=budget is not None)
         placed, self.next_start_node_index, stale = fw.kernel.run_copies(
             cached[1], scan, self.next_start_node_index, fw.num_to_find(len(scan)), len(t.row_of),
-            self.tie_first, chosen, slot, counts)
+            self.tie_first, chosen, slot, counts, budget, fail)
         fw.passes += 1           # the call reused the kernel's buffers
         self._left_stale(stale)
         return chosen[:placed]

@@ -20,6 +20,7 @@ from ..._native import F_DYNAMIC_RESOURCES, VOLUME_UU
 from ...backend.cache.dra import ClaimLookupError
 from ...dra.allocator import Allocator, AllocatorError, Features, SelectorCache, spec_memo
 from ...dra.pools import selector_matches
+from ...errors import StateError
 from ...framework.cluster_events import ActionType as A, EventResource as R, Queue, QueueSkip, with_hint
 from ...framework.interface import Error, PreFilterRejection, Unschedulable
 from ...framework.kernel_plugin import KernelPlugin
@@ -44,6 +45,7 @@ class DynamicResources(KernelPlugin):
     applies_when = "resource_claims"
     in_tree_post_filter = True      # post_filter gets the failed Cycle, not a statuses map
     ERROR_DETAIL = FILTER_ERROR     # the rows where Filter returns `filter_error`
+    FAILS_STATUS = ALLOCATE_FAILS | VOLUME_UU       # a row's status where the claims cannot be allocated
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
@@ -160,14 +162,9 @@ class DynamicResources(KernelPlugin):
         """Rows decided by counting free devices: those that cannot fit get ALLOCATE_FAILS;
         returns the rows left to the allocator (None: every row)."""
         entry = self._need(claims, dra, allocator)
-        index = self.index
-        if entry[1] is None or not index.refresh(dra, table, self.cel):
+        if entry[1] is None or not self.index.refresh(dra, table, self.cel):
             return None
-        if entry[2] is not index.kinds:     # the request kinds, found again once the index is made anew
-            entry[3] = [(index.kind(dra.classes[cls].v1, selectors), count)
-                        for (cls, selectors), count in entry[1].items()]
-            entry[2] = index.kinds
-        n, kinds = len(table.nodes), entry[3]
+        n, kinds = len(table.nodes), self._kinds(entry, dra)
         if len(kinds) == 1:         # one kind of request: enough free devices is enough
             kind, count = kinds[0]
             self.last.kind = kind
@@ -176,12 +173,21 @@ class DynamicResources(KernelPlugin):
                 return ()
             status[:n][kind.decided() & (kind.free_count < count)] = ALLOCATE_FAILS | VOLUME_UU
             return kind.undecided()
-        fits, decided = np.ones(n, bool), index.row_ok.copy()
+        fits, decided = np.ones(n, bool), self.index.row_ok.copy()
         for kind, count in kinds:
             fits &= kind.free_count >= count
             decided &= kind.decided()
         status[:n][decided & ~fits] = ALLOCATE_FAILS | VOLUME_UU
         return np.flatnonzero(~decided | fits).tolist()     # several: the allocator matches them
+
+    def _kinds(self, entry, dra) -> list:
+        """(RequestKind, devices asked) of a _need entry decided by counting, over the index."""
+        index = self.index
+        if entry[2] is not index.kinds:     # the request kinds, found again once the index is made anew
+            entry[3] = [(index.kind(dra.classes[cls].v1, selectors), count)
+                        for (cls, selectors), count in entry[1].items()]
+            entry[2] = index.kinds
+        return entry[3]
 
     def _need(self, claims, dra, allocator) -> list:
         """[claim specs, _exact_counts of the claims if the allocator's checks pass (else None:
@@ -272,6 +278,58 @@ class DynamicResources(KernelPlugin):
             current = dra.claims.get(claim.key, claim)
             dra.bind(pod, current, next(results) if claim.allocation is None else None)
 
+    # ---- runs of copies (scheduler/claim_runs.py) ---------------------------------------------------
+    def copy_claims(self, pod, dra, plan: CopiesPlan | None = None) -> list | None:
+        """The claims of `pod`, a copy in a run, when its PreFilter would find them as the
+        run's first copy's: each one there and its own (pod_claims), none allocated or
+        reserved, their specs the very ones of `plan` (None: the first copy). Else None."""
+        try:
+            claims = dra.pod_claims(pod)
+        except ClaimLookupError:
+            return None
+        if not claims or any(c.allocation is not None or c.reserved_for for c in claims):
+            return None
+        if plan is not None and not (len(claims) == len(plan.specs)
+                                     and all(c.v1.get("spec") is s for c, s in zip(claims, plan.specs))):
+            return None
+        return claims
+
+    def copies_plan(self, claims, cache, kernel) -> CopiesPlan | None:
+        """For copies whose claims are like `claims` (copy_claims'): where counting decides every
+        row for one kind of request, the Filter's status per row as the next copy's PreFilter
+        would make it now, handed to the kernel, and the plan (each row's budget: how many
+        copies its free devices take). None where a copy needs its own cycle."""
+        dra, table = cache.dra, cache.table
+        to_allocate = [c.v1 for c in claims]
+        allocator = self._allocator(dra)
+        entry = self._need(to_allocate, dra, allocator)
+        if entry[1] is None or not self.index.refresh(dra, table, self.cel):
+            return None
+        kinds = self._kinds(entry, dra)
+        if len(kinds) != 1 or not kinds[0][0].all_decided or kinds[0][1] < 1:
+            return None
+        kind, count = kinds[0]
+        n, rows = len(table.nodes), table.labels.shape[0]
+        status = np.zeros(rows, np.int8)
+        status[:n] = kind.short_rows(count, self.FAILS_STATUS)
+        budget = np.zeros(rows, np.int32)
+        budget[:n] = kind.free_count // count
+        kernel.set_volume_status(self.filter_id, status)
+        return CopiesPlan(entry[0], allocator, kind, budget)
+
+    def reserve_copy(self, pod, claims, row, cache, plan: CopiesPlan) -> None:
+        """reserve() for a copy of a run the kernel placed on `row` (a row decided by counting):
+        its claims allocated from the row's free devices, the copies before it counted."""
+        dra = cache.dra
+        self.index.refresh(dra, cache.table, self.cel)
+        found = plan.allocator.allocate_in_order(cache.table.nodes[row].raw, [c.v1 for c in claims],
+                                                 plan.kind.takeable(row))
+        if found is None:
+            raise StateError(f"pod {pod.key}", "spec.resourceClaims", "a copy's claims did not fit the devices "
+                             "counted free on its node")
+        for claim, result in zip(claims, found):
+            dra.bind(pod, dra.claims.get(claim.key, claim), result)
+
     def after_claim_change(self, pod, old, new):
         """isSchedulableAfterClaimChange: a deallocation retries every pod; otherwise only a
         pod whose claims all exist and include this one, for a new claim or a new status."""
@@ -341,6 +399,16 @@ class _CycleClaims:
         self.allocator, self.to_allocate, self.kind = None, [], None
         self.results: dict[int, list] = {}
         self.unavailable: dict[int, list] = {}
+
+
+class CopiesPlan:
+    """A run of copies with claims (copies_plan): the claims' specs, the allocator, the kind of
+    request counting decides, each row's budget (copies its free devices take)."""
+
+    __slots__ = ("specs", "allocator", "kind", "budget")
+
+    def __init__(self, specs, allocator, kind, budget):
+        self.specs, self.allocator, self.kind, self.budget = specs, allocator, kind, budget
 
 
 _NO_CLAIMS = Unschedulable(NO_CLAIMS)

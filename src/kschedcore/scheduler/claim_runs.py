@@ -1,0 +1,72 @@
+"""Runs of copies with resource claims: after a pod with claims was bound as it was assumed,
+the copies of it at activeQ's head -- each with claims of its own, made from the same
+templates -- are decided in one kernel call, then popped, allocated, assumed and bound one by
+one, as runs.py does for node-local copies.
+
+A copy's DynamicResources Filter reads how many devices its claims can take on each row; where
+counting decides every row for one kind of request (DeviceIndex: ExactCount requests of one
+class and selectors, no constraint), the run hands the kernel that per-row status and each
+row's budget -- the copies its free devices take -- and the kernel turns a row's status to
+"cannot allocate" once copies have used its budget up, before the row is evaluated again
+(NodeKernel.run_copies). The allocation of each copy then follows in order, the devices the
+copies before it took counted, exactly as each copy's own Reserve and PreBind would.
+
+Exact where runs.py's runs are (nothing can happen between two pops), and besides:
+- every copy's claims exist, are its own, unallocated and reserved by nobody, and have the
+  specs of the first copy's (its PreFilter would find what the first copy's found);
+- no pod waits for a claim's update (a copy's PreBind write moves nobody: `hears`);
+- no pod is nominated.
+tests/test_claim_runs.py compares loops with and without these runs.
+"""
+from __future__ import annotations
+
+from ..errors import StateError
+from .dra_events import CLAIM_UPDATE, claim_events
+
+
+def claims_plugin(fw):
+    """The profile's DynamicResources, when it is the one plugin that reads a pod's claims."""
+    for field, plugins in fw.pod_dynamic:
+        if field == "resource_claims":
+            return plugins[0] if len(plugins) == 1 and plugins[0].name == "DynamicResources" else None
+    return None
+
+
+def copies_after(sim, fw, plugin, is_copy) -> int:
+    """The copies at activeQ's head of the pod just bound (is_copy(pod): a copy of it but for
+    its claims, which this asks), decided, popped and bound; returns how many."""
+    cache, queue = sim.sched.cache, sim.queue
+    if queue.hears(CLAIM_UPDATE):
+        return 0
+    run = queue.head_run(sim.copies_at_once)
+    if not run or not is_copy(run[0].pod):
+        return 0
+    first = plugin.copy_claims(run[0].pod, cache.dra)
+    plan = plugin.copies_plan(first, cache, fw.kernel) if first is not None else None
+    if plan is None:
+        return 0
+    claims = [first]
+    for q in run[1:]:
+        mine = plugin.copy_claims(q.pod, cache.dra, plan) if is_copy(q.pod) else None
+        if mine is None:
+            break
+        claims.append(mine)
+    rows = sim.sched.cycles.schedule_copies(run[0].pod, len(claims), None,
+                                            (plugin, plan.budget, plugin.FAILS_STATUS))
+    if rows is None:
+        return 0
+    nodes = cache.table.nodes
+    for pinfo, mine, row in zip(run, claims, rows.tolist()):
+        if queue.pop() is not pinfo:
+            raise StateError(f"pod {pinfo.key}", "", "not at activeQ's head (a run of pops changed)")
+        pod, name = pinfo.pod, nodes[row].name
+        sim.cycles += 1
+        outcome = sim.outcomes[pod.key]
+        outcome.attempts = pinfo.attempts
+        sim.listener.attempted(pod.key)
+        plugin.reserve_copy(pod, mine, row, cache, plan)      # (assume: Reserve, then the row)
+        cache.place_written([pod], [name])
+        claim_events(sim)
+        outcome.message = None
+        sim.bound_to(pod.key, name, pinfo)
+    return len(rows)
