@@ -55,17 +55,20 @@ def copies_after(sim, fw, plugin, is_copy) -> int:
                                             (plugin, plan.budget, plugin.FAILS_STATUS))
     if rows is None:
         return 0
+    rows = rows.tolist()
     nodes = cache.table.nodes
-    for pinfo, mine, row in zip(run, claims, rows.tolist()):
+    names = [nodes[row].name for row in rows]
+    # the kernel wrote their rows; nothing before their bindings reads the cache's pods
+    cache.place_written([q.pod for q in run[:len(rows)]], names, True)
+    for pinfo, mine, row, name in zip(run, claims, rows, names):
         if queue.pop() is not pinfo:
             raise StateError(f"pod {pinfo.key}", "", "not at activeQ's head (a run of pops changed)")
-        pod, name = pinfo.pod, nodes[row].name
+        pod = pinfo.pod
         sim.cycles += 1
         outcome = sim.outcomes[pod.key]
         outcome.attempts = pinfo.attempts
         sim.listener.attempted(pod.key)
-        plugin.reserve_copy(pod, mine, row, cache, plan)      # (assume: Reserve, then the row)
-        cache.place_written([pod], [name])
+        plugin.reserve_copy(pod, mine, row, cache, plan)      # (assume's Reserve and PreBind)
         claim_events(sim)
         outcome.message = None
         sim.bound_to(pod.key, name, pinfo)
