@@ -151,15 +151,22 @@ def test_a_run_stops_taking_a_row_once_its_devices_are_used(monkeypatch):
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=1, max_size=6),
-       st.lists(st.tuples(st.sampled_from(["one", "two"]), st.integers(1, 6), st.sampled_from(["250m", "4"])),
+       st.lists(st.tuples(st.sampled_from(["one", "two", "named"]), st.integers(1, 6), st.sampled_from(["250m", "4"])),
                 min_size=1, max_size=4),
        st.lists(st.integers(0, 40), max_size=4), st.integers(0, 9))
 def test_runs_with_claims_on_generated_clusters(devices, blocks, leaving, seed):
-    """Random device counts per node, blocks of pods of two templates (and CPU sizes), pods
-    leaving after: the loop with runs equals the loop without."""
+    """Random device counts per node, blocks of pods of two templates or naming one of three
+    claims (and CPU sizes), pods leaving after: the loop with runs equals the loop without."""
     def make():
-        sched = cluster(devices, [template("one", 1), template("two", 2)], seed=seed)
-        pods = [pod(f"b{b}-{i}", tmpl, cpu) for b, (tmpl, n, cpu) in enumerate(blocks) for i in range(n)]
+        sched = cluster(devices, [template("one", 1), template("two", 2)], [claim(f"x{k}") for k in range(3)],
+                        seed=seed)
+        pods = []
+        for b, (tmpl, n, cpu) in enumerate(blocks):
+            for i in range(n):
+                p = pod(f"b{b}-{i}", tmpl, cpu)
+                if tmpl == "named":     # x0, x0, x1, x1, x2, x2
+                    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"x{i // 2 % 3}"}]
+                pods.append(p)
         keys = [f"default/{p['metadata']['name']}" for p in pods]
         gone = [keys[i % len(keys)] for i in leaving]
 
@@ -175,3 +182,24 @@ def test_runs_with_claims_on_generated_clusters(devices, blocks, leaving, seed):
     with pytest.MonkeyPatch.context() as mp:
         b, _ = run_loop(mp, make, 0)
     assert a == b
+
+
+def claim(name):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"devices": {"requests": [{"name": "r0", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def test_pods_sharing_a_claim_are_no_copies_of_each_other(monkeypatch):
+    """Pods naming one claim share it: once the first is placed, the next ones' claim is
+    allocated, and their Filter reads its node selector -- not the devices a copy would take."""
+    def make():
+        sched = cluster([2, 2, 2, 2], [], [claim("x0"), claim("x1"), claim("x2")])
+        named = [pod(f"s{i}", None) for i in range(6)]
+        for i, p in enumerate(named):
+            p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"x{min(i, 2)}"}]
+        return sched, named, []
+    a, _ = run_loop(monkeypatch, make, runs.COPIES_AT_ONCE)
+    b, _ = run_loop(monkeypatch, make, 0)
+    assert a == b
+    assert len({node for key, node, _, _ in a[0] if key >= "default/s2"}) == 1     # x2's node

@@ -12,8 +12,9 @@ row's budget -- the copies its free devices take -- and the kernel turns a row's
 copies before it took counted, exactly as each copy's own Reserve and PreBind would.
 
 Exact where runs.py's runs are (nothing can happen between two pops), and besides:
-- every copy's claims exist, are its own, unallocated and reserved by nobody, and have the
-  specs of the first copy's (its PreFilter would find what the first copy's found);
+- every copy's claims exist, are unallocated, reserved by nobody and named by no other pod of
+  the run, and have the specs of the first copy's (its PreFilter would find what the first
+  copy's found);
 - no pod waits for a claim's update (a copy's PreBind write moves nobody: `hears`);
 - no pod is nominated.
 tests/test_claim_runs.py compares loops with and without these runs.
@@ -45,11 +46,12 @@ def copies_after(sim, fw, plugin, is_copy) -> int:
     plan = plugin.copies_plan(first, cache, fw.kernel) if first is not None else None
     if plan is None:
         return 0
-    claims = [first]
+    claims, seen = [first], {c.key for c in first}
     for q in run[1:]:
         mine = plugin.copy_claims(q.pod, cache.dra, plan) if is_copy(q.pod) else None
-        if mine is None:
-            break
+        if mine is None or any(c.key in seen for c in mine):
+            break           # (a claim two pods name is allocated once the first is placed)
+        seen.update(c.key for c in mine)
         claims.append(mine)
     rows = sim.sched.cycles.schedule_copies(run[0].pod, len(claims), None,
                                             (plugin, plan.budget, plugin.FAILS_STATUS))

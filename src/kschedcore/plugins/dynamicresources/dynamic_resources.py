@@ -281,8 +281,9 @@ class DynamicResources(KernelPlugin):
     # ---- runs of copies (scheduler/claim_runs.py) ---------------------------------------------------
     def copy_claims(self, pod, dra, plan: CopiesPlan | None = None) -> list | None:
         """The claims of `pod`, a copy in a run, when its PreFilter would find them as the
-        run's first copy's: each one there and its own (pod_claims), none allocated or
-        reserved, their specs the very ones of `plan` (None: the first copy). Else None."""
+        run's first copy's: each one there (and its own, for a template's: pod_claims), none
+        allocated or reserved, their specs the very ones of `plan` (None: the first copy).
+        Else None. (The run keeps a claim that two copies name out: claim_runs.py.)"""
         try:
             claims = dra.pod_claims(pod)
         except ClaimLookupError:
