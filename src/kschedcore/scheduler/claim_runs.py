@@ -39,13 +39,14 @@ def copies_after(sim, fw, plugin, is_copy) -> int:
     cache, queue = sim.sched.cache, sim.queue
     if queue.hears(CLAIM_UPDATE):
         return 0
-    run = queue.head_run(sim.copies_at_once)
-    if not run or not is_copy(run[0].pod):
+    head = queue.head_run(1)        # (the head alone first: most pods are no copy)
+    if not head or not is_copy(head[0].pod):
         return 0
-    first = plugin.copy_claims(run[0].pod, cache.dra)
+    first = plugin.copy_claims(head[0].pod, cache.dra)
     plan = plugin.copies_plan(first, cache, fw.kernel) if first is not None else None
     if plan is None:
         return 0
+    run = queue.head_run(sim.copies_at_once)
     claims, seen = [first], {c.key for c in first}
     for q in run[1:]:
         mine = plugin.copy_claims(q.pod, cache.dra, plan) if is_copy(q.pod) else None
