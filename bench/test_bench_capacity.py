@@ -1,6 +1,6 @@
 """Capacity (kschedcore.capacity): cluster-capacity's question -- how many copies of a pod fit --
-on 5,000 nodes (50,000 instances) and on the Alibaba GPU cluster 2023 (1,523 nodes, every
-instance that fits). The cluster is loaded in setup; the timing is the simulation (`run`), as
+on 5,000 nodes (50,000 instances), on the Alibaba GPU cluster 2023 (1,523 nodes, every
+instance that fits) and on 5,000 nodes whose GPUs are DRA devices. The cluster is loaded in setup; the timing is the simulation (`run`), as
 cluster-capacity's `Run()` is. cluster-capacity's own Run() on the Alibaba cluster, measured on
 this machine (tests/data/capacity/README.md): 21.7 s for the GPU pod (6,210 instances), 268.8 s
 for the CPU pod (124,768 instances).
@@ -12,6 +12,8 @@ from kschedcore.scheduler import Scheduler
 from kschedcore.sources.alibaba import load_alibaba
 from kschedcore.sources.files import load_workload
 
+from workloads import dra_gpus
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -21,11 +23,11 @@ def _template(name, requests, limits=None):
         {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "x", "resources": res}]}}), name)
 
 
-def _bench(benchmark, nodes, template, max_limit):
+def _bench(benchmark, nodes, template, max_limit, make=None):
     state = {}
 
     def setup():
-        state["sched"] = Scheduler(nodes)
+        state["sched"] = make() if make is not None else Scheduler(nodes)
         return (), {}
 
     def run():
@@ -55,3 +57,15 @@ def test_capacity_alibaba_cpu_pod(benchmark):
     nodes = sorted(load_alibaba(DATA / "openb_node_list_all_node.csv.gz").nodes, key=lambda n: n["metadata"]["name"])
     n = _bench(benchmark, nodes, _template("web", {"cpu": "1", "memory": "2Gi"}), 0)
     assert n == 124768        # cluster-capacity's answer
+
+
+def test_capacity_dra_gpus_5000_nodes(benchmark):
+    """5,000 nodes with 8 devices each in a ResourceSlice (DRA), copies of a pod whose claim
+    from a template asks one: every device taken, 40,000 instances."""
+    workload = dra_gpus(5000, 8)
+    pod = {"metadata": {"name": "train"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}
+    template = capacity.Template(capacity.podspec.default_pod(pod), "train")
+    n = _bench(benchmark, None, template, 0, lambda: Scheduler.from_workload(workload))
+    assert n == 40000

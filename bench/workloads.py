@@ -182,3 +182,23 @@ def preemption(nodes: int = 1000, pods: int = 500) -> Workload:
         p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
         w.pending.append(p)
     return w
+
+
+def dra_gpus(nodes: int, per_node: int) -> Workload:
+    """`nodes` nodes (32 CPUs) with `per_node` devices each in a node-local ResourceSlice of
+    gpu.example.com, the DeviceClass "gpu" and the ResourceClaimTemplate "one-gpu" (default
+    namespace) asking one of them."""
+    driver = "gpu.example.com"
+    names = [f"node-{i:05d}" for i in range(nodes)]
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpus"},
+               "spec": {"driver": driver, "nodeName": n, "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": f"gpu-{k}"} for k in range(per_node)]}} for n in names]
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one-gpu", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+    node_objs = [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                  "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}} for n in names]
+    return Workload(nodes=node_objs, objects={"DeviceClass": [device_class], "ResourceSlice": slices,
+                                              "ResourceClaimTemplate": [template]})

@@ -203,3 +203,53 @@ def test_pods_sharing_a_claim_are_no_copies_of_each_other(monkeypatch):
     b, _ = run_loop(monkeypatch, make, 0)
     assert a == b
     assert len({node for key, node, _, _ in a[0] if key >= "default/s2"}) == 1     # x2's node
+
+
+def capacity_run(monkeypatch, devices, tmpl, runs_on, cpu="1", max_limit=0, took=None):
+    """capacity's answer for copies of a pod with a claim from `tmpl`, with runs of copies or a
+    cycle per copy: the copies' nodes, the stop reason and every claim's devices. took: gets
+    the copies each run placed."""
+    from kschedcore.capacity import Template, estimate
+    real = estimate._claim_copies
+
+    def counting(sched, maker, pod, count, est):
+        before = len(est.bound)
+        ran = real(sched, maker, pod, count, est)
+        if took is not None:
+            took.append(len(est.bound) - before)
+        return ran
+    monkeypatch.setattr(estimate, "_claim_copies", counting if runs_on else lambda *args: False)
+    sched = cluster(devices, [template("one", 1), template("two", 2), template("pair", 1, requests=2)], seed=4)
+    p = pod("gpu", tmpl, cpu=cpu)
+    del p["metadata"]["uid"]
+    est = estimate.run(sched, [Template(pod=p, source="test")], max_limit)
+    dra = sched.cache.dra
+    devices_of = sorted((key, repr(c.allocation)) for key, c in dra.claims.items())
+    return [(b.pod, b.node) for b in est.bound], est.stop_reason, devices_of
+
+
+def test_capacity_copies_with_claims_as_cycles(monkeypatch):
+    """capacity's copies of a pod with claims from templates, decided in runs: the answer, its
+    nodes and every copy's devices as with a cycle per copy -- up to the device that runs out
+    and to --max-limit."""
+    devices = [1, 2, 3, 6, 1, None, 4, 2, 5, 3, 0, 8]
+    for tmpl, cpu, limit in [("one", "1", 0), ("two", "1", 0), ("pair", "1", 0), ("one", "6", 0), ("one", "1", 17)]:
+        took: list = []
+        with monkeypatch.context() as m:
+            with_runs = capacity_run(m, devices, tmpl, True, cpu, limit, took)
+        with monkeypatch.context() as m:
+            without = capacity_run(m, devices, tmpl, False, cpu, limit)
+        assert with_runs == without, (tmpl, cpu, limit)
+        assert sum(took) > len(with_runs[0]) // 2       # most copies placed by a run
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(0, 6)), min_size=1, max_size=8), st.sampled_from(["one", "two", "pair"]),
+       st.sampled_from(["250m", "3"]))
+def test_capacity_copies_with_claims_on_generated_clusters(devices, tmpl, cpu):
+    import pytest
+    with pytest.MonkeyPatch.context() as mp:
+        a = capacity_run(mp, devices, tmpl, True, cpu)
+    with pytest.MonkeyPatch.context() as mp:
+        b = capacity_run(mp, devices, tmpl, False, cpu)
+    assert a == b

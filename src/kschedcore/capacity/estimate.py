@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from ..errors import StateError
 from ..objects.pod import parse_pod, renamed
 from ..objects.validation import check_node_field_selectors
+from ..scheduler.claim_runs import claims_plugin
+from ..util.collector import gc_frozen
 from .pending import Bound, ClusterPending, schedule_cluster_pending
 from .podspec import DEFAULT_SCHEDULER, Template
 
@@ -96,6 +99,12 @@ def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Esti
     reported in `Estimate.cluster`, not counted."""
     makers = [CopyMaker(sched, t) for t in templates]
     est = Estimate(templates, cluster=schedule_cluster_pending(sched))
+    with gc_frozen():       # (copies with claims make a dozen containers each: no walks of the cache)
+        _run(sched, makers, est, max_limit)
+    return est
+
+
+def _run(sched: Scheduler, makers: list, est: Estimate, max_limit: int) -> None:
     cycles = sched.cycles
     limit = max_limit if max_limit > 0 else 1 << 62
     batched = len(makers) == 1
@@ -106,13 +115,12 @@ def run(sched: Scheduler, templates: list[Template], max_limit: int = 0) -> Esti
         if result.node is None:
             cycles.post_filter(pod, result)
             est.stop_type, est.stop_message = UNSCHEDULABLE, result.message or ""
-            return est
+            return
         sched.assume_scheduled(pod, result)
         est.bound.append(Bound(pod.key, result.node, i % len(makers)))
         if batched:
             batched = _copies(sched, makers[0], pod, result, min(limit - len(est.bound), COPY_BATCH), est)
     est.stop_type, est.stop_message = LIMIT_REACHED, f"Maximum number of pods simulated: {max_limit}"
-    return est
 
 
 #: copies scheduled per NodeKernel.run_copies call
@@ -126,6 +134,8 @@ def _copies(sched: Scheduler, maker: CopyMaker, pod: Pod, result: ScheduleResult
     if count <= 0:
         return True
     cycles, counted = sched.cycles, False
+    if pod.resource_claims:
+        return _claim_copies(sched, maker, pod, count, est)
     rows = cycles.schedule_copies(pod, count)
     if rows is None:
         if result.cycle is None or not result.cycle.cross_pod:
@@ -139,4 +149,32 @@ def _copies(sched: Scheduler, maker: CopyMaker, pod: Pod, result: ScheduleResult
     copies = maker.take(len(names), pod.compiled)
     sched.cache.place_written(copies, names, True, counted)
     est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
+    return True
+
+
+def _claim_copies(sched: Scheduler, maker: CopyMaker, pod: Pod, count: int, est: Estimate) -> bool:
+    """Copies of a pod whose claims all come from templates (scheduler/claim_runs.py's runs):
+    decided by the kernel with each row's budget of copies, then each made -- its claims
+    created from the templates --, allocated on its row and recorded, in order. False where
+    counting does not decide the claims' Filter on every row (each copy then has its cycle)."""
+    fw = sched.profiles.get(pod.scheduler_name)
+    plugin = claims_plugin(fw) if fw is not None else None
+    if fw is None or plugin is None or not all(e.get("resourceClaimTemplateName") for e in pod.resource_claims):
+        return False
+    cache = sched.cache
+    plan = plugin.copies_plan(cache.dra.pod_claims(pod), cache, fw.kernel)   # (the specs: every copy's)
+    rows = None if plan is None else sched.cycles.schedule_copies(pod, count, None,
+                                                                  (plugin, plan.budget, plugin.FAILS_STATUS))
+    if plan is None or rows is None:
+        return False
+    nodes, compiled = cache.table.nodes, pod.compiled
+    for row in rows.tolist():
+        copy = maker.next()
+        copy.compiled = compiled
+        claims = plugin.copy_claims(copy, cache.dra, plan)
+        if claims is None:
+            raise StateError(f"pod {copy.key}", "spec.resourceClaims", "a copy's claims were not made from its templates")
+        plugin.reserve_copy(copy, claims, row, cache, plan)
+        cache.place_written([copy], [nodes[row].name], True)
+        est.bound.append(Bound(copy.key, nodes[row].name, 0))
     return True
