@@ -253,3 +253,55 @@ def test_capacity_copies_with_claims_on_generated_clusters(devices, tmpl, cpu):
     with pytest.MonkeyPatch.context() as mp:
         b = capacity_run(mp, devices, tmpl, False, cpu)
     assert a == b
+
+
+def pending_run(devices, pods, batch, took=None):
+    """schedule_pending over `pods` (with runs of copies or a cycle per pod): each result's node,
+    feasible and processed nodes and message, and every claim's devices."""
+    from kschedcore.scheduler import batches
+    sched = cluster(devices, [template("one", 1), template("two", 2), template("pair", 1, requests=2)],
+                    [claim(f"x{k}") for k in range(3)], seed=5)
+    sched.cycles.batch_copies = batch
+    real = batches.claim_copies_after
+
+    def counting(*args):
+        n = real(*args)
+        if took is not None:
+            took.append(n)
+        return n
+    batches.claim_copies_after = counting
+    try:
+        for p in pods:
+            sched.add_pod(p)
+        results = sched.schedule_pending()
+    finally:
+        batches.claim_copies_after = real
+    dra = sched.cache.dra
+    return ([(r.pod, r.node, r.feasible_nodes, r.message) for r in results],
+            sorted((key, repr(c.allocation)) for key, c in dra.claims.items()))
+
+
+def test_schedule_pending_runs_with_claims_as_cycles():
+    """The batch path's runs of copies with claims: every result and every claim's devices as
+    with a cycle per pod, rows running out of devices mid-run."""
+    devices = [1, 2, 3, 6, 1, None, 4, 2, 5, 3]
+    pods = ([pod(f"a{i}", "one") for i in range(12)] + [pod(f"b{i}", "two", cpu="2") for i in range(5)]
+            + [pod(f"c{i}", "pair") for i in range(4)] + [pod(f"d{i}", "one") for i in range(8)])
+    took: list = []
+    assert pending_run(devices, pods, True, took) == pending_run(devices, pods, False)
+    assert sum(took) > 15
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=1, max_size=6),
+       st.lists(st.tuples(st.sampled_from(["one", "two", "pair", "named"]), st.integers(1, 6),
+                          st.sampled_from(["250m", "4"])), min_size=1, max_size=4))
+def test_schedule_pending_runs_with_claims_on_generated_clusters(devices, blocks):
+    pods = []
+    for b, (tmpl, n, cpu) in enumerate(blocks):
+        for i in range(n):
+            p = pod(f"b{b}-{i}", tmpl, cpu)
+            if tmpl == "named":
+                p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"x{i // 2 % 3}"}]
+            pods.append(p)
+    assert pending_run(devices, pods, True) == pending_run(devices, pods, False)

@@ -5,6 +5,8 @@ exactly as its own cycle would be (tests/test_equivalence.py compares both ways)
 in Python per pod: its compile lookup and its result. After a cross-pod cycle (spreading,
 pod affinity through the counters), its identical copies go to the kernel the same way
 (cross_copies_after; the kernel counts each copy as it places it: tests/test_cross_copies.py).
+After a cycle of a pod with claims, its copies with claims of their own go the same way where
+counting decides the claims' Filter (claim_copies_after: tests/test_claim_runs.py).
 
 Without records (schedule_pending(records=False)), a pod of a mixed run that fits nowhere stays
 in the run where its PostFilters' answer follows from the pod and the FitError counts alone
@@ -14,6 +16,7 @@ import numpy as np
 
 from .._native import C_UNSCHEDULABLE, H_CODE
 from ..framework.fit_error import FitError
+from .claim_runs import claims_plugin
 from .result import ScheduleResult
 
 #: the most pods one kernel call schedules
@@ -67,6 +70,44 @@ def cross_copies_after(sched, pod, pending, i, results, callback) -> int:
     counts = np.zeros((len(run), 2), np.int64)
     rows = sched.cycles.schedule_cross_copies(ready, len(run), counts)
     return _record(sched, fw, run, rows, None, counts, results, callback, copies=True, counted=True)
+
+
+def claim_copies_after(sched, pod, pending, i, results, callback) -> int:
+    """After a cycle of `pod`, a pod with claims, placed it: its copies from pending[i] on --
+    its compiled template, claims of their own of the same specs -- in one kernel call with each
+    row's budget of devices (claim_runs.py's runs), each copy's claims then allocated on its
+    row in order; returns how many it took."""
+    fw = sched.profiles.get(pod.scheduler_name)
+    plugin = claims_plugin(fw) if fw is not None else None
+    cp = pod.compiled[1] if pod.compiled is not None else None
+    if plugin is None or cp is None or i >= len(pending):
+        return 0
+    dra = sched.cache.dra
+
+    def claims_of(q, plan):
+        if (q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp
+                or not fw.node_local(q, cp, skip=plugin)):
+            return None
+        return plugin.copy_claims(q, dra, plan)
+    first = claims_of(pending[i], None)
+    plan = plugin.copies_plan(first, sched.cache, fw.kernel) if first is not None else None
+    if plan is None:
+        return 0
+    claims, seen = [first], {c.key for c in first}
+    for j in range(i + 1, min(len(pending), i + COPIES_AT_ONCE)):
+        mine = claims_of(pending[j], plan)
+        if mine is None or any(c.key in seen for c in mine):
+            break           # (a claim two pods name is allocated once the first is placed)
+        seen.update(c.key for c in mine)
+        claims.append(mine)
+    counts = np.zeros((len(claims), 2), np.int64)
+    rows = sched.cycles.schedule_copies(pod, len(claims), counts, (plugin, plan.budget, plugin.FAILS_STATUS))
+    if rows is None:
+        return 0
+    run = pending[i:i + len(claims)]
+    for q, mine, row in zip(run, claims, rows.tolist()):
+        plugin.reserve_copy(q, mine, row, sched.cache, plan)
+    return _record(sched, fw, run, rows, None, counts, results, callback, copies=True)
 
 
 def copy_of(fw, pod, cp, owner, q) -> bool:

@@ -368,9 +368,7 @@ class Scheduler(ClaimOperations, WhatIfOperations):
                     not cross_pod and cycle.framework.node_local(pod, cycle.cp)))
                 if result.node is not None:
                     self.assume_scheduled(pod, result)
-                    # the kernel's buffers are the next cycle's: a batch keeps the record of
-                    # failed cycles only (their diagnosis is decoded), not 10^5 of successes
-                    result.cycle = None
+                    result.cycle = None     # (the kernel's buffers are the next cycle's: no record of successes)
                 else:
                     self.cycles.post_filter(pod, result, keep=records)
                     self.pending.append(pod)
@@ -386,8 +384,9 @@ class Scheduler(ClaimOperations, WhatIfOperations):
                 # the pod the kernel's run left (another template, or one that fits nowhere)
                 # has its own cycle next
                 i += batches.run_after(self, pod, pending, i, results, callback, records)
-            elif cross_pod and self.cycles.batch_copies and result.node is not None:
-                i += batches.cross_copies_after(self, pod, pending, i, results, callback)
+            elif (cross_pod or pod.resource_claims) and self.cycles.batch_copies and result.node is not None:
+                after = batches.cross_copies_after if cross_pod else batches.claim_copies_after
+                i += after(self, pod, pending, i, results, callback)
         return results
 
     def explain(self, pod: Pod | dict) -> dict:
