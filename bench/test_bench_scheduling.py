@@ -11,7 +11,7 @@ import pytest
 from kschedcore import Scheduler
 
 from timing import prepared, time_schedule_pending
-from workloads import affinity, basic, kube_scheduler_pods_per_second, parity_bench, preemption, volumes
+from workloads import affinity, basic, dra_gpus, kube_scheduler_pods_per_second, parity_bench, preemption, volumes
 
 CASES = [(500, 0), (500, 100), (5000, 0), (5000, 100), (15000, 0), (15000, 100)]
 KUBE = kube_scheduler_pods_per_second()
@@ -80,6 +80,25 @@ def test_schedule_volumes_5000(benchmark):
     zonal CSI PVs and WaitForFirstConsumer claims provisioned in allowed zones, under a CSI
     volume limit. No kube-scheduler figure was measured for it."""
     _time_pending(benchmark, volumes(), 2000)
+
+
+def _dra_workload(pods):
+    """5,000 nodes of 8 DRA devices (bench/workloads.py `dra_gpus`, 40,000 devices), `pods`
+    pending pods whose claim from a template asks one device."""
+    workload = dra_gpus(5000, 8)
+    workload.pending = [{"metadata": {"name": f"train-{i:05d}", "namespace": "default", "uid": f"train-{i}"},
+                         "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+                                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}
+                        for i in range(pods)]
+    return workload
+
+
+def test_schedule_dra_5000(benchmark):
+    """Pods with claims (DynamicResources, the devices counted per row) through schedule_pending:
+    runs of copies with each row's budget of devices."""
+    workload = _dra_workload(30000)
+    results, _ = time_schedule_pending(benchmark, lambda: prepared(Scheduler.from_workload(workload)), rounds=3)
+    assert len(results) == 30000 and all(r.node is not None for r in results)
 
 
 AFFINITY_KINDS = ["preferred-pod-affinity", "preferred-pod-anti-affinity", "node-affinity", "namespace-selector"]
