@@ -21,8 +21,8 @@ tests/test_claim_runs.py compares loops with and without these runs.
 """
 from __future__ import annotations
 
-from ..errors import StateError
 from .dra_events import CLAIM_UPDATE, claim_events
+from .run_pops import pop_decided
 
 
 def claims_plugin(fw):
@@ -64,15 +64,9 @@ def copies_after(sim, fw, plugin, is_copy) -> int:
     # the kernel wrote their rows; nothing before their bindings reads the cache's pods
     cache.place_written([q.pod for q in run[:len(rows)]], names, True)
     for pinfo, mine, row, name in zip(run, claims, rows, names):
-        if queue.pop() is not pinfo:
-            raise StateError(f"pod {pinfo.key}", "", "not at activeQ's head (a run of pops changed)")
-        pod = pinfo.pod
-        sim.cycles += 1
-        outcome = sim.outcomes[pod.key]
-        outcome.attempts = pinfo.attempts
-        sim.listener.attempted(pod.key)
-        plugin.reserve_copy(pod, mine, row, cache, plan)      # (assume's Reserve and PreBind)
+        outcome = pop_decided(sim, pinfo, "activeQ")
+        plugin.reserve_copy(pinfo.pod, mine, row, cache, plan)      # (assume's Reserve and PreBind)
         claim_events(sim)
         outcome.message = None
-        sim.bound_to(pod.key, name, pinfo)
+        sim.bound_to(pinfo.key, name, pinfo)
     return len(rows)

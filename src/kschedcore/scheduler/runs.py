@@ -31,10 +31,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._native import H_PLUGIN, N_FILTERS
-from ..errors import StateError
 from ..framework.cluster_events import EventAssignedPodAdd
 from ..framework.cycle import rejectors
 from .dra_events import claim_events
+from .run_pops import pop_decided
 from . import batches, claim_runs
 from .batches import copy_of
 
@@ -198,15 +198,9 @@ def _decided(sim, fw, took, rows, failed, processed, below) -> None:
     popped, then failed (its FitError from its counts) or assumed and bound."""
     cache = sim.sched.cache
     nodes, n_all, n_failed = cache.table.nodes, len(cache.table.row_of), 0
-    for k, (want, row) in enumerate(zip(took, rows)):
-        pinfo = sim.queue.pop()
-        if pinfo is not want:
-            raise StateError(f"pod {want.key}", "", "not at backoffQ's head (a run of pops changed)")
+    for k, (pinfo, row) in enumerate(zip(took, rows)):
+        outcome = pop_decided(sim, pinfo, "backoffQ")
         pod = pinfo.pod
-        sim.cycles += 1
-        outcome = sim.outcomes[pod.key]
-        outcome.attempts = pinfo.attempts
-        sim.listener.attempted(pod.key)
         if row < 0:
             counts = failed[n_failed]
             n_failed += 1
