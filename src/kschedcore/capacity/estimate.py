@@ -167,7 +167,7 @@ def _claim_copies(sched: Scheduler, maker: CopyMaker, pod: Pod, count: int, est:
                                                                   (plugin, plan.budget, plugin.FAILS_STATUS))
     if plan is None or rows is None:
         return False
-    nodes, compiled = cache.table.nodes, pod.compiled
+    nodes, compiled, copies = cache.table.nodes, pod.compiled, []
     for row in rows.tolist():
         copy = maker.next()
         copy.compiled = compiled
@@ -175,6 +175,8 @@ def _claim_copies(sched: Scheduler, maker: CopyMaker, pod: Pod, count: int, est:
         if claims is None:
             raise StateError(f"pod {copy.key}", "spec.resourceClaims", "a copy's claims were not made from its templates")
         plugin.reserve_copy(copy, claims, row, cache, plan)
-        cache.place_written([copy], [nodes[row].name], True)
-        est.bound.append(Bound(copy.key, nodes[row].name, 0))
+        copies.append(copy)
+    names = [nodes[row].name for row in rows.tolist()]
+    cache.place_written(copies, names, True)        # (the kernel wrote their rows; nothing above reads the pods)
+    est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
     return True
