@@ -145,7 +145,7 @@ def _copies(sched: Scheduler, maker: CopyMaker, pod: Pod, result: ScheduleResult
             return True         # (it backs off by itself; a later cycle may start a run)
         rows, counted = cycles.schedule_cross_copies(ready, count, np.zeros((count, 2), np.int64)), True
     nodes = sched.cache.table.nodes
-    names = [nodes[row].name for row in rows.tolist()]
+    names = [nodes[row].name for row in rows]
     copies = maker.take(len(names), pod.compiled)
     sched.cache.place_written(copies, names, True, counted)
     est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
@@ -163,12 +163,11 @@ def _claim_copies(sched: Scheduler, maker: CopyMaker, pod: Pod, count: int, est:
         return False
     cache = sched.cache
     plan = plugin.copies_plan(cache.dra.pod_claims(pod), cache, fw.kernel)   # (the specs: every copy's)
-    rows = None if plan is None else sched.cycles.schedule_copies(pod, count, None,
-                                                                  (plugin, plan.budget, plugin.FAILS_STATUS))
-    if plan is None or rows is None:
+    found = None if plan is None else sched.cycles.schedule_copies(pod, count, None, (plugin, plan))
+    if found is None:
         return False
-    nodes, compiled, copies = cache.table.nodes, pod.compiled, []
-    for row in rows.tolist():
+    rows, nodes, compiled, copies = found.tolist(), cache.table.nodes, pod.compiled, []
+    for row in rows:
         copy = maker.next()
         copy.compiled = compiled
         claims = plugin.copy_claims(copy, cache.dra, plan)
@@ -176,7 +175,7 @@ def _claim_copies(sched: Scheduler, maker: CopyMaker, pod: Pod, count: int, est:
             raise StateError(f"pod {copy.key}", "spec.resourceClaims", "a copy's claims were not made from its templates")
         plugin.reserve_copy(copy, claims, row, cache, plan)
         copies.append(copy)
-    names = [nodes[row].name for row in rows.tolist()]
+    names = [nodes[row].name for row in rows]
     cache.place_written(copies, names, True)        # (the kernel wrote their rows; nothing above reads the pods)
     est.bound.extend(map(Bound, [c.key for c in copies], names, [0] * len(names)))
     return True

@@ -23,9 +23,9 @@ from .registry import IN_TREE
 from .status import Code
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 #: the tag of a template's own slot for a run of copies with claims (template_slot(fresh=True))
 FRESH = "fresh"
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 #: the extension points whose plugins' EnqueueExtensions make the queueing hint map
 ENQUEUE_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._native import C_UNSCHEDULABLE, H_CODE
 from ..framework.fit_error import FitError
-from .claim_runs import claims_plugin
+from .claim_runs import claims_plugin, run_claims
 from .result import ScheduleResult
 
 #: the most pods one kernel call schedules
@@ -83,28 +83,19 @@ def claim_copies_after(sched, pod, pending, i, results, callback) -> int:
     if plugin is None or cp is None or i >= len(pending):
         return 0
     dra = sched.cache.dra
-
-    def claims_of(q, plan):
-        if (q.node_name or q.gated or q.scheduler_name != pod.scheduler_name or fw.compile(q) is not cp
-                or not fw.node_local(q, cp, skip=plugin)):
-            return None
-        return plugin.copy_claims(q, dra, plan)
-    first = claims_of(pending[i], None)
-    plan = plugin.copies_plan(first, sched.cache, fw.kernel) if first is not None else None
+    head, _ = node_local_run(fw, pod, pending, i, 1, cp, skip=plugin)      # (the next pod alone first)
+    first = plugin.copy_claims(head[0], dra) if head else None
+    if first is None:
+        return 0
+    plan = plugin.copies_plan(first, sched.cache, fw.kernel)
     if plan is None:
         return 0
-    claims, seen = [first], {c.key for c in first}
-    for j in range(i + 1, min(len(pending), i + COPIES_AT_ONCE)):
-        mine = claims_of(pending[j], plan)
-        if mine is None or any(c.key in seen for c in mine):
-            break           # (a claim two pods name is allocated once the first is placed)
-        seen.update(c.key for c in mine)
-        claims.append(mine)
+    run, _ = node_local_run(fw, pod, pending, i, COPIES_AT_ONCE, cp, skip=plugin)
+    claims = run_claims(plugin, dra, plan, first, run[1:])
     counts = np.zeros((len(claims), 2), np.int64)
-    rows = sched.cycles.schedule_copies(pod, len(claims), counts, (plugin, plan.budget, plugin.FAILS_STATUS))
+    rows = sched.cycles.schedule_copies(pod, len(claims), counts, (plugin, plan))
     if rows is None:
         return 0
-    run = pending[i:i + len(claims)]
     for q, mine, row in zip(run, claims, rows.tolist()):
         plugin.reserve_copy(q, mine, row, sched.cache, plan)
     return _record(sched, fw, run, rows, None, counts, results, callback, copies=True)
@@ -162,9 +153,9 @@ def settles_each(fw, run, below):
     return np.fromiter((fw.post_filter_settles(q, b) for q, b in zip(run, below)), np.uint8, len(run))
 
 
-def node_local_run(fw, pod, pending, start, most, only=None):
+def node_local_run(fw, pod, pending, start, most, only=None, skip=None):
     """Up to `most` pods from pending[start] on, while each is node-local in `pod`'s profile
-    (and compiles to `only`, if given), with their CompiledPods."""
+    (and compiles to `only`, if given; skip: Framework.node_local's), with their CompiledPods."""
     run, cps = [], []
     shared: dict = {}           # what the pods found so far take (passes_everywhere's run)
     for j in range(start, min(len(pending), start + most)):     # (islice would walk from 0)
@@ -172,7 +163,7 @@ def node_local_run(fw, pod, pending, start, most, only=None):
         if q.node_name or q.gated or q.scheduler_name != pod.scheduler_name:
             break
         cp = fw.compile(q)
-        if (only is not None and cp is not only) or not fw.node_local(q, cp, run=shared):
+        if (only is not None and cp is not only) or not fw.node_local(q, cp, run=shared, skip=skip):
             break
         run.append(q)
         cps.append(cp)

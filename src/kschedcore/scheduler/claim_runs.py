@@ -21,6 +21,8 @@ tests/test_claim_runs.py compares loops with and without these runs.
 """
 from __future__ import annotations
 
+from itertools import takewhile
+
 from .dra_events import CLAIM_UPDATE, claim_events
 from .run_pops import pop_decided
 
@@ -31,6 +33,20 @@ def claims_plugin(fw):
         if field == "resource_claims":
             return plugins[0] if len(plugins) == 1 and plugins[0].name == "DynamicResources" else None
     return None
+
+
+def run_claims(plugin, dra, plan, first: list, pods) -> list:
+    """The claims of a run's copies: `first` (the first copy's), then each of `pods`' while
+    copy_claims finds claims of the plan's specs that no earlier copy names (a claim two pods
+    name is allocated once the first is placed: the second's Filter reads its node selector)."""
+    claims, seen = [first], {c.key for c in first}
+    for pod in pods:
+        mine = plugin.copy_claims(pod, dra, plan)
+        if mine is None or any(c.key in seen for c in mine):
+            break
+        seen.update(c.key for c in mine)
+        claims.append(mine)
+    return claims
 
 
 def copies_after(sim, fw, plugin, is_copy) -> int:
@@ -47,15 +63,8 @@ def copies_after(sim, fw, plugin, is_copy) -> int:
     if plan is None:
         return 0
     run = queue.head_run(sim.copies_at_once)
-    claims, seen = [first], {c.key for c in first}
-    for q in run[1:]:
-        mine = plugin.copy_claims(q.pod, cache.dra, plan) if is_copy(q.pod) else None
-        if mine is None or any(c.key in seen for c in mine):
-            break           # (a claim two pods name is allocated once the first is placed)
-        seen.update(c.key for c in mine)
-        claims.append(mine)
-    rows = sim.sched.cycles.schedule_copies(run[0].pod, len(claims), None,
-                                            (plugin, plan.budget, plugin.FAILS_STATUS))
+    claims = run_claims(plugin, cache.dra, plan, first, (q.pod for q in takewhile(lambda q: is_copy(q.pod), run[1:])))
+    rows = sim.sched.cycles.schedule_copies(run[0].pod, len(claims), None, (plugin, plan))
     if rows is None:
         return 0
     rows = rows.tolist()

@@ -180,10 +180,10 @@ class ScheduleOne:
         PreFilterResult names (Framework.node_local): each copy needs its cycle.
         counts: an int64 array (count, 2), filled with each copy's feasible and processed nodes.
         claims: copies with resource claims (claim_runs.py): (DynamicResources, whose status
-        the kernel holds for the run, the rows' budgets, the status of a row out of budget)."""
+        the kernel holds for the run, and its CopiesPlan: the rows' budgets)."""
         fw = self.frameworks.get(pod.scheduler_name)
         cached = pod.compiled
-        skip, budget, fail = claims if claims is not None else (None, None, 0)
+        skip, budget, fail = (claims[0], claims[1].budget, claims[0].FAILS_STATUS) if claims else (None, None, 0)
         if (self.extenders or fw is None or cached is None or cached[0] is not fw.token
                 or not fw.node_local(pod, cached[1], pinned=True, skip=skip)):
             return None
