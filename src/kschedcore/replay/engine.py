@@ -270,6 +270,9 @@ class Replay:
             if stretches and quiet.quiet(self.sim):
                 tried = self.applied
                 pos = quiet.run(self, order, pos, times)
+                if self.applied != tried:
+                    yield None                   # (a stretch returns now and then: progress)
+                    continue
             ahead = times[order[pos]] if pos < n else None
             if ahead is None and not heap:
                 self._advance(None)              # until it settles, or a departure comes due

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 PLAIN_PRE_ENQUEUE = frozenset({"SchedulingGates", "DynamicResources", "DefaultPreemption"})
 
 
+#: a stretch returns after about this many steps (its caller tells the progress between)
+STEPS_AT_ONCE = 1000
+
+
 def may_run(replay: Replay) -> bool:
     """Whether stretches can be taken in this replay at all: each cycle's binding ends as the
     pod is assumed, no fork, only the in-tree PreEnqueue plugins."""
@@ -49,22 +53,23 @@ def quiet(sim) -> bool:
 
 def run(replay: Replay, order: list, pos: int, times: list) -> int:
     """Events from timeline position order[pos] on (and the departures due meanwhile) while
-    the loop stays quiet, in windows the kernel decides at once where it can (windows.py);
-    returns the position of the first timeline event not applied."""
+    the loop stays quiet, in windows the kernel decides at once where it can (windows.py), for
+    about STEPS_AT_ONCE steps at most; returns the position of the first timeline event not
+    applied. A sampled step is sampled here as the loop's way would: the event applied, an
+    arrival not yet cycled."""
     sim, clock, timeline = replay.sim, replay.clock, replay.timeline
     departures, until = replay._departures, replay.until
     heap = departures.times
     cycles = sim.sched.cycles
     batch = cycles.batch_copies and not cycles.extenders
-    n, one = len(order), False
-    while quiet(sim):
+    n, one, stop = len(order), False, replay.applied + STEPS_AT_ONCE
+    while quiet(sim) and replay.applied < stop:
         if batch and not one:
             pos, took, one = windows.take(replay, order, pos, times, _plain_arrival)
             if took:
                 continue
         one = False
-        if replay.sampler.unsampled(replay.applied) == 0:
-            break                                   # a sample: the loop's own way
+        sampled = replay.sampler.unsampled(replay.applied) == 0     # (after the event, before a cycle)
         if pos < n and not (heap and heap[0] < times[order[pos]]):     # (at equal times the timeline's first)
             t, from_heap = times[order[pos]], False
         elif heap:
@@ -77,6 +82,8 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
             if not _departs(replay, departures.peek(), t):
                 break
             departures.pop()
+            if sampled:
+                replay.sampler.sample()
             continue
         i = order[pos]
         pod = _plain_arrival(replay, i, timeline[i])
@@ -85,7 +92,10 @@ def run(replay: Replay, order: list, pos: int, times: list) -> int:
         pos += 1
         if t > clock.now():
             clock.advance_to(t)
-        _cycle(sim, pod, arrived(replay, i, pod, t))
+        outcome = arrived(replay, i, pod, t)
+        if sampled:
+            replay.sampler.sample()
+        _cycle(sim, pod, outcome)
     return pos
 
 
