@@ -548,8 +548,9 @@ def test_quiet_stretches_leave_what_the_loop_leaves(seed, nodes, pods, per_node,
 
 
 def test_sampled_steps_stay_in_the_stretch():
-    """A sampled step is sampled inside the stretch (within a window, or alone) as the loop's
-    way samples it: in a roomy cluster the stretches take every step, samples every 40 steps."""
+    """A sampled step stays in the stretch -- a window ends before it, and it is taken alone,
+    sampled between its event and its cycle as the loop's way samples it: in a roomy cluster
+    the stretches take every step, samples every 40 steps."""
     def make():
         cluster, events = _churning_events(6, 200, 1200, 2.0)
         return Replay(Scheduler(seed=6), cluster, events, arrival="timestamps", samples=40)

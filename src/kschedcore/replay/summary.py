@@ -34,17 +34,12 @@ class Sampler:
     def sample(self, final: bool = False) -> None:
         """One sample now (the replay calls it every `stride` steps, and at the end)."""
         r = self.replay
-        self.record(r.clock.now(), r.applied, r.recorder.pending, len(r.sim.bound), r.sched.utilization(),
-                    lambda: used_columns(r.sched))
-
-    def record(self, now: float, step: int, pending: int, running: int, util: dict, used: Any) -> None:
-        """One sample of these figures; used() -> the per-node columns (used_columns), asked at a new peak
-        (a window samples a moment its table has moved past: windows.py)."""
         s = self.series
-        s["time"].append(round(now, 6))
-        s["step"].append(step)
-        s["pending"].append(pending)
-        s["running"].append(running)
+        s["time"].append(round(r.clock.now(), 6))
+        s["step"].append(r.applied)
+        s["pending"].append(r.recorder.pending)
+        s["running"].append(len(r.sim.bound))
+        util = r.sched.utilization()
         for name, value in util.items():     # None where the resource had no allocatable
             values = s["utilization"].setdefault(name, [])
             values += [None] * (len(s["time"]) - 1 - len(values))
@@ -52,7 +47,7 @@ class Sampler:
         busy = sum(util.get(name, 0.0) for name in SHOWN)
         if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node use kept
             self._peak = busy
-            self._peak_at = (s["time"][-1], used())
+            self._peak_at = (s["time"][-1], _used(r.sched))
 
     def finish(self) -> dict[str, Any]:
         """The series, with the per-node allocation at the busiest sample."""
@@ -109,7 +104,7 @@ def summarize(replay: Replay, wall_seconds: float | None = None) -> dict:
     return out
 
 
-def used_columns(sched):
+def _used(sched):
     """The shown resources' requested and allocatable columns now, and the rows of the nodes
     (copies, laid out at the end: a sample must be cheap)."""
     t = sched.cache.table
@@ -123,7 +118,7 @@ def used_columns(sched):
 
 def node_allocation(sched: Scheduler, used: Any = None) -> dict:
     """Per node, requested / allocatable of the shown resources (now, or as `used` saw them)."""
-    row_of, cols = used or used_columns(sched)
+    row_of, cols = used or _used(sched)
     names = sorted(row_of, key=row_of.get)
     idx = np.fromiter(map(row_of.get, names), np.int64, len(names))
     out = {"nodes": names}

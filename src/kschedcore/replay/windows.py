@@ -19,7 +19,6 @@ import numpy as np
 
 from ..scheduler.loop import Outcome, assigned_pod_deleted, bound_pods_left
 from .departures import Departure
-from .summary import used_columns
 
 if TYPE_CHECKING:
     from .engine import Replay
@@ -58,6 +57,7 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
     placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
     heap, n = departures.times, len(order)
+    most = min(EVENTS_AT_ONCE, replay.sampler.unsampled(replay.applied))
     horizon = math.inf if replay.until is None else replay.until     # (and the first departure made here)
     ahead = times[order[pos]] if pos < n else math.inf
     events: list = []
@@ -65,7 +65,7 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     keys: set = set()
     gone: set = set()
     fw = None
-    while len(events) < EVENTS_AT_ONCE:
+    while len(events) < most:
         if heap and heap[0] < ahead:
             t = heap[0]
             if t > horizon:
@@ -166,20 +166,14 @@ def _apply(replay, events, rows) -> None:
         outcomes[key] = Outcome(key, name, 1)
         bound[key] = name
     pods.update(zip(keys, arrivals))
-    samples = _samples(replay, events, rows)
-    first, sample = replay.applied, min(samples, default=-1)
     now, k, popped, gone = clock.now(), 0, 0, 0
-    for j, (t, i, x, detail) in enumerate(events):      # (a departure's Placement, an arrival's lifetime)
-        if i is None and popped:
-            queue.attempted_at_once(popped)     # (at the last arrival's time)
-            popped = 0
-        if t > now:
-            now = clock.advance_to(t)
-        if j == sample:
-            pending, running, totals, used = samples.pop(j)
-            replay.sampler.record(now, first + j + 1, pending, running, cache.utilization(totals), used)
-            sample = min(samples, default=-1)
+    for t, i, x, detail in events:       # (a departure's Placement, an arrival's lifetime)
         if i is None:
+            if popped:
+                queue.attempted_at_once(popped)     # (at the last arrival's time)
+                popped = 0
+            if t > now:
+                now = clock.advance_to(t)
             if detail is None:
                 continue
             replay._changed_at = t
@@ -188,6 +182,8 @@ def _apply(replay, events, rows) -> None:
                 assigned_pod_deleted(sim, detail.pod, detail.node)
             recorder.departed(x.key, True)
             continue
+        if t > now:
+            now = clock.advance_to(t)
         key = keys[k]
         recorder.placed_at_once(key, i, names[k])
         replay._changed_at = t
@@ -199,56 +195,6 @@ def _apply(replay, events, rows) -> None:
     replay.applied += len(events)
     if popped:
         queue.attempted_at_once(popped)
-
-
-def _samples(replay, events, rows) -> dict:
-    """The window's sampled steps: event index -> (pending, running, usage totals, used), the
-    figures the loop's way samples there -- the event applied, an arrival not yet cycled
-    (Replay._step) -- from the table, pods and records the window leaves, less the events
-    after it; used() -> the per-node columns then (summary.used_columns), asked at a new peak."""
-    sampler, sim = replay.sampler, replay.sim
-    k, n = sampler.unsampled(replay.applied), len(events)
-    if k >= n:
-        return {}
-    table, due = sim.sched.cache.table, set(range(k, n, max(1, sampler.stride)))
-    changes: list = []          # each event's (row, columns, amounts, +1 placed / -1 taken off), or None
-    a = 0
-    for _, i, x, detail in events:
-        if i is not None:
-            cols, vals, _ = x.compiled[1].usage
-            changes.append((rows[a], cols, vals, 1))
-            a += 1
-        else:
-            changes.append(None if detail is None else (table.row_of[detail.node], detail.cols, detail.vals, -1))
-    used, pods = sim.sched.cache.usage_totals()
-    running, pending, out = len(sim.bound), replay.recorder.pending, {}
-    for j in range(n - 1, -1, -1):
-        c = changes[j]
-        arrival = c is not None and c[3] == 1
-        if arrival:             # (sampled pending: before its cycle)
-            used[c[1]] -= c[2]
-            pods, running = pods - 1, running - 1
-        if j in due:
-            out[j] = (pending + arrival, running, (used.copy(), pods), _undone(sim.sched, changes, j + 1 - arrival))
-        if c is not None and not arrival:
-            used[c[1]] += c[2]
-            pods, running = pods + 1, running + 1
-    return out
-
-
-def _undone(sched, changes: list, start: int):
-    """used() for a sample: the per-node columns now, less changes[start:]."""
-    def used():
-        row_of, cols = used_columns(sched)
-        for name, (requested, _) in cols.items():
-            col = sched.cache.table.resources.get(name)
-            for c in changes[start:]:
-                if c is not None:
-                    for cc, v in zip(c[1].tolist(), c[2].tolist()):
-                        if cc == col:
-                            requested[c[0]] -= c[3] * v
-        return row_of, cols
-    return used
 
 
 def _put_back(replay, popped, applied: int) -> None:

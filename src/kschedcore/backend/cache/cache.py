@@ -441,38 +441,24 @@ class Cache:
         name, labels = parse_namespace(namespace)
         self.namespaces[name], self.namespace_version = dict(labels), self.namespace_version + 1
 
-    def utilization(self, totals: tuple | None = None) -> dict:
-        """Requested / allocatable over all nodes, per native resource with any allocatable
-        (totals: usage_totals() as some other moment had them, against the nodes now)."""
-        return _utilization(self, totals)
-
-    def usage_totals(self) -> tuple[np.ndarray, int]:
-        """What utilization() divides: the nodes' requested per resource column, summed (a
-        new array), and their pods."""
-        t = self.table
-        rows = _node_totals(self)[0]
-        return np.einsum("ij->j", t.requested[rows]), int(t.pod_count[rows].sum())   # (4x sum(axis=0) on a narrow table)
+    def utilization(self) -> dict:
+        """Requested / allocatable over all nodes, per native resource with any allocatable."""
+        return _utilization(self)
 
 
-def _node_totals(cache: Cache) -> tuple:
-    """(the nodes' rows, allocatable summed, allowed pods summed), kept while the nodes are."""
+def _utilization(cache: Cache) -> dict:
     t = cache.table
     key = (t.node_version, t.alloc.shape)
     if cache._totals_key != key:          # the nodes' side changes only with the nodes
         rows = t.rows_in_use()
         cache._totals = rows, t.alloc[rows].sum(axis=0), max(1, int(t.allowed_pods[rows].sum()))
         cache._totals_key = key
-    return cache._totals
-
-
-def _utilization(cache: Cache, totals: tuple | None) -> dict:
-    t = cache.table
-    _, alloc, allowed = _node_totals(cache)
-    used, pods = cache.usage_totals() if totals is None else totals
+    rows, alloc, allowed = cache._totals
+    used = np.einsum("ij->j", t.requested[rows])     # (4x sum(axis=0) on a narrow table)
     out = {}
     for name in ("cpu", "memory", "ephemeral-storage", *t.resources.items[3:]):
         col = t.resources.get(name)
         if col < len(alloc) and alloc[col]:
             out[name] = round(int(used[col]) / int(alloc[col]), 4)
-    out["pods"] = round(pods / allowed, 4)
+    out["pods"] = round(int(t.pod_count[rows].sum()) / allowed, 4)
     return out
