@@ -31,15 +31,13 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
     """A window from timeline position order[pos] on: (the next position, whether it took any
     event, whether it stopped before an arrival the kernel left to its own cycle).
     plain_arrival(replay, i, ev) -> Pod or None is the stretch's own (quiet.py)."""
-    events, popped = _plan(replay, order, pos, times, plain_arrival)
+    events, popped, at, cps = _plan(replay, order, pos, times, plain_arrival)
     if not events:
         return pos, False, False
-    at = [k for k, e in enumerate(events) if e[1] is not None]     # the arrivals' places
     sim = replay.sim
-    pods = [events[k][2] for k in at]
     profiles = sim.sched.profiles
-    fw = profiles[pods[0].scheduler_name] if pods else next(iter(profiles.values()))  # (removals alone: any kernel)
-    rows = _decide(sim, fw, [fw.compile(p) for p in pods], events)
+    fw = profiles[events[at[0]][2].scheduler_name] if at else next(iter(profiles.values()))  # (removals alone: any kernel)
+    rows = _decide(sim, fw, cps, events)
     if rows is None:
         _put_back(replay, popped, 0)
         return pos, False, False
@@ -50,10 +48,11 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
     return pos + done, cut > 0, done < len(at)
 
 
-def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
+def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list, list, list]:
     """The window's events, in order, each (time, timeline index or None, Pod or Departure,
     then: an arrival's lifetime or None; the departing pod's Placement, or None for a departure
-    that is only a step), and the departures popped for it."""
+    that is only a step); the departures popped for it; the arrivals' places in the events and
+    their compiled pods."""
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
     placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
     heap, n = departures.times, len(order)
@@ -62,6 +61,8 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
     ahead = times[order[pos]] if pos < n else math.inf
     events: list = []
     popped: list = []
+    at: list = []
+    cps: list = []
     keys: set = set()
     gone: set = set()
     fw = None
@@ -88,16 +89,18 @@ def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list]:
             break
         if fw is None:
             first, fw = pod.scheduler_name, sim.sched.profiles[pod.scheduler_name]
-        if not fw.plain(pod) or not fw.node_local(pod, fw.compile(pod)):
+        if not fw.plain(pod) or not fw.node_local(pod, cp := fw.compile(pod)):
             break
         keys.add(pod.key)
+        at.append(len(events))
+        cps.append(cp)
         life = lifetimes.get(pod.key)
         events.append((ahead, i, pod, life))
         if life is not None and ahead + life < horizon:
             horizon = ahead + life
         pos += 1
         ahead = times[order[pos]] if pos < n else math.inf
-    return events, popped
+    return events, popped, at, cps
 
 
 def _departing(sim, placement, rec, dep: Departure, gone: set):
