@@ -32,14 +32,26 @@ class Sampler:
         return -applied % self.stride if self.stride > 1 else 0
 
     def sample(self, final: bool = False) -> None:
-        """One sample now (the replay calls it every `stride` steps, and at the end)."""
+        """One sample now (the replay calls it every `stride` steps, and at the end); a step
+        sampled already (before_arrival) is not sampled again."""
         r = self.replay
+        if not final and self.series["step"] and self.series["step"][-1] == r.applied:
+            return
+        self._record(r.clock.now(), r.applied, r.recorder.pending, r.sched.utilization(), lambda: _used(r.sched))
+
+    def before_arrival(self, t: float) -> None:
+        """The sample of the next step, a new pod's arrival at `t`, taken before it is applied:
+        the cluster as it is now, that pod pending (a replay's window, whose kernel call
+        then places it with the pods after it: windows.py)."""
+        r = self.replay
+        self._record(t, r.applied + 1, r.recorder.pending + 1, r.sched.utilization(), lambda: _used(r.sched))
+
+    def _record(self, now: float, step: int, pending: int, util: dict, used: Any) -> None:
         s = self.series
-        s["time"].append(round(r.clock.now(), 6))
-        s["step"].append(r.applied)
-        s["pending"].append(r.recorder.pending)
-        s["running"].append(len(r.sim.bound))
-        util = r.sched.utilization()
+        s["time"].append(round(now, 6))
+        s["step"].append(step)
+        s["pending"].append(pending)
+        s["running"].append(len(self.replay.sim.bound))
         for name, value in util.items():     # None where the resource had no allocatable
             values = s["utilization"].setdefault(name, [])
             values += [None] * (len(s["time"]) - 1 - len(values))
@@ -47,7 +59,7 @@ class Sampler:
         busy = sum(util.get(name, 0.0) for name in SHOWN)
         if busy > self._peak + 0.01:        # a new peak (by a point at least): per-node use kept
             self._peak = busy
-            self._peak_at = (s["time"][-1], _used(r.sched))
+            self._peak_at = (s["time"][-1], used())
 
     def finish(self) -> dict[str, Any]:
         """The series, with the per-node allocation at the busiest sample."""

@@ -31,9 +31,24 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
     """A window from timeline position order[pos] on: (the next position, whether it took any
     event, whether it stopped before an arrival the kernel left to its own cycle).
     plain_arrival(replay, i, ev) -> Pod or None is the stretch's own (quiet.py)."""
-    events, popped, at, cps = _plan(replay, order, pos, times, plain_arrival)
+    sampler = replay.sampler
+    if sampler.stride <= 1:
+        return pos, False, False                 # (every step sampled: each its own)
+    u = sampler.unsampled(replay.applied)
+    events, popped, at, cps = _plan(replay, order, pos, times, plain_arrival,
+                                    min(EVENTS_AT_ONCE, (u or sampler.stride) + 1))
     if not events:
         return pos, False, False
+    # a sampled step ends a window: a departure as its last event (sampled after it), an
+    # arrival as the next window's first (sampled before the kernel places it)
+    first = u == 0 and events[0][1] is not None
+    end = sampler.stride if first else u
+    if end < len(events):
+        keep = end if events[end][1] is not None else end + 1
+        events, at = events[:keep], [k for k in at if k < keep]
+        cps = cps[:len(at)]
+    if first:
+        sampler.before_arrival(events[0][0])
     sim = replay.sim
     profiles = sim.sched.profiles
     fw = profiles[events[at[0]][2].scheduler_name] if at else next(iter(profiles.values()))  # (removals alone: any kernel)
@@ -45,18 +60,19 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
     cut = len(events) if done == len(at) else at[done]
     _apply(replay, events[:cut], rows.tolist())
     _put_back(replay, popped, sum(1 for e in events[:cut] if e[1] is None))
+    if cut == end + 1:
+        sampler.sample()                        # (after a departure)
     return pos + done, cut > 0, done < len(at)
 
 
-def _plan(replay, order, pos, times, plain_arrival) -> tuple[list, list, list, list]:
-    """The window's events, in order, each (time, timeline index or None, Pod or Departure,
+def _plan(replay, order, pos, times, plain_arrival, most: int) -> tuple[list, list, list, list]:
+    """The window's first `most` events, in order, each (time, timeline index or None, Pod or Departure,
     then: an arrival's lifetime or None; the departing pod's Placement, or None for a departure
     that is only a step); the departures popped for it; the arrivals' places in the events and
     their compiled pods."""
     sim, departures, timeline = replay.sim, replay._departures, replay.timeline
     placement, records, lifetimes = sim.sched.cache.placement, replay.recorder.records, replay.lifetimes
     heap, n = departures.times, len(order)
-    most = min(EVENTS_AT_ONCE, replay.sampler.unsampled(replay.applied))
     horizon = math.inf if replay.until is None else replay.until     # (and the first departure made here)
     ahead = times[order[pos]] if pos < n else math.inf
     events: list = []
