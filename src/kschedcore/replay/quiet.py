@@ -4,8 +4,10 @@ pod is added, popped, scheduled, assumed and bound at once, and each departing p
 nothing else to hear either: what the loop's own calls would do (queue Add, Pop, cycle,
 binding, Done, the binding's and the departure's events heard by nobody), without the calls
 that find nothing to do. The stretch ends before the first event it cannot take so (another
-kind of event, a pod it does not know to be plain, a step that samples, `until`) and after a pod
-that fits nowhere, whose failure goes the loop's own way; the replay's loop takes it from there.
+kind of event, a pod it does not know to be plain, `until`) and after a pod that fits nowhere,
+whose failure goes the loop's own way; the replay's loop takes it from there. A step that
+samples stays in the stretch: sampled as the loop's way samples it, after its event and before
+an arrival's cycle.
 
 Where the stretch's next events are node-local arrivals and departures, the kernel decides
 them together (windows.py); otherwise one event at a time, each arrival's own cycle.

@@ -4,10 +4,11 @@ the departures' usage taken off between the pods, NodeKernel.run_batch's removal
 applied: the cache and the loop take the arrivals bound to their kernel rows and the
 departures' deletes in one call each (Cache.place_written, Cache.remove_taken_off,
 loop.bound_pods_left), the records and the queue's counts follow the events in order. A window
-ends before a step that samples, `until`, an event the stretch would not take, an arrival in
-another profile or with volumes or claims, and before the first departure one of its own
-arrivals would make (its lifetime); the kernel ends it before the first pod that is not
-node-local or fits nowhere, whose cycle is then its own. Departures popped for the rest go
+ends at a step that samples (after a departure, sampled then; before an arrival, sampled
+before the next window's kernel call places it), at `until`, before an event the stretch would
+not take, an arrival in another profile or with volumes or claims, and before the first
+departure one of its own arrivals would make (its lifetime); the kernel ends it before the
+first pod that is not node-local or fits nowhere, whose cycle is then its own. Departures popped for the rest go
 back to the heap as they were.
 """
 from __future__ import annotations
@@ -51,7 +52,8 @@ def take(replay: Replay, order: list, pos: int, times: list, plain_arrival) -> t
         sampler.before_arrival(events[0][0])
     sim = replay.sim
     profiles = sim.sched.profiles
-    fw = profiles[events[at[0]][2].scheduler_name] if at else next(iter(profiles.values()))  # (removals alone: any kernel)
+    # (removals alone: any profile's kernel)
+    fw = profiles[events[at[0]][2].scheduler_name] if at else next(iter(profiles.values()))
     rows = _decide(sim, fw, cps, events)
     if rows is None:
         _put_back(replay, popped, 0)
