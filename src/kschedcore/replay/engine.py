@@ -212,7 +212,8 @@ class Replay:
 
     def steps(self, with_steps: bool = True, *, freeze_gc: bool = True) -> Iterator[Step]:
         """The replay as an iterator: a Step after each event is applied and the loop has run
-        (with_steps False: None instead, for a caller that only drives it). freeze_gc: the
+        (with_steps False: None now and then instead -- a quiet stretch's steps yield one --, for
+        a caller that only drives it and reads `applied`). freeze_gc: the
         objects alive at the start are out of the cyclic collector's sight until the replay ends
         (util/collector.py gc_frozen); False for a replay that may be left suspended for good
         (the frozen objects -- the replay among them -- could then never be collected)."""

@@ -143,7 +143,7 @@ class DynamicResources(KernelPlugin):
                     self.filter_error = self.filter_error or f'running "{self.name}" filter plugin: {e}'
                     continue
                 if results is None:
-                    status[row] = ALLOCATE_FAILS | VOLUME_UU
+                    status[row] = self.FAILS_STATUS
                     continue
                 last.results[row] = results
         self._unavailable(table, last, status)
@@ -161,38 +161,42 @@ class DynamicResources(KernelPlugin):
     def _count_devices(self, table, dra, allocator, claims, status):
         """Rows decided by counting free devices: those that cannot fit get ALLOCATE_FAILS;
         returns the rows left to the allocator (None: every row)."""
-        entry = self._need(claims, dra, allocator)
-        if entry[1] is None or not self.index.refresh(dra, table, self.cel):
+        counted = self._counted(claims, dra, table, allocator)
+        if counted is None:
             return None
-        n, kinds = len(table.nodes), self._kinds(entry, dra)
+        n, kinds = len(table.nodes), counted[1]
         if len(kinds) == 1:         # one kind of request: enough free devices is enough
             kind, count = kinds[0]
             self.last.kind = kind
             if kind.all_decided:
-                status[:n] = kind.short_rows(count, ALLOCATE_FAILS | VOLUME_UU)
+                status[:n] = kind.short_rows(count, self.FAILS_STATUS)
                 return ()
-            status[:n][kind.decided() & (kind.free_count < count)] = ALLOCATE_FAILS | VOLUME_UU
+            status[:n][kind.decided() & (kind.free_count < count)] = self.FAILS_STATUS
             return kind.undecided()
         fits, decided = np.ones(n, bool), self.index.row_ok.copy()
         for kind, count in kinds:
             fits &= kind.free_count >= count
             decided &= kind.decided()
-        status[:n][decided & ~fits] = ALLOCATE_FAILS | VOLUME_UU
+        status[:n][decided & ~fits] = self.FAILS_STATUS
         return np.flatnonzero(~decided | fits).tolist()     # several: the allocator matches them
 
-    def _kinds(self, entry, dra) -> list:
-        """(RequestKind, devices asked) of a _need entry decided by counting, over the index."""
+    def _counted(self, claims, dra, table, allocator) -> tuple[list, list] | None:
+        """(the claims' specs, their (RequestKind, devices asked) over the DeviceIndex, made
+        current) where counting free devices decides their Filter, else None."""
+        entry = self._need(claims, dra, allocator)
         index = self.index
+        if entry[1] is None or not index.refresh(dra, table, self.cel):
+            return None
         if entry[2] is not index.kinds:     # the request kinds, found again once the index is made anew
             entry[3] = [(index.kind(dra.classes[cls].v1, selectors), count)
                         for (cls, selectors), count in entry[1].items()]
             entry[2] = index.kinds
-        return entry[3]
+        return entry[0], entry[3]
 
     def _need(self, claims, dra, allocator) -> list:
         """[claim specs, _exact_counts of the claims if the allocator's checks pass (else None:
         not decided by counting), the DeviceIndex's kinds and those kinds with their counts, as
-        _count_devices found them], kept per claim spec: claims from one template share theirs."""
+        _counted found them], kept per claim spec: claims from one template share theirs."""
         key, specs, hit = spec_memo(self._needs, claims)
         if hit is None:
             need = _exact_counts(claims, dra)
@@ -301,12 +305,11 @@ class DynamicResources(KernelPlugin):
         would make it now, handed to the kernel, and the plan (each row's budget: how many
         copies its free devices take). None where a copy needs its own cycle."""
         dra, table = cache.dra, cache.table
-        to_allocate = [c.v1 for c in claims]
         allocator = self._allocator(dra)
-        entry = self._need(to_allocate, dra, allocator)
-        if entry[1] is None or not self.index.refresh(dra, table, self.cel):
+        counted = self._counted([c.v1 for c in claims], dra, table, allocator)
+        if counted is None:
             return None
-        kinds = self._kinds(entry, dra)
+        specs, kinds = counted
         if len(kinds) != 1 or not kinds[0][0].all_decided or kinds[0][1] < 1:
             return None
         kind, count = kinds[0]
@@ -316,7 +319,7 @@ class DynamicResources(KernelPlugin):
         budget = np.zeros(rows, np.int32)
         budget[:n] = kind.free_count // count
         kernel.set_volume_status(self.filter_id, status)
-        return CopiesPlan(entry[0], allocator, kind, budget)
+        return CopiesPlan(specs, allocator, kind, budget)
 
     def reserve_copy(self, pod, claims, row, cache, plan: CopiesPlan) -> None:
         """reserve() for a copy of a run the kernel placed on `row` (a row decided by counting):
